@@ -1,0 +1,171 @@
+import { parseArgs } from 'node:util';
+import { CONFIG_KEYS } from '../config/config.schema.js';
+import { ConfigError, loadConfig } from '../config/load-config.js';
+import { createAdministrator, generatePassword } from '../modules/bootstrap/bootstrap.service.js';
+import { hashPassword } from '../modules/users/passwords.js';
+import { systemClock } from '../platform/clock.js';
+import { openStorage } from '../storage/database.js';
+import { migrateToLatest } from '../storage/migrator.js';
+import { startServer } from './serve.js';
+
+const USAGE = `Usage: meridian <command>
+
+Commands:
+  serve                                  start the server (HTTP, MQTT, storage)
+  migrate                                apply pending database migrations and exit
+  admin create --email E [--password P]  create a System Administrator who owns a new organization
+  admin reset-password --email E [--password P]
+                                         set a user's password (generated and printed when omitted)
+  config                                 list every configuration key with its default
+
+Configuration comes from environment variables; see \`meridian config\`.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve();
+    case 'migrate':
+      return migrate();
+    case 'admin':
+      return admin(rest);
+    case 'config':
+      for (const d of Object.values(CONFIG_KEYS)) {
+        const unit = 'unit' in d ? ` ${d.unit}` : '';
+        const def = 'default' in d ? `${d.default}${unit}` : '(unset)';
+        console.log(`${d.env.padEnd(30)} ${def.padEnd(18)} ${d.description}`);
+      }
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`meridian: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function serve(): Promise<number> {
+  const config = loadConfig();
+  const server = await startServer(config);
+  const log = server.app.log;
+  log.info(
+    { url: server.url, storage: server.storage.location, readyMs: Math.round(process.uptime() * 1000) },
+    `Meridian ready in ${Math.round(process.uptime() * 1000)} ms at ${server.url}`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeout * 1000);
+    timer.unref();
+    server.close().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  return new Promise<number>(() => {});
+}
+
+async function migrate(): Promise<number> {
+  const config = loadConfig();
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const results = await migrateToLatest(storage);
+    for (const r of results)
+      console.log(`${r.status === 'Success' ? 'applied' : r.status}: ${r.migrationName}`);
+    console.log(results.length === 0 ? 'database is up to date' : `${results.length} migration(s) applied`);
+    return 0;
+  } finally {
+    await storage.close();
+  }
+}
+
+async function admin(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: { email: { type: 'string' }, password: { type: 'string' }, organization: { type: 'string' } },
+  });
+  if (!values.email || (sub !== 'create' && sub !== 'reset-password')) {
+    console.error(USAGE);
+    return 2;
+  }
+  if (values.password !== undefined && values.password.length < 12) {
+    console.error('meridian: --password must be at least 12 characters');
+    return 2;
+  }
+  const config = loadConfig();
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(storage);
+    const deps = { db: storage.db, clock: systemClock };
+    if (sub === 'create') {
+      const created = await createAdministrator(deps, {
+        email: values.email,
+        password: values.password,
+        organizationName: values.organization,
+      });
+      if (!created) {
+        console.error(`meridian: a user with email ${values.email} already exists`);
+        return 1;
+      }
+      console.log(`created System Administrator ${created.email} (organization ${created.organizationId})`);
+      if (created.generatedPassword) console.log(`password (shown once): ${created.generatedPassword}`);
+      return 0;
+    }
+    const password = values.password ?? generatePassword();
+    const result = await storage.db
+      .updateTable('users')
+      .set({ password_hash: await hashPassword(password), updated_at: Date.now() })
+      .where('email_normalized', '=', values.email.toLowerCase())
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      console.error(`meridian: no user with email ${values.email}`);
+      return 1;
+    }
+    await storage.db
+      .deleteFrom('sessions')
+      .where(
+        'user_id',
+        'in',
+        storage.db
+          .selectFrom('users')
+          .select('id')
+          .where('email_normalized', '=', values.email.toLowerCase()),
+      )
+      .execute();
+    console.log(
+      `password of ${values.email} reset${values.password ? '' : `; new password (shown once): ${password}`}`,
+    );
+    return 0;
+  } finally {
+    await storage.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (error) => {
+    if (error instanceof ConfigError) console.error(error.message);
+    else console.error(`meridian: ${(error as Error).message}`);
+    process.exit(error instanceof ConfigError ? 2 : 1);
+  },
+);

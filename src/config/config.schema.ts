@@ -1,0 +1,197 @@
+/**
+ * Every configuration key Meridian reads, with its description, default and unit.
+ * The environment variable names are fixed by DESIGN.md: scripts and deployments depend on them.
+ */
+export type ConfigKind = 'string' | 'port' | 'integer' | 'boolean' | 'url' | 'enum' | 'secret';
+
+export interface ConfigKeyDescriptor<K extends ConfigKind = ConfigKind> {
+  env: string;
+  kind: K;
+  description: string;
+  /** Shown in docs; `undefined` means "unset". */
+  default?: string | number | boolean;
+  unit?: string;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  /** URL schemes accepted for `url` keys. */
+  schemes?: readonly string[];
+}
+
+export const CONFIG_KEYS = {
+  httpHost: {
+    env: 'MERIDIAN_HTTP_HOST',
+    kind: 'string',
+    default: '0.0.0.0',
+    description: 'Address the HTTP server listens on.',
+  },
+  httpPort: {
+    env: 'MERIDIAN_HTTP_PORT',
+    kind: 'port',
+    default: 8080,
+    description: 'HTTP port (0 picks a free port).',
+  },
+  mqttPort: {
+    env: 'MERIDIAN_MQTT_PORT',
+    kind: 'port',
+    default: 1883,
+    description: 'Port of the embedded MQTT broker; 0 disables it.',
+  },
+  dataDir: {
+    env: 'MERIDIAN_DATA_DIR',
+    kind: 'string',
+    default: './data',
+    description: 'Directory for the embedded SQLite database and key files.',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    kind: 'url',
+    schemes: ['postgres:', 'postgresql:'],
+    description: 'PostgreSQL connection URL. Unset: SQLite in the data directory.',
+  },
+  mqttUrl: {
+    env: 'MQTT_URL',
+    kind: 'url',
+    schemes: ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'],
+    description: 'External MQTT broker URL. Unset: the embedded broker.',
+  },
+  issuer: {
+    env: 'MERIDIAN_ISSUER',
+    kind: 'url',
+    schemes: ['http:', 'https:'],
+    description: 'Public base URL of this instance (OAuth2 issuer). Default: http://<host>:<port>.',
+  },
+  adminEmail: {
+    env: 'MERIDIAN_ADMIN_EMAIL',
+    kind: 'string',
+    default: 'admin@localhost',
+    description: 'E-mail of the administrator created on first start.',
+  },
+  adminPassword: {
+    env: 'MERIDIAN_ADMIN_PASSWORD',
+    kind: 'secret',
+    min: 12,
+    description:
+      'Password of the administrator created on first start (at least 12 characters). Unset: generated and printed once.',
+  },
+  topicPrefix: {
+    env: 'MERIDIAN_UNS_TOPIC_PREFIX',
+    kind: 'string',
+    default: 'v1',
+    description: 'Version prefix: the first segment of every UNS topic.',
+  },
+  accessTokenTtl: {
+    env: 'MERIDIAN_ACCESS_TOKEN_TTL',
+    kind: 'integer',
+    default: 3600,
+    unit: 'seconds',
+    min: 60,
+    max: 86400,
+    description: 'Lifetime of OAuth2 access tokens.',
+  },
+  refreshTokenTtl: {
+    env: 'MERIDIAN_REFRESH_TOKEN_TTL',
+    kind: 'integer',
+    default: 2592000,
+    unit: 'seconds',
+    min: 300,
+    max: 31536000,
+    description: 'Lifetime of refresh tokens (each use rotates the token and keeps the grant).',
+  },
+  sessionTtl: {
+    env: 'MERIDIAN_SESSION_TTL',
+    kind: 'integer',
+    default: 43200,
+    unit: 'seconds',
+    min: 300,
+    max: 2592000,
+    description: 'Lifetime of a console session.',
+  },
+  logLevel: {
+    env: 'MERIDIAN_LOG_LEVEL',
+    kind: 'enum',
+    default: 'info',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    description: 'Log level of the JSON logs on standard output.',
+  },
+  bodyLimit: {
+    env: 'MERIDIAN_BODY_LIMIT',
+    kind: 'integer',
+    default: 1048576,
+    unit: 'bytes',
+    min: 1024,
+    max: 268435456,
+    description: 'Largest request body accepted; larger bodies get 413.',
+  },
+  batchBodyLimit: {
+    env: 'MERIDIAN_BATCH_BODY_LIMIT',
+    kind: 'integer',
+    default: 16777216,
+    unit: 'bytes',
+    min: 1024,
+    max: 1073741824,
+    description: 'Largest body accepted by batch publish.',
+  },
+  loginMaxFailures: {
+    env: 'MERIDIAN_LOGIN_MAX_FAILURES',
+    kind: 'integer',
+    default: 5,
+    min: 1,
+    max: 1000,
+    description: 'Failed logins allowed per account and client address within the login window before 429.',
+  },
+  loginWindow: {
+    env: 'MERIDIAN_LOGIN_WINDOW',
+    kind: 'integer',
+    default: 900,
+    unit: 'seconds',
+    min: 1,
+    max: 86400,
+    description: 'Window over which failed logins are counted.',
+  },
+  trustProxy: {
+    env: 'MERIDIAN_TRUST_PROXY',
+    kind: 'boolean',
+    default: false,
+    description: 'Trust X-Forwarded-* headers (set when running behind a load balancer).',
+  },
+  keyEncryptionKey: {
+    env: 'MERIDIAN_KEY_ENCRYPTION_KEY',
+    kind: 'secret',
+    min: 32,
+    description:
+      'Key that encrypts signing keys at rest (at least 32 characters). Unset: a key file made in the data directory on first start; replicas must share it.',
+  },
+  shutdownTimeout: {
+    env: 'MERIDIAN_SHUTDOWN_TIMEOUT',
+    kind: 'integer',
+    default: 10,
+    unit: 'seconds',
+    min: 1,
+    max: 600,
+    description: 'How long a graceful shutdown waits for in-flight requests.',
+  },
+  databasePoolSize: {
+    env: 'MERIDIAN_DATABASE_POOL_SIZE',
+    kind: 'integer',
+    default: 10,
+    min: 1,
+    max: 500,
+    description: 'PostgreSQL connection pool size per replica.',
+  },
+} as const satisfies Record<string, ConfigKeyDescriptor>;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+
+type ValueOf<D> = D extends { kind: 'port' | 'integer' }
+  ? number
+  : D extends { kind: 'boolean' }
+    ? boolean
+    : D extends { kind: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : string;
+
+type Resolved<D> = D extends { default: unknown } ? ValueOf<D> : ValueOf<D> | undefined;
+
+/** The validated configuration, one camelCase property per key. `issuer` is always resolved. */
+export type Config = { [K in ConfigKey]: Resolved<(typeof CONFIG_KEYS)[K]> } & { issuer: string };

@@ -1,0 +1,52 @@
+import type { FastifyPluginAsync } from 'fastify';
+
+/** A readiness check: resolves when the dependency is usable, throws with a reason when not. */
+export type ReadinessCheck = () => Promise<void>;
+
+/** `/healthz` (the process answers) and `/readyz` (its dependencies answer too). */
+export const healthRoutes: FastifyPluginAsync<{ checks: Record<string, ReadinessCheck> }> = async (
+  app,
+  { checks },
+) => {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['Operations'], summary: 'Liveness' }, logLevel: 'warn' },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: { tags: ['Operations'], summary: 'Readiness: storage (and broker) reachable' },
+      logLevel: 'warn',
+    },
+    async (_request, reply) => {
+      const results: Record<string, string> = {};
+      let ready = true;
+      await Promise.all(
+        Object.entries(checks).map(async ([name, check]) => {
+          try {
+            await withTimeout(check(), 2000);
+            results[name] = 'ok';
+          } catch (error) {
+            ready = false;
+            results[name] = (error as Error).message.slice(0, 200) || 'failed';
+          }
+        }),
+      );
+      if (ready) return { status: 'ready', checks: results };
+      reply.code(503).header('retry-after', '2');
+      return { error: 'unavailable', message: 'not ready', checks: results };
+    },
+  );
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Actor } from '../../platform/actor.js';
+import type { Clock } from '../../platform/clock.js';
+import { badRequest, conflict, insufficientScope, notFound } from '../../platform/errors.js';
+import { isoTime } from '../../platform/schemas.js';
+import type { Database, OrganizationRole } from '../../storage/tables.js';
+import { recordAudit } from '../audit/audit.repository.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { type OrganizationRow, OrganizationsRepository } from './organizations.repository.js';
+import type {
+  CreateOrganizationBody,
+  ListMembersQuery,
+  ListOrganizationsQuery,
+  Member,
+  Organization,
+} from './organizations.schemas.js';
+
+/** The caller as the organization rules see them. */
+export interface Caller extends Actor {
+  userId: string;
+  isSystemAdmin: boolean;
+  /** The organization named by X-Organization-ID and the caller's role in it. */
+  organization: { id: string; role: OrganizationRole };
+}
+
+export function toOrganization(row: OrganizationRow, role: OrganizationRole | null): Organization {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    role,
+    createdAt: isoTime(row.created_at),
+    createdBy: row.created_by,
+    updatedAt: isoTime(row.updated_at),
+    updatedBy: row.updated_by,
+  };
+}
+
+/** Organizations and memberships: creation, suspension, roles, and never an organization without an Owner. */
+export class OrganizationsService {
+  private readonly organizations: OrganizationsRepository;
+  private readonly users: UsersRepository;
+
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {
+    this.organizations = new OrganizationsRepository(deps.db);
+    this.users = new UsersRepository(deps.db);
+  }
+
+  async list(caller: Caller, query: ListOrganizationsQuery) {
+    const { rows, pagination } = await this.organizations.list(
+      caller.userId,
+      !caller.isSystemAdmin,
+      query.status,
+      query,
+    );
+    return { data: rows.map((row) => toOrganization(row, row.role ?? null)), pagination };
+  }
+
+  /** An organization the caller may see: any for a System Administrator, else only their own. */
+  async get(caller: Caller, id: string): Promise<Organization> {
+    const row = await this.organizations.findById(id);
+    const membership = row ? await this.organizations.findMembership(id, caller.userId) : undefined;
+    if (!row || (!membership && !caller.isSystemAdmin)) throw notFound('organization');
+    return toOrganization(row, membership?.role ?? null);
+  }
+
+  async create(caller: Caller, input: CreateOrganizationBody): Promise<Organization> {
+    const ownerId = input.ownerUserId ?? caller.userId;
+    const owner = await this.users.findById(ownerId);
+    if (!owner || owner.deleted_at !== null) throw badRequest('ownerUserId does not name an existing user');
+    const now = this.deps.clock.now();
+    const row: OrganizationRow = {
+      id: randomUUID(),
+      name: input.name.trim(),
+      status: 'active',
+      created_at: now,
+      created_by: caller.userId,
+      updated_at: now,
+      updated_by: caller.userId,
+    };
+    await this.deps.db.transaction().execute(async (trx) => {
+      const repo = new OrganizationsRepository(trx);
+      await repo.insert(row);
+      await repo.upsertMembership({
+        user_id: ownerId,
+        organization_id: row.id,
+        role: 'Owner',
+        created_at: now,
+        updated_at: now,
+      });
+    });
+    await this.audit(caller, row.id, 'organization.created', { name: row.name, ownerUserId: ownerId });
+    return toOrganization(row, ownerId === caller.userId ? 'Owner' : null);
+  }
+
+  async rename(caller: Caller, id: string, name: string): Promise<Organization> {
+    this.assertManageable(caller, id);
+    const existing = await this.organizations.findById(id);
+    if (!existing) throw notFound('organization');
+    await this.organizations.update(id, {
+      name: name.trim(),
+      updated_at: this.deps.clock.now(),
+      updated_by: caller.userId,
+    });
+    await this.audit(caller, id, 'organization.updated', { name: name.trim() });
+    return this.get(caller, id);
+  }
+
+  async setStatus(caller: Caller, id: string, status: 'active' | 'suspended'): Promise<Organization> {
+    const existing = await this.organizations.findById(id);
+    if (!existing) throw notFound('organization');
+    if (existing.status !== status) {
+      await this.organizations.update(id, {
+        status,
+        updated_at: this.deps.clock.now(),
+        updated_by: caller.userId,
+      });
+      await this.audit(caller, id, status === 'active' ? 'organization.activated' : 'organization.suspended');
+    }
+    return this.get(caller, id);
+  }
+
+  async listMembers(caller: Caller, id: string, query: ListMembersQuery) {
+    this.assertManageable(caller, id);
+    if (!(await this.organizations.findById(id))) throw notFound('organization');
+    const { rows, pagination } = await this.organizations.listMembers(id, query);
+    const data: Member[] = rows.map((r) => ({
+      userId: r.user_id,
+      email: r.email,
+      displayName: r.display_name,
+      role: r.role,
+      userStatus: r.status,
+      createdAt: isoTime(r.created_at),
+      updatedAt: isoTime(r.updated_at),
+    }));
+    return { data, pagination };
+  }
+
+  /** Adds a member or changes their role. Only Owners (or System Administrators) grant or take away Owner. */
+  async putMember(caller: Caller, id: string, userId: string, role: OrganizationRole): Promise<void> {
+    this.assertManageable(caller, id);
+    if (!(await this.organizations.findById(id))) throw notFound('organization');
+    const user = await this.users.findById(userId);
+    if (!user || user.deleted_at !== null) throw notFound('user');
+    const existing = await this.organizations.findMembership(id, userId);
+    this.assertMayTouchOwner(caller, role === 'Owner' || existing?.role === 'Owner');
+    if (existing?.role === 'Owner' && role !== 'Owner') await this.assertNotLastOwner(id);
+    const now = this.deps.clock.now();
+    await this.organizations.upsertMembership({
+      user_id: userId,
+      organization_id: id,
+      role,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+    });
+    await this.audit(caller, id, existing ? 'membership.updated' : 'membership.created', { userId, role });
+  }
+
+  async removeMember(caller: Caller, id: string, userId: string): Promise<void> {
+    this.assertManageable(caller, id);
+    const existing = await this.organizations.findMembership(id, userId);
+    if (!existing) throw notFound('membership');
+    this.assertMayTouchOwner(caller, existing.role === 'Owner');
+    if (existing.role === 'Owner') await this.assertNotLastOwner(id);
+    await this.organizations.deleteMembership(id, userId);
+    await this.audit(caller, id, 'membership.deleted', { userId });
+  }
+
+  /** Outside System Administration, an organization is managed only through its own X-Organization-ID. */
+  private assertManageable(caller: Caller, id: string): void {
+    if (!caller.isSystemAdmin && caller.organization.id !== id) throw notFound('organization');
+  }
+
+  private assertMayTouchOwner(caller: Caller, touchesOwner: boolean): void {
+    if (touchesOwner && !caller.isSystemAdmin && caller.organization.role !== 'Owner') {
+      throw insufficientScope('the Owner role');
+    }
+  }
+
+  private async assertNotLastOwner(id: string): Promise<void> {
+    if ((await this.organizations.countRole(id, 'Owner')) <= 1) {
+      throw conflict('an organization needs at least one Owner; make another member Owner first');
+    }
+  }
+
+  private audit(caller: Caller, organizationId: string, action: string, details?: Record<string, unknown>) {
+    return recordAudit(this.deps.db, this.deps.clock.now(), {
+      organizationId,
+      actorUserId: caller.userId,
+      actorClientId: caller.clientId ?? null,
+      action,
+      targetType: 'organization',
+      targetId: organizationId,
+      details,
+      requestId: caller.requestId ?? null,
+    });
+  }
+}

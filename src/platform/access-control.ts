@@ -1,0 +1,171 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { OrganizationRole } from '../storage/tables.js';
+import { csrfRejected, insufficientScope, missingOrganization, unauthorized } from './errors.js';
+import { timingSafeEqualString } from './opaque-token.js';
+import { isScopePermitted, scopesAllowedFor } from './permissions.js';
+
+export type CredentialKind = 'session' | 'access_token' | 'personal_access_token';
+
+/** Who is calling, as established by a verified credential. */
+export interface Principal {
+  userId: string;
+  credential: CredentialKind;
+  /** Scopes the credential carries; `null` for a console session (it carries all its role allows). */
+  tokenScopes: ReadonlySet<string> | null;
+  clientId: string | null;
+  /** Stable id of the credential (session hash, token jti, PAT id), for audit and revocation. */
+  credentialId: string;
+  /** For a session: the CSRF token its unsafe requests must echo in `X-CSRF-Token`. */
+  csrfToken?: string;
+  /** When the credential expires (epoch ms), where it does. */
+  expiresAt?: number;
+}
+
+/** Verifies one kind of bearer credential. `accepts` is a cheap shape test; `verify` answers null when invalid. */
+export interface BearerVerifier {
+  accepts(token: string): boolean;
+  verify(token: string, request: FastifyRequest): Promise<Principal | string>;
+}
+
+/** Verifies the console's session cookie. Answers a Principal, or a reason string when it is not valid. */
+export interface SessionVerifier {
+  cookieName: string;
+  verify(cookieValue: string, request: FastifyRequest): Promise<Principal | string>;
+}
+
+/** The account state and organization standing that every request is checked against. */
+export interface CallerStanding {
+  userActive: boolean;
+  isSystemAdmin: boolean;
+  /** Present when the organization exists and is active; role is null when the caller is not a member. */
+  organization: { id: string; role: OrganizationRole | null } | null;
+}
+
+export interface AccessDirectory {
+  /** One read: the user's state and, when `organizationId` is given, their standing in it. Undefined: no such user. */
+  standing(userId: string, organizationId: string | null): Promise<CallerStanding | undefined>;
+}
+
+/** How a route is protected; required on every `/api/v1` route. */
+export type RouteAccess =
+  | { public: true }
+  | {
+      /** The scope the operation requires; `null` when any authenticated caller may use it. */
+      scope: string | null;
+      /** Whether the X-Organization-ID header applies (default true; false only for identity routes). */
+      organization?: boolean;
+      /** Whether only System Administrators may call it. */
+      systemAdmin?: boolean;
+    };
+
+export interface OrganizationContext {
+  id: string;
+  /** The caller's role; a System Administrator who is not a member acts as Owner. */
+  role: OrganizationRole;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    organization: OrganizationContext | null;
+    isSystemAdmin: boolean;
+    /** Scopes this request may use: token scopes within what the caller's role allows. */
+    grantedScopes: ReadonlySet<string>;
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface AccessControlOptions {
+  directory: AccessDirectory;
+  bearerVerifiers: BearerVerifier[];
+  sessionVerifier: SessionVerifier;
+}
+
+/**
+ * The request contract of DESIGN.md, in its order: authentication (401), organization (422),
+ * permission (403). Runs in onRequest, before the body is read, so these answers precede 400 and 413.
+ */
+export function installAccessControl(app: FastifyInstance, options: AccessControlOptions): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('organization', null);
+  app.decorateRequest('isSystemAdmin', false);
+  app.decorateRequest('grantedScopes', null as unknown as ReadonlySet<string>);
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/api/v1/') && !route.config?.access) {
+      throw new Error(`route ${route.method} ${route.url} declares no access rule`);
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config?.access;
+    if (!access || 'public' in access) return;
+
+    const principal = await authenticate(request, options);
+    const wantsOrganization = access.organization !== false;
+    const organizationId = wantsOrganization ? readOrganizationHeader(request) : null;
+    const standing = await options.directory.standing(principal.userId, organizationId);
+    if (!standing || !standing.userActive)
+      throw unauthorized('the account behind this credential is not active');
+    request.principal = principal;
+    request.isSystemAdmin = standing.isSystemAdmin;
+
+    let role: OrganizationRole | null = null;
+    if (wantsOrganization) {
+      const org = standing.organization;
+      if (!organizationId || !org || (!org.role && !standing.isSystemAdmin)) throw missingOrganization();
+      role = org.role ?? 'Owner';
+      request.organization = { id: org.id, role };
+    }
+
+    const allowed = scopesAllowedFor(role, standing.isSystemAdmin);
+    request.grantedScopes = principal.tokenScopes
+      ? new Set([...principal.tokenScopes].filter((s) => isScopePermitted(s, principal.tokenScopes, allowed)))
+      : allowed;
+    if (access.systemAdmin && !standing.isSystemAdmin)
+      throw insufficientScope('the System Administrator role');
+    if (access.scope && !isScopePermitted(access.scope, principal.tokenScopes, allowed)) {
+      throw insufficientScope(`the scope ${access.scope}`, access.scope);
+    }
+  });
+}
+
+async function authenticate(request: FastifyRequest, options: AccessControlOptions): Promise<Principal> {
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
+    if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"', 'invalid_token');
+    const token = match[1]!;
+    const verifier = options.bearerVerifiers.find((v) => v.accepts(token));
+    if (!verifier) throw unauthorized('the bearer token is not recognised', 'invalid_token');
+    const result = await verifier.verify(token, request);
+    if (typeof result === 'string') throw unauthorized(result, 'invalid_token');
+    return result;
+  }
+  const cookie = request.cookies?.[options.sessionVerifier.cookieName];
+  if (cookie) {
+    const result = await options.sessionVerifier.verify(cookie, request);
+    if (typeof result === 'string') throw unauthorized(result);
+    const echoed = request.headers['x-csrf-token'];
+    if (
+      !SAFE_METHODS.has(request.method) &&
+      !timingSafeEqualString(String(echoed ?? ''), result.csrfToken ?? '')
+    ) {
+      throw csrfRejected();
+    }
+    return result;
+  }
+  throw unauthorized('authentication required: send Authorization: Bearer <token>');
+}
+
+/** The organization id from the header, or null when it is missing or malformed (answered 422 after 401 checks). */
+function readOrganizationHeader(request: FastifyRequest): string | null {
+  const value = request.headers['x-organization-id'];
+  if (typeof value !== 'string' || !UUID.test(value.trim())) return null;
+  return value.trim().toLowerCase();
+}

@@ -1,0 +1,105 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { classifyDriverError } from '../storage/driver-errors.js';
+import { ApiError, badRequest, conflict, notFound, payloadTooLarge, unavailable } from './errors.js';
+import { describeValidationError } from './validation.js';
+
+/** Maps Fastify's own error codes (parsing and limits) to our documented shapes. */
+function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return badRequest('body is not valid JSON');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return badRequest('content-type is not supported here; send application/json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('content-length does not match the body');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return badRequest('content-type header is invalid');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) return badRequest('body is not valid JSON');
+  if (error.validation)
+    return badRequest(describeValidationError(error.validation as never, error.validationContext));
+  return null;
+}
+
+/** Maps a driver error to the answer a client should see; `null` when it is a real internal error. */
+function fromDriverError(error: unknown): ApiError | null {
+  switch (classifyDriverError(error)) {
+    case 'unique_violation':
+      return conflict('a resource with the same unique value already exists');
+    case 'foreign_key_violation':
+      return badRequest('a referenced resource does not exist');
+    case 'unavailable':
+      return unavailable();
+    case 'storage_full':
+      return unavailable('storage is full; writes are refused until space is freed', 30);
+    case 'read_only':
+      return unavailable('storage is read-only; writes are refused', 30);
+    default:
+      return null;
+  }
+}
+
+/** A protocol error (OAuth2 endpoints) knows its own status and RFC 6749 body. */
+interface ProtocolError {
+  statusCode: number;
+  headers?: Record<string, string>;
+  toJSON(): { error: string; error_description?: string };
+}
+
+function isProtocolError(error: unknown): error is ProtocolError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { isProtocolError?: boolean }).isProtocolError === true &&
+    typeof (error as ProtocolError).toJSON === 'function'
+  );
+}
+
+/** Sends an ApiError in the documented shape. */
+export function sendApiError(reply: FastifyReply, error: ApiError, requestId?: string): FastifyReply {
+  reply.code(error.statusCode).headers(error.headers);
+  if (error.code === null) return reply.send({ message: error.message });
+  return reply.send(
+    requestId
+      ? { error: error.code, message: error.message, requestId }
+      : { error: error.code, message: error.message },
+  );
+}
+
+/** Installs the error and not-found handlers that give every failure the documented body. */
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isProtocolError(error)) {
+      reply.code(error.statusCode).headers(error.headers ?? {});
+      reply.header('cache-control', 'no-store');
+      return reply.send(error.toJSON());
+    }
+    const known =
+      error instanceof ApiError ? error : (fromFastifyError(error, bodyLimit) ?? fromDriverError(error));
+    if (known) {
+      if (known.statusCode >= 500) request.log.warn({ err: error }, 'request failed: %s', known.message);
+      return sendApiError(reply, known);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendApiError(
+      reply,
+      new ApiError(
+        500,
+        'internal_error',
+        'an internal error occurred; quote the request id when reporting it',
+      ),
+      String(request.id),
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    return sendApiError(reply, notFound(`route ${request.method} ${path.slice(0, 200)}`));
+  });
+}

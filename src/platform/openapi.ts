@@ -1,0 +1,130 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { RouteAccess } from './access-control.js';
+import { KNOWN_SCOPES } from './permissions.js';
+
+const ERROR_REF = { $ref: 'ErrorBody#' };
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input; the message names the field.',
+  401: 'Missing, malformed, expired, revoked or invalid credential.',
+  403: 'The credential lacks the required scope or role.',
+  404: 'The resource does not exist.',
+  409: 'Conflicts with an existing resource.',
+  413: 'The body exceeds the size limit.',
+  422: 'X-Organization-ID is missing, malformed, unknown, or not one of yours.',
+  429: 'Rate limited; see Retry-After.',
+  500: 'Internal error; the body carries the request id.',
+  503: 'Storage or broker unavailable; see Retry-After.',
+};
+
+interface RouteSchema {
+  response?: Record<string, unknown>;
+  security?: unknown;
+  description?: string;
+  params?: unknown;
+  body?: unknown;
+  querystring?: unknown;
+  headers?: unknown;
+  hide?: boolean;
+  [key: string]: unknown;
+}
+
+/** Adds to a route's documented schema what the request contract implies: security, headers, errors. */
+function documentContract(schema: RouteSchema, access: RouteAccess | undefined): RouteSchema {
+  const response: Record<string, unknown> = { ...(schema.response ?? {}) };
+  const addError = (status: number) => {
+    if (!response[status]) response[status] = { description: DESCRIPTIONS[status], ...ERROR_REF };
+  };
+  const out: RouteSchema = { ...schema, response };
+  if (access && !('public' in access)) {
+    response[401] ??= { description: DESCRIPTIONS[401], $ref: 'UnauthorizedBody#' };
+    addError(403);
+    const requirement = access.scope
+      ? `Requires the scope \`${access.scope}\`.`
+      : 'Requires any valid credential.';
+    const role = access.systemAdmin ? ' Only System Administrators may call it.' : '';
+    out.description = [schema.description, `${requirement}${role}`].filter(Boolean).join('\n\n');
+    out['x-required-scope'] = access.scope;
+    out.security = [
+      { oauth2: access.scope ? [access.scope] : [] },
+      { bearerAuth: [] },
+      { sessionCookie: [] },
+    ];
+    if (access.organization !== false) {
+      addError(422);
+      out.headers = {
+        type: 'object',
+        properties: {
+          ...((schema.headers as { properties?: object } | undefined)?.properties ?? {}),
+          'x-organization-id': {
+            type: 'string',
+            format: 'uuid',
+            description: 'The organization this request acts in.',
+          },
+        },
+        required: ['x-organization-id'],
+      };
+    }
+  }
+  if (schema.body || schema.querystring || schema.params) addError(400);
+  if (schema.params) addError(404);
+  addError(500);
+  return out;
+}
+
+export interface OpenApiOptions {
+  issuer: string;
+  version: string;
+}
+
+/** Generates the OpenAPI 3.1 document from the route schemas and serves the reference at /api/docs. */
+export async function installOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Meridian API',
+        version: options.version,
+        description:
+          'Industrial data platform: unified namespace, historian, OAuth2 / OpenID Connect. Every `/api/v1` route ' +
+          'needs `Authorization: Bearer <token>` and `X-Organization-ID`, except where noted.',
+      },
+      servers: [{ url: options.issuer }],
+      components: {
+        securitySchemes: {
+          oauth2: {
+            type: 'oauth2',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${options.issuer}/api/v1/oauth2/authorize`,
+                tokenUrl: `${options.issuer}/api/v1/oauth2/token`,
+                refreshUrl: `${options.issuer}/api/v1/oauth2/token`,
+                scopes: Object.fromEntries(KNOWN_SCOPES.map((s) => [s, s])),
+              },
+              clientCredentials: {
+                tokenUrl: `${options.issuer}/api/v1/oauth2/token`,
+                scopes: Object.fromEntries(KNOWN_SCOPES.map((s) => [s, s])),
+              },
+            },
+          },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A personal access token (mrd_pat_...).',
+          },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'meridian_session' },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const access = (route.config as { access?: RouteAccess } | undefined)?.access;
+      return { schema: documentContract((schema ?? {}) as RouteSchema, access) as never, url };
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    uiConfig: { persistAuthorization: false, deepLinking: true },
+    initOAuth: { usePkceWithAuthorizationCodeGrant: true, scopes: ['openid'] },
+  });
+}

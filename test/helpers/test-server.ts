@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config/config.schema.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { bootstrapIfEmpty } from '../../src/modules/bootstrap/bootstrap.service.js';
+import { type Clock, systemClock } from '../../src/platform/clock.js';
+import { type DialectName, openStorage, type Storage } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrator.js';
+import { createTestDatabase } from './dialects.js';
+import { freePort } from './free-port.js';
+import { TestClient } from './http-client.js';
+
+export const ADMIN_EMAIL = 'admin@example.com';
+export const ADMIN_PASSWORD = 'admin-password-for-tests';
+
+export interface TestServer {
+  dialect: DialectName;
+  url: string;
+  app: FastifyInstance;
+  storage: Storage;
+  config: Config;
+  /** The first organization, created by bootstrap. */
+  orgId: string;
+  adminId: string;
+  /** An anonymous client. */
+  client: TestClient;
+  /** A client signed in as the bootstrap System Administrator, in the first organization. */
+  admin: TestClient;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  config?: Partial<Config>;
+  clock?: Clock;
+  /** Adds routes or hooks before the server listens (e.g. a route that throws, for the 500 test). */
+  extend?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+/** A Meridian on a fresh database of the dialect, listening on a free port of 127.0.0.1. */
+export async function startTestServer(
+  dialect: DialectName,
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const database = await createTestDatabase(dialect);
+  const port = await freePort();
+  const config = loadConfig(
+    {},
+    {
+      httpHost: '127.0.0.1',
+      httpPort: port,
+      mqttPort: 0,
+      dataDir: database.dataDir,
+      databaseUrl: database.databaseUrl,
+      logLevel: (process.env.MERIDIAN_TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
+      adminEmail: ADMIN_EMAIL,
+      adminPassword: ADMIN_PASSWORD,
+      ...options.config,
+    },
+  );
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
+  await migrateToLatest(storage);
+  const clock = options.clock ?? systemClock;
+  const created = await bootstrapIfEmpty({ db: storage.db, clock }, config);
+  if (!created) throw new Error('bootstrap did not run on a fresh database');
+  const app = await buildApp({ config, storage, clock });
+  await options.extend?.(app);
+  await app.listen({ host: '127.0.0.1', port });
+  const url = config.issuer;
+  const client = new TestClient(url);
+  const admin = await client.login(ADMIN_EMAIL, ADMIN_PASSWORD, created.organizationId);
+  return {
+    dialect,
+    url,
+    app,
+    storage,
+    config,
+    orgId: created.organizationId,
+    adminId: created.userId,
+    client,
+    admin,
+    async close() {
+      await app.close();
+      await storage.close();
+      await database.drop();
+    },
+  };
+}
