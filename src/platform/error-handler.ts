@@ -4,7 +4,7 @@ import { ApiError, badRequest, conflict, notFound, payloadTooLarge, unavailable 
 import { describeValidationError } from './validation.js';
 
 /** Maps Fastify's own error codes (parsing and limits) to our documented shapes. */
-function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | null {
+export function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return badRequest('body is not valid JSON');
@@ -28,7 +28,7 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | nu
 }
 
 /** Maps a driver error to the answer a client should see; `null` when it is a real internal error. */
-function fromDriverError(error: unknown): ApiError | null {
+export function fromDriverError(error: unknown): ApiError | null {
   switch (classifyDriverError(error)) {
     case 'unique_violation':
       return conflict('a resource with the same unique value already exists');
@@ -45,22 +45,6 @@ function fromDriverError(error: unknown): ApiError | null {
   }
 }
 
-/** A protocol error (OAuth2 endpoints) knows its own status and RFC 6749 body. */
-interface ProtocolError {
-  statusCode: number;
-  headers?: Record<string, string>;
-  toJSON(): { error: string; error_description?: string };
-}
-
-function isProtocolError(error: unknown): error is ProtocolError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { isProtocolError?: boolean }).isProtocolError === true &&
-    typeof (error as ProtocolError).toJSON === 'function'
-  );
-}
-
 /** Sends an ApiError in the documented shape. */
 export function sendApiError(reply: FastifyReply, error: ApiError, requestId?: string): FastifyReply {
   reply.code(error.statusCode).headers(error.headers);
@@ -72,14 +56,12 @@ export function sendApiError(reply: FastifyReply, error: ApiError, requestId?: s
   );
 }
 
-/** Installs the error and not-found handlers that give every failure the documented body. */
+/**
+ * Installs the error and not-found handlers that give every failure the documented body. The OAuth2
+ * endpoints set their own handler in their scope (RFC 6749 bodies).
+ */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (isProtocolError(error)) {
-      reply.code(error.statusCode).headers(error.headers ?? {});
-      reply.header('cache-control', 'no-store');
-      return reply.send(error.toJSON());
-    }
     const known =
       error instanceof ApiError ? error : (fromFastifyError(error, bodyLimit) ?? fromDriverError(error));
     if (known) {
