@@ -40,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
     // Slow clients: a request must arrive whole within 30 s, headers within 10 s.
     requestTimeout: 30_000,

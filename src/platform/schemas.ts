@@ -32,3 +32,6 @@ export function isoTime(ms: number | null): string | null {
 export function dataEnvelope<T extends Parameters<typeof Type.Object>[0][string]>(schema: T) {
   return Type.Object({ data: schema });
 }
+
+/** A documented error response of a route, beyond those the request contract adds by itself. */
+export const errorResponse = (description: string) => ({ description, $ref: 'ErrorBody#' }) as const;

@@ -3,6 +3,20 @@ import type { FastifyPluginAsync } from 'fastify';
 /** A readiness check: resolves when the dependency is usable, throws with a reason when not. */
 export type ReadinessCheck = () => Promise<void>;
 
+const READY = {
+  type: 'object',
+  properties: {
+    status: { type: 'string' },
+    error: { type: 'string' },
+    message: { type: 'string' },
+    checks: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'ok, or why a check failed.',
+    },
+  },
+} as const;
+
 /** `/healthz` (the process answers) and `/readyz` (its dependencies answer too). */
 export const healthRoutes: FastifyPluginAsync<{ checks: Record<string, ReadinessCheck> }> = async (
   app,

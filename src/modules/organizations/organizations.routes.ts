@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../platform/actor.js';
-import { dataEnvelope, IdParams } from '../../platform/schemas.js';
+import { dataEnvelope, errorResponse, IdParams } from '../../platform/schemas.js';
 import {
   CreateOrganizationBody,
   ListMembersQuery,
@@ -34,7 +34,7 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
   { organizations },
 ) => {
   app.get(
-    '/',
+    '',
     {
       config: { access: { scope: 'organizations:read' } },
       schema: {
@@ -49,7 +49,7 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
   );
 
   app.post(
-    '/',
+    '',
     {
       config: { access: { scope: 'organizations:write', systemAdmin: true } },
       schema: {
@@ -145,7 +145,7 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
         description: 'Only Owners grant or take away the Owner role; the last Owner cannot be demoted.',
         params: MemberParams,
         body: PutMemberBody,
-        response: { 204: Type.Null() },
+        response: { 204: Type.Null(), 409: errorResponse('The last Owner cannot be demoted.') },
       },
     },
     async (request, reply) => {
@@ -163,7 +163,12 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
     '/:id/members/:userId',
     {
       config: { access: { scope: 'users:write' } },
-      schema: { tags, summary: 'Remove a member', params: MemberParams, response: { 204: Type.Null() } },
+      schema: {
+        tags,
+        summary: 'Remove a member',
+        params: MemberParams,
+        response: { 204: Type.Null(), 409: errorResponse('The last Owner cannot be removed.') },
+      },
     },
     async (request, reply) => {
       await organizations.removeMember(callerOf(request), request.params.id, request.params.userId);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../platform/actor.js';
-import { dataEnvelope, IdParams } from '../../platform/schemas.js';
+import { dataEnvelope, errorResponse, IdParams } from '../../platform/schemas.js';
 import {
   CreateUserBody,
   ListUsersQuery,
@@ -19,7 +19,7 @@ const tags = ['Users'];
 /** `/api/v1/admin/users`: user management for System Administrators. */
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
   app.get(
-    '/',
+    '',
     {
       config: read,
       schema: { tags, summary: 'List users', querystring: ListUsersQuery, response: { 200: UserList } },
@@ -28,10 +28,15 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   );
 
   app.post(
-    '/',
+    '',
     {
       config: write,
-      schema: { tags, summary: 'Create a user', body: CreateUserBody, response: { 201: dataEnvelope(User) } },
+      schema: {
+        tags,
+        summary: 'Create a user',
+        body: CreateUserBody,
+        response: { 201: dataEnvelope(User), 409: errorResponse('The email is taken.') },
+      },
     },
     async (request, reply) => {
       const row = await users.create(request.body, actorOf(request));
@@ -58,7 +63,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         description: "Changing the password ends the user's console sessions.",
         params: IdParams,
         body: UpdateUserBody,
-        response: { 200: dataEnvelope(User) },
+        response: {
+          200: dataEnvelope(User),
+          409: errorResponse('The email is taken, or the change would leave no active System Administrator.'),
+        },
       },
     },
     async (request) => ({
@@ -77,7 +85,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
           "A deactivated user's sessions end and every token and PAT of theirs stops working at once.",
         params: IdParams,
         body: UserStatusBody,
-        response: { 200: dataEnvelope(User) },
+        response: {
+          200: dataEnvelope(User),
+          409: errorResponse('The change would leave no active System Administrator.'),
+        },
       },
     },
     async (request) => ({
@@ -94,7 +105,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         summary: 'Delete a user',
         description: 'Soft delete: the user can no longer sign in or use tokens, and can be restored.',
         params: IdParams,
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          409: errorResponse('The change would leave no active System Administrator.'),
+        },
       },
     },
     async (request, reply) => {

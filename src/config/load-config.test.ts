@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from './load-config.js';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.httpHost, '0.0.0.0');
+    assert.equal(config.httpPort, 8080);
+    assert.equal(config.mqttPort, 1883);
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.topicPrefix, 'v1');
+    assert.equal(config.accessTokenTtl, 3600);
+    assert.equal(config.adminEmail, 'admin@localhost');
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.issuer, 'http://localhost:8080');
+  });
+
+  it('reads the fixed environment variable names', () => {
+    const config = loadConfig({
+      MERIDIAN_HTTP_PORT: '9090',
+      MERIDIAN_MQTT_PORT: '0',
+      DATABASE_URL: 'postgres://db.example:5432/meridian',
+      MERIDIAN_ISSUER: 'https://meridian.example/',
+      MERIDIAN_UNS_TOPIC_PREFIX: 'v2',
+      MERIDIAN_LOG_LEVEL: 'debug',
+    });
+    assert.equal(config.httpPort, 9090);
+    assert.equal(config.mqttPort, 0);
+    assert.equal(config.databaseUrl, 'postgres://db.example:5432/meridian');
+    assert.equal(config.issuer, 'https://meridian.example');
+    assert.equal(config.topicPrefix, 'v2');
+    assert.equal(config.logLevel, 'debug');
+  });
+
+  it('reports every problem at once', () => {
+    try {
+      loadConfig({
+        MERIDIAN_HTTP_PORT: 'eighty',
+        MERIDIAN_MQTT_PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        MERIDIAN_LOG_LEVEL: 'loud',
+        MERIDIAN_ADMIN_PASSWORD: 'short',
+      });
+      assert.fail('loadConfig accepted invalid values');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 5);
+      assert.match(error.message, /MERIDIAN_HTTP_PORT must be a whole number/);
+      assert.match(error.message, /MERIDIAN_MQTT_PORT must be between 0 and 65535/);
+      assert.match(error.message, /DATABASE_URL must use one of postgres: postgresql:/);
+      assert.match(error.message, /MERIDIAN_LOG_LEVEL must be one of/);
+      assert.match(error.message, /MERIDIAN_ADMIN_PASSWORD must be at least 12 characters/);
+      assert.doesNotMatch(error.message, /short/, 'a secret value is never echoed');
+    }
+  });
+
+  it('refuses a topic prefix that could not be a topic segment', () => {
+    assert.throws(() => loadConfig({ MERIDIAN_UNS_TOPIC_PREFIX: 'v1/x' }), /MERIDIAN_UNS_TOPIC_PREFIX/);
+  });
+
+  it('reads a config file, with the environment taking precedence', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meridian-config-'));
+    const file = join(dir, 'meridian.json');
+    writeFileSync(file, JSON.stringify({ MERIDIAN_HTTP_PORT: 7000, MERIDIAN_UNS_TOPIC_PREFIX: 'v3' }));
+    const config = loadConfig({ MERIDIAN_CONFIG_FILE: file, MERIDIAN_UNS_TOPIC_PREFIX: 'v4' });
+    assert.equal(config.httpPort, 7000);
+    assert.equal(config.topicPrefix, 'v4');
+  });
+
+  it('refuses unknown keys in a config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meridian-config-'));
+    const file = join(dir, 'meridian.json');
+    writeFileSync(file, JSON.stringify({ MERIDIAN_HTTP_PROT: 7000 }));
+    assert.throws(() => loadConfig({ MERIDIAN_CONFIG_FILE: file }), /unknown key MERIDIAN_HTTP_PROT/);
+  });
+});

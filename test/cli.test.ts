@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createTestDatabase, type TestDatabase, testDialects } from './helpers/dialects.js';
+import { freePort } from './helpers/free-port.js';
+import { runMeridian } from './helpers/process.js';
+
+for (const dialect of testDialects()) {
+  describe(`the meridian command [${dialect}]`, () => {
+    let database: TestDatabase;
+    let env: Record<string, string | undefined>;
+
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      env = {
+        MERIDIAN_DATA_DIR: database.dataDir,
+        DATABASE_URL: database.databaseUrl,
+        MERIDIAN_HTTP_HOST: '127.0.0.1',
+        MERIDIAN_MQTT_PORT: '0',
+      };
+    });
+    after(() => database?.drop());
+
+    it('migrate applies the timeline once, then reports the database up to date', async () => {
+      const first = runMeridian(['migrate'], env);
+      assert.equal(await first.exited, 0);
+      assert.match(first.output(), /applied: 0001-identity/);
+      const second = runMeridian(['migrate'], env);
+      assert.equal(await second.exited, 0);
+      assert.match(second.output(), /database is up to date/);
+    });
+
+    it('serve prints the generated administrator password once, on first start only', async () => {
+      const port = await freePort();
+      const first = runMeridian(['serve'], { ...env, MERIDIAN_HTTP_PORT: String(port) });
+      await first.waitFor(/Meridian ready in \d+ ms/);
+      const password = /password:\s+(\S+)/.exec(first.output())?.[1];
+      assert.ok(password && password.length >= 20, 'a generated password is printed');
+      const login = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@localhost', password }),
+      });
+      assert.equal(login.status, 200);
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+
+      const second = runMeridian(['serve'], { ...env, MERIDIAN_HTTP_PORT: String(port) });
+      await second.waitFor(/Meridian ready in \d+ ms/);
+      assert.doesNotMatch(second.output(), /password:/);
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0);
+    });
+
+    it('SIGTERM lets an in-flight request finish, then exits 0', async () => {
+      const port = await freePort();
+      const server = runMeridian(['serve'], { ...env, MERIDIAN_HTTP_PORT: String(port) });
+      await server.waitFor(/Meridian ready/);
+      const body = JSON.stringify({ email: 'admin@localhost', password: 'wrong-password-here' });
+      const response = new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/api/v1/auth/login',
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        // Half the body now: the request is in flight when the signal arrives.
+        req.write(body.slice(0, 10));
+        setTimeout(() => {
+          server.child.kill('SIGTERM');
+          setTimeout(() => req.end(body.slice(10)), 300);
+        }, 100);
+      });
+      assert.equal(await response, 401);
+      assert.equal(await server.exited, 0);
+      assert.match(server.output(), /shutting down/);
+    });
+
+    it('stops with a message naming the setting when the HTTP port is taken', async () => {
+      const blocker = createServer().listen(0, '127.0.0.1');
+      await new Promise((resolve) => blocker.once('listening', resolve));
+      const address = blocker.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      try {
+        const server = runMeridian(['serve'], { ...env, MERIDIAN_HTTP_PORT: String(port) });
+        assert.equal(await server.exited, 1);
+        assert.match(
+          server.output(),
+          new RegExp(`HTTP port ${port} is taken: choose another with MERIDIAN_HTTP_PORT`),
+        );
+      } finally {
+        blocker.close();
+      }
+    });
+
+    it('admin create makes a System Administrator who can sign in', async () => {
+      const created = runMeridian(
+        ['admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-123'],
+        env,
+      );
+      assert.equal(await created.exited, 0);
+      assert.match(created.output(), /created System Administrator ops@example.com/);
+      const again = runMeridian(['admin', 'create', '--email', 'OPS@example.com'], env);
+      assert.equal(await again.exited, 1);
+      assert.match(again.output(), /already exists/);
+    });
+  });
+}
+
+describe('the meridian command without a database', () => {
+  it('reports every configuration problem at once and exits 2', async () => {
+    const run = runMeridian(['serve'], {
+      MERIDIAN_HTTP_PORT: 'abc',
+      MERIDIAN_LOG_LEVEL: 'loud',
+      DATABASE_URL: 'nope',
+    });
+    assert.equal(await run.exited, 2);
+    const out = run.output();
+    assert.match(out, /MERIDIAN_HTTP_PORT/);
+    assert.match(out, /MERIDIAN_LOG_LEVEL/);
+    assert.match(out, /DATABASE_URL/);
+  });
+
+  it('lists every configuration key with its default', async () => {
+    const run = runMeridian(['config'], {});
+    assert.equal(await run.exited, 0);
+    for (const key of [
+      'MERIDIAN_HTTP_PORT',
+      'MERIDIAN_MQTT_PORT',
+      'DATABASE_URL',
+      'MQTT_URL',
+      'MERIDIAN_ISSUER',
+      'MERIDIAN_UNS_TOPIC_PREFIX',
+    ]) {
+      assert.match(run.output(), new RegExp(key));
+    }
+  });
+
+  it('refuses an unknown command with exit code 2', async () => {
+    const run = runMeridian(['frobnicate'], {});
+    assert.equal(await run.exited, 2);
+    assert.match(run.output(), /unknown command "frobnicate"/);
+  });
+});

@@ -1,0 +1,57 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** A `meridian` command run as a real process from the sources (through tsx), with its output collected. */
+export interface MeridianProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+  /** Resolves when a line of output matches. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+export function runMeridian(args: string[], env: Record<string, string | undefined>): MeridianProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(pattern, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(out);
+          if (match) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolve(match[0]);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no output matching ${pattern} within ${timeoutMs} ms; output so far:\n${out}`));
+        }, timeoutMs);
+        listeners.add(check);
+        exited.then(() => {
+          if (listeners.has(check)) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            reject(new Error(`process exited before printing ${pattern}; output:\n${out}`));
+          }
+        });
+        check();
+      });
+    },
+  };
+}
