@@ -85,6 +85,37 @@ for (const dialect of testDialects()) {
       assert.match(server.output(), /shutting down/);
     });
 
+    it('logs JSON lines with a request id and never a credential or a secret query value', async () => {
+      const port = await freePort();
+      const server = runMeridian(['serve'], {
+        ...env,
+        MERIDIAN_HTTP_PORT: String(port),
+        MERIDIAN_LOG_LEVEL: 'info',
+      });
+      await server.waitFor(/Meridian ready/);
+      const res = await fetch(
+        `http://127.0.0.1:${port}/api/v1/organizations?code=code-secret-1&client_secret=cs-secret-2&page=3`,
+        {
+          headers: {
+            authorization: 'Bearer bearer-secret-3',
+            cookie: 'meridian_session=cookie-secret-4',
+            'x-request-id': 'trace-log-1',
+          },
+        },
+      );
+      assert.equal(res.status, 401);
+      server.child.kill('SIGTERM');
+      await server.exited;
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'));
+      const forRequest = lines.map((l) => JSON.parse(l)).filter((l) => l.requestId === 'trace-log-1');
+      assert.ok(forRequest.length >= 2, 'the request and its response are logged with the request id');
+      assert.match(JSON.stringify(forRequest), /page=3/);
+      assert.doesNotMatch(server.output(), /code-secret-1|cs-secret-2|bearer-secret-3|cookie-secret-4/);
+    });
+
     it('stops with a message naming the setting when the HTTP port is taken', async () => {
       const blocker = createServer().listen(0, '127.0.0.1');
       await new Promise((resolve) => blocker.once('listening', resolve));

@@ -24,16 +24,28 @@ export const healthRoutes: FastifyPluginAsync<{ checks: Record<string, Readiness
 ) => {
   app.get(
     '/healthz',
-    { schema: { tags: ['Operations'], summary: 'Liveness' }, logLevel: 'warn' },
-    async () => ({
-      status: 'ok',
-    }),
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Liveness: the process answers',
+        response: { 200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } } } },
+      },
+      logLevel: 'warn',
+    },
+    async () => ({ status: 'ok' }),
   );
 
   app.get(
     '/readyz',
     {
-      schema: { tags: ['Operations'], summary: 'Readiness: storage (and broker) reachable' },
+      schema: {
+        tags: ['Operations'],
+        summary: 'Readiness: every dependency answers',
+        response: {
+          200: READY,
+          503: { ...READY, description: 'A dependency does not answer; see checks. Retry-After is set.' },
+        },
+      },
       logLevel: 'warn',
     },
     async (_request, reply) => {
