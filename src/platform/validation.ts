@@ -37,6 +37,12 @@ const PART_LABEL: Record<string, string> = {
   headers: 'header ',
 };
 
+/** A field name as it may appear in a message: at most 60 characters, control characters escaped. */
+function fieldName(name: string): string {
+  const short = name.length > 60 ? `${name.slice(0, 60)}…` : name;
+  return /^[\w.[\]-]*$/.test(short) ? short : JSON.stringify(short);
+}
+
 /** Turns the first Ajv error into a sentence that names the field, e.g. `quality must be integer`. */
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
   const error = errors[0];
@@ -46,8 +52,8 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     .split('/')
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
-  const at = (name: string) => (path ? `${path}.${name}` : name);
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${fieldName(p)}` : fieldName(p)), '');
+  const at = (name: string) => (path ? `${path}.${fieldName(name)}` : fieldName(name));
   switch (error.keyword) {
     case 'required':
       return `${label}${at(String(error.params.missingProperty))} is required`;
