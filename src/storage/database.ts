@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { classifyDriverError } from './driver-errors.js';
 import type { Database } from './tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -40,8 +41,20 @@ function openSqlite(options: StorageOptions): Storage {
     mkdirSync(options.dataDir, { recursive: true });
     path = join(options.dataDir, file);
   }
-  const connection = new SQLite(path);
-  connection.pragma('journal_mode = WAL');
+  let connection: SQLite.Database;
+  try {
+    connection = new SQLite(path);
+    connection.pragma('journal_mode = WAL');
+  } catch (error) {
+    const kind = classifyDriverError(error);
+    if (kind === 'read_only' || kind === 'unavailable' || kind === 'storage_full') {
+      throw new Error(
+        `cannot open the SQLite database ${path} for writing (${(error as Error).message}): ` +
+          'check that MERIDIAN_DATA_DIR is on a writable filesystem with free space',
+      );
+    }
+    throw error;
+  }
   // FULL: a committed transaction survives power loss, not only a process crash (DESIGN: a 200 means committed).
   connection.pragma('synchronous = FULL');
   connection.pragma('foreign_keys = ON');
