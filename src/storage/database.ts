@@ -91,8 +91,10 @@ function openPostgres(databaseUrl: string, poolSize: number): Storage {
     connectionTimeoutMillis: 5000,
     application_name: 'meridian',
   });
-  // An idle client that loses its connection (server restart) emits here; without a listener it would crash.
+  // A client that loses its connection (server restart) emits 'error': idle ones through the pool, checked-out
+  // ones on themselves. Without listeners the process would crash; the query in flight still rejects.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(databaseUrl);
   return {

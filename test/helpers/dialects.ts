@@ -26,7 +26,10 @@ export interface TestDatabase {
 }
 
 /** A fresh, empty database for one suite: a temp SQLite directory, or a new PostgreSQL database. */
-export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
+export async function createTestDatabase(
+  dialect: DialectName,
+  pgAdminUrl = PG_ADMIN_URL,
+): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'meridian-test-'));
   if (dialect === 'sqlite') {
     return {
@@ -37,14 +40,14 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
     };
   }
   const name = `meridian_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: pgAdminUrl });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(PG_ADMIN_URL);
+  const url = new URL(pgAdminUrl);
   url.pathname = `/${name}`;
   return {
     dialect,
@@ -52,7 +55,7 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
     databaseUrl: url.toString(),
     async drop() {
       rmSync(dataDir, { recursive: true, force: true });
-      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      const client = new pg.Client({ connectionString: pgAdminUrl });
       await client.connect();
       try {
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

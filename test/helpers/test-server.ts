@@ -32,6 +32,8 @@ export interface TestServer {
 export interface TestServerOptions {
   config?: Partial<Config>;
   clock?: Clock;
+  /** A PostgreSQL server other than the shared one (e.g. a private one the test restarts). */
+  pgAdminUrl?: string;
   /** Adds routes or hooks before the server listens (e.g. a route that throws, for the 500 test). */
   extend?: (app: FastifyInstance) => void | Promise<void>;
 }
@@ -41,7 +43,7 @@ export async function startTestServer(
   dialect: DialectName,
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const database = await createTestDatabase(dialect);
+  const database = await createTestDatabase(dialect, options.pgAdminUrl);
   const port = await freePort();
   const config = loadConfig(
     {},
