@@ -13,6 +13,7 @@ import { UsersService } from './modules/users/users.service.js';
 import { installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
+import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
 import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
 import { loggingOptions } from './platform/request-logging.js';
@@ -24,6 +25,8 @@ export interface AppDeps {
   config: Config;
   storage: Storage;
   clock?: Clock;
+  /** Announces changes that cached state depends on; default: this process only. */
+  bus?: InvalidationBus;
   version?: string;
 }
 
@@ -33,6 +36,8 @@ export const VERSION = '2.4.0';
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, storage } = deps;
   const clock = deps.clock ?? systemClock;
+  const bus = deps.bus ?? createLocalInvalidationBus();
+  const directory = createAccessDirectory(storage.db, bus);
   const db = storage.db;
 
   const app = Fastify({
@@ -67,7 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const sessions = new SessionsService({ db, clock, config });
   installAccessControl(app, {
-    directory: createAccessDirectory(db),
+    directory,
     bearerVerifiers: [],
     sessionVerifier: sessions,
   });
@@ -79,10 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db,
     secureCookies: config.issuer.startsWith('https:'),
   });
-  await app.register(usersRoutes, { prefix: '/api/v1/admin/users', users: new UsersService({ db, clock }) });
+  await app.register(usersRoutes, { prefix: '/api/v1/admin/users', users: new UsersService({ db, clock, bus }) });
   await app.register(organizationsRoutes, {
     prefix: '/api/v1/organizations',
-    organizations: new OrganizationsService({ db, clock }),
+    organizations: new OrganizationsService({ db, clock, bus }),
   });
   return app;
 }

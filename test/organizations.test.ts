@@ -66,6 +66,17 @@ for (const dialect of testDialects()) {
       assert.equal(members.body.data[0].role, 'Editor');
     });
 
+    it('a lowered role or a removed membership takes effect on the next request', async () => {
+      const member = await buildUser(server);
+      await addMember(server, orgA, member.id, 'Admin');
+      const memberClient = await server.client.login(member.email, member.password, orgA);
+      assert.equal((await memberClient.get(`/api/v1/organizations/${orgA}/members`)).status, 200);
+      await addMember(server, orgA, member.id, 'Viewer');
+      assert.equal((await memberClient.get(`/api/v1/organizations/${orgA}/members`)).status, 403);
+      assert.equal((await server.admin.delete(`/api/v1/organizations/${orgA}/members/${member.id}`)).status, 204);
+      assert.equal((await memberClient.get('/api/v1/organizations')).status, 422);
+    });
+
     it('refuses to demote or remove the last Owner', async () => {
       const demote = await server.admin.put(`/api/v1/organizations/${orgA}/members/${server.adminId}`, {
         role: 'Admin',

@@ -1,8 +1,14 @@
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.schema.js';
 import { bootstrapIfEmpty } from '../modules/bootstrap/bootstrap.service.js';
 import { systemClock } from '../platform/clock.js';
+import {
+  createLocalInvalidationBus,
+  createPostgresInvalidationBus,
+  type InvalidationBus,
+} from '../platform/invalidation-bus.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrator.js';
 
@@ -43,11 +49,13 @@ export async function startServer(
     throw error;
   }
 
-  const app = await buildApp({ config, storage });
+  const bus = await openInvalidationBus(config, storage);
+  const app = await buildApp({ config, storage, bus });
   try {
     await app.listen({ host: config.httpHost, port: config.httpPort });
   } catch (error) {
     await app.close();
+    await bus.close();
     await storage.close();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new Error(`HTTP port ${config.httpPort} is taken: choose another with MERIDIAN_HTTP_PORT`);
@@ -63,8 +71,22 @@ export async function startServer(
     url: `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${port}`,
     close() {
       // Stop accepting, let in-flight requests finish, then close storage.
-      closing ??= app.close().then(() => storage.close());
+      closing ??= app
+        .close()
+        .then(() => bus.close())
+        .then(() => storage.close());
       return closing;
     },
   };
+}
+
+/** On PostgreSQL, replicas hear of each other's changes through LISTEN/NOTIFY; on SQLite there is one process. */
+async function openInvalidationBus(config: Config, storage: Storage): Promise<InvalidationBus> {
+  if (storage.dialect !== 'postgres' || !config.databaseUrl) return createLocalInvalidationBus();
+  return createPostgresInvalidationBus({
+    databaseUrl: config.databaseUrl,
+    notify: async (channel, payload) => {
+      await sql`select pg_notify(${channel}, ${payload})`.execute(storage.db);
+    },
+  });
 }

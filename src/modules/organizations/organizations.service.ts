@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { badRequest, conflict, insufficientScope, notFound } from '../../platform/errors.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database, OrganizationRole } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { STANDING_TOPICS } from '../users/access-directory.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { type OrganizationRow, OrganizationsRepository } from './organizations.repository.js';
 import type {
@@ -42,7 +44,7 @@ export class OrganizationsService {
   private readonly organizations: OrganizationsRepository;
   private readonly users: UsersRepository;
 
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; bus: InvalidationBus }) {
     this.organizations = new OrganizationsRepository(deps.db);
     this.users = new UsersRepository(deps.db);
   }
@@ -116,6 +118,7 @@ export class OrganizationsService {
         updated_at: this.deps.clock.now(),
         updated_by: caller.userId,
       });
+      await this.deps.bus.publish({ topic: STANDING_TOPICS.organization, id });
       await this.audit(caller, id, status === 'active' ? 'organization.activated' : 'organization.suspended');
     }
     return this.get(caller, id);
@@ -154,6 +157,7 @@ export class OrganizationsService {
       created_at: existing?.created_at ?? now,
       updated_at: now,
     });
+    await this.deps.bus.publish({ topic: STANDING_TOPICS.membership, id: `${userId}|${id}` });
     await this.audit(caller, id, existing ? 'membership.updated' : 'membership.created', { userId, role });
   }
 
@@ -164,6 +168,7 @@ export class OrganizationsService {
     this.assertMayTouchOwner(caller, existing.role === 'Owner');
     if (existing.role === 'Owner') await this.assertNotLastOwner(id);
     await this.organizations.deleteMembership(id, userId);
+    await this.deps.bus.publish({ topic: STANDING_TOPICS.membership, id: `${userId}|${id}` });
     await this.audit(caller, id, 'membership.deleted', { userId });
   }
 

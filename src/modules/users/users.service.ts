@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { conflict, notFound } from '../../platform/errors.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { hashPassword } from './passwords.js';
 import { type UserRow, UsersRepository } from './users.repository.js';
+import { STANDING_TOPICS } from './access-directory.js';
 import type { CreateUserBody, ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
 
 /** The wire form of a user row (never the password hash). */
@@ -32,7 +34,7 @@ export function toUser(row: UserRow): User {
 export class UsersService {
   private readonly users: UsersRepository;
 
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; bus: InvalidationBus }) {
     this.users = new UsersRepository(deps.db);
   }
 
@@ -91,6 +93,7 @@ export class UsersService {
     }
     await this.users.update(id, patch);
     if (input.password !== undefined) await this.users.deleteSessions(id);
+    if (input.isSystemAdmin !== undefined) await this.announce(id);
     const changed = Object.keys(input).filter((k) => k !== 'password');
     await this.audit(actor, 'user.updated', id, {
       fields: input.password ? [...changed, 'password'] : changed,
@@ -104,6 +107,7 @@ export class UsersService {
     if (status === 'deactivated') await this.ensureAnotherAdmin(existing);
     await this.users.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
     if (status === 'deactivated') await this.users.deleteSessions(id);
+    await this.announce(id);
     await this.audit(actor, status === 'active' ? 'user.activated' : 'user.deactivated', id);
     return this.get(id);
   }
@@ -115,6 +119,7 @@ export class UsersService {
     const now = this.deps.clock.now();
     await this.users.update(id, { deleted_at: now, updated_at: now, updated_by: actor.userId });
     await this.users.deleteSessions(id);
+    await this.announce(id);
     await this.audit(actor, 'user.deleted', id);
   }
 
@@ -126,8 +131,14 @@ export class UsersService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     });
+    await this.announce(id);
     await this.audit(actor, 'user.restored', id);
     return this.get(id);
+  }
+
+  /** Tells every replica that this user's standing changed (cached standings are evicted). */
+  private announce(userId: string): Promise<void> {
+    return this.deps.bus.publish({ topic: STANDING_TOPICS.user, id: userId });
   }
 
   /** Refuses a change that would leave no active System Administrator. */
