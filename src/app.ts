@@ -12,7 +12,7 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
 import { installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { installErrorHandling } from './platform/error-handler.js';
+import { answerFrameworkError, installErrorHandling } from './platform/error-handler.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
 import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
@@ -45,7 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
     // Slow clients: a request must arrive whole within 30 s, headers within 10 s.
     requestTimeout: 30_000,

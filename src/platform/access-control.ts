@@ -110,8 +110,7 @@ export function installAccessControl(app: FastifyInstance, options: AccessContro
     const wantsOrganization = access.organization !== false;
     const organizationId = wantsOrganization ? readOrganizationHeader(request) : null;
     const standing = await options.directory.standing(principal.userId, organizationId);
-    if (!standing || !standing.userActive)
-      throw unauthorized('the account behind this credential is not active');
+    if (!standing?.userActive) throw unauthorized('the account behind this credential is not active');
     request.principal = principal;
     request.isSystemAdmin = standing.isSystemAdmin;
 

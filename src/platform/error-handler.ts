@@ -85,3 +85,19 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return sendApiError(reply, notFound(`route ${request.method} ${path.slice(0, 200)}`));
   });
 }
+
+/**
+ * Errors Fastify raises before a route is chosen (a URL whose percent-encoding is not UTF-8, a path
+ * parameter over the length limit): answered in our 400 shape, never echoing the URL.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path parameter is too long'
+      : 'the URL is not valid: a percent-encoded part is not UTF-8';
+  sendApiError(reply, badRequest(message));
+}
