@@ -2,15 +2,19 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
-import { healthRoutes } from './modules/health/health.routes.js';
+import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
+import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
+import { tokensRoutes } from './modules/tokens/tokens.routes.js';
+import { TokensService } from './modules/tokens/tokens.service.js';
+import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
-import { installAccessControl } from './platform/access-control.js';
+import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { answerFrameworkError, installErrorHandling } from './platform/error-handler.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
@@ -72,23 +76,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installMetrics(app);
 
   const sessions = new SessionsService({ db, clock, config });
+  const pats = new TokensService({ db, clock, maxPerUser: config.patMaxPerUser });
+  const oauth2 = await createOAuth2Module({ db, storage, config, clock, sessions, pats });
+  // One live list: MQTT authenticates tokens through the same verifiers (see installUns).
+  const bearerVerifiers: BearerVerifier[] = [oauth2.accessTokens, pats];
   installAccessControl(app, {
     directory,
-    bearerVerifiers: [],
+    bearerVerifiers,
     sessionVerifier: sessions,
   });
 
-  await app.register(healthRoutes, { checks: { storage: () => storage.ping() } });
+  // The UNS adds `broker` while a broker is configured.
+  const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping() };
+  await app.register(healthRoutes, { checks: readiness });
   await app.register(sessionsRoutes, {
     prefix: '/api/v1/auth',
     sessions,
     db,
     secureCookies: config.issuer.startsWith('https:'),
   });
-  await app.register(usersRoutes, { prefix: '/api/v1/admin/users', users: new UsersService({ db, clock, bus }) });
+  await app.register(usersRoutes, {
+    prefix: '/api/v1/admin/users',
+    users: new UsersService({ db, clock, bus }),
+  });
   await app.register(organizationsRoutes, {
     prefix: '/api/v1/organizations',
     organizations: new OrganizationsService({ db, clock, bus }),
   });
+  await oauth2.register(app);
+  await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
+  await installUns(app, { config, storage, clock, directory, bearerVerifiers, readiness });
   return app;
 }

@@ -6,6 +6,7 @@ import { hashPassword } from '../modules/users/passwords.js';
 import { systemClock } from '../platform/clock.js';
 import { openStorage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrator.js';
+import { rotateSigningKeys } from './keys-command.js';
 import { startServer } from './serve.js';
 
 const USAGE = `Usage: meridian <command>
@@ -16,6 +17,7 @@ Commands:
   admin create --email E [--password P]  create a System Administrator who owns a new organization
   admin reset-password --email E [--password P]
                                          set a user's password (generated and printed when omitted)
+  keys rotate                            make new signing keys active; the current ones retire
   config                                 list every configuration key with its default
 
 Configuration comes from environment variables; see \`meridian config\`.`;
@@ -29,6 +31,12 @@ async function main(argv: string[]): Promise<number> {
       return migrate();
     case 'admin':
       return admin(rest);
+    case 'keys':
+      if (rest[0] !== 'rotate') {
+        console.error(USAGE);
+        return 2;
+      }
+      return rotateSigningKeys(loadConfig());
     case 'config':
       for (const d of Object.values(CONFIG_KEYS)) {
         const unit = 'unit' in d ? ` ${d.unit}` : '';

@@ -162,6 +162,41 @@ export const CONFIG_KEYS = {
     description:
       'Key that encrypts signing keys at rest (at least 32 characters). Unset: a key file made in the data directory on first start; replicas must share it.',
   },
+  idTokenTtl: {
+    env: 'MERIDIAN_ID_TOKEN_TTL',
+    kind: 'integer',
+    default: 3600,
+    unit: 'seconds',
+    min: 60,
+    max: 86400,
+    description: 'Lifetime of OpenID Connect ID tokens.',
+  },
+  tokenRateLimitPerClient: {
+    env: 'MERIDIAN_TOKEN_RATE_LIMIT_PER_CLIENT',
+    kind: 'integer',
+    default: 600,
+    unit: 'requests per minute',
+    min: 1,
+    max: 100000000,
+    description: 'Token endpoint requests allowed per client ID per minute (per replica) before 429.',
+  },
+  tokenRateLimitPerAddress: {
+    env: 'MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS',
+    kind: 'integer',
+    default: 1200,
+    unit: 'requests per minute',
+    min: 1,
+    max: 100000000,
+    description: 'Token endpoint requests allowed per client address per minute (per replica) before 429.',
+  },
+  patMaxPerUser: {
+    env: 'MERIDIAN_PAT_MAX_PER_USER',
+    kind: 'integer',
+    default: 100,
+    min: 1,
+    max: 10000,
+    description: 'Personal access tokens a user may hold that are neither revoked nor expired.',
+  },
   shutdownTimeout: {
     env: 'MERIDIAN_SHUTDOWN_TIMEOUT',
     kind: 'integer',
@@ -170,6 +205,51 @@ export const CONFIG_KEYS = {
     min: 1,
     max: 600,
     description: 'How long a graceful shutdown waits for in-flight requests.',
+  },
+  unsRetentionDays: {
+    env: 'MERIDIAN_UNS_RETENTION_DAYS',
+    kind: 'integer',
+    default: 0,
+    unit: 'days',
+    min: 0,
+    max: 36500,
+    description:
+      'How long the historian keeps values, by declared timestamp; 0 keeps them forever. PostgreSQL drops whole daily partitions; SQLite deletes rows.',
+  },
+  unsCommitWindow: {
+    env: 'MERIDIAN_UNS_COMMIT_WINDOW',
+    kind: 'integer',
+    default: 0,
+    unit: 'milliseconds',
+    min: 0,
+    max: 1000,
+    description:
+      'Group commit: how long a publish waits for others to share its transaction. 0: commit at once when no commit is running; publishes arriving meanwhile share the next one.',
+  },
+  unsCommitMaxRecords: {
+    env: 'MERIDIAN_UNS_COMMIT_MAX_RECORDS',
+    kind: 'integer',
+    default: 20000,
+    min: 1,
+    max: 1000000,
+    description: 'Group commit: most records one shared transaction takes (a batch publish is never split).',
+  },
+  unsFutureTolerance: {
+    env: 'MERIDIAN_UNS_FUTURE_TOLERANCE',
+    kind: 'integer',
+    default: 300,
+    unit: 'seconds',
+    min: 0,
+    max: 31536000,
+    description:
+      'Largest amount a declared timestamp may lie in the future; later ones are refused (400), so a device with a wrong clock cannot pin the latest value.',
+  },
+  mqttNamespace: {
+    env: 'MERIDIAN_MQTT_NAMESPACE',
+    kind: 'string',
+    default: 'meridian',
+    description:
+      'With MQTT_URL: the root under which Meridian namespaces each organization on the external broker (<namespace>/<organization id>/<topic>).',
   },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Row types of every table, as Kysely sees them. Timestamps are epoch milliseconds (BIGINT on
  * PostgreSQL, INTEGER on SQLite); booleans are 0/1 integers so that both dialects read alike.
@@ -64,10 +66,204 @@ export interface AuditLogTable {
   request_id: string | null;
 }
 
+export interface OAuth2SigningKeyTable {
+  /** RFC 7638 thumbprint of the public key. */
+  kid: string;
+  alg: 'ES256' | 'RS256';
+  /** JSON text of the public JWK. */
+  public_jwk: string;
+  /** AES-256-GCM encrypted private JWK (see signing-keys.ts). */
+  private_jwk_encrypted: string;
+  status: 'active' | 'retiring';
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface OAuth2ClientTable {
+  /** Internal id (UUID), used in API paths. */
+  id: string;
+  /** The public OAuth2 client_id (mrd_ci_...). */
+  client_id: string;
+  /** SHA-256 of the client secret; null for public clients. */
+  secret_hash: string | null;
+  name: string;
+  description: string;
+  client_type: 'confidential' | 'public';
+  /** JSON arrays as text. */
+  grant_types: string;
+  response_types: string;
+  redirect_uris: string;
+  allowed_scopes: string;
+  acting_user_id: string | null;
+  status: 'active' | 'disabled';
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** One user's authorization of one client: its code, refresh tokens and access tokens hang off it. */
+export interface OAuth2GrantTable {
+  id: string;
+  client_pk: string;
+  user_id: string;
+  /** Space-separated scopes the user granted. */
+  scopes: string;
+  /** When the user authenticated (epoch ms), for the ID token's auth_time. */
+  auth_time: number;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuth2AuthorizationCodeTable {
+  code_hash: string;
+  grant_id: string;
+  redirect_uri: string;
+  /** 1 when the authorization request named the redirect URI (then the token request must repeat it). */
+  redirect_uri_given: number;
+  scopes: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface OAuth2RefreshTokenTable {
+  token_hash: string;
+  grant_id: string;
+  scopes: string;
+  created_at: number;
+  expires_at: number;
+  /** Set when the token was exchanged; a second use is reuse and revokes the grant. */
+  rotated_at: number | null;
+}
+
+export interface OAuth2AccessTokenTable {
+  jti: string;
+  grant_id: string;
+  expires_at: number;
+}
+
+export interface OAuth2ConsentTable {
+  client_pk: string;
+  user_id: string;
+  scopes: string;
+  updated_at: number;
+}
+
+export interface OAuth2RevocationTable {
+  kind: 'jti' | 'client';
+  /** The jti of a revoked access token, or the client_id of a deleted client. */
+  value: string;
+  revoked_at: number;
+  /** When the entry can be forgotten (the last token it concerns has expired). */
+  expires_at: number;
+}
+
+export interface PersonalAccessTokenTable {
+  id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  created_at: number;
+  expires_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** A node of an organization's topic tree; a node that has received values is also a topic. Times in ms. */
+export interface UnsTopicTable {
+  id: Generated<number>;
+  organization_id: string;
+  path: string;
+  /** Null for a top-level node (`v1/plant`): the version prefix is the root and not a node. */
+  parent_path: string | null;
+  name: string;
+  depth: number;
+  description: string | null;
+  created_at: number;
+}
+
+/** One historized value. Timestamps are epoch microseconds; on SQLite this table lives in the historian file. */
+export interface UnsValueTable {
+  topic_id: number;
+  ts_us: number;
+  value_json: string;
+  /** The value when it is a number (what aggregation reads), else null. */
+  value_num: number | null;
+  quality: number;
+  source: string | null;
+  received_us: number;
+}
+
+/** The value with the newest declared timestamp of each topic. */
+export type UnsLatestTable = UnsValueTable;
+
+export interface UnsSchemaTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  version: number;
+  description: string | null;
+  /** JSON text of the validated SchemaVersion. */
+  definition: string;
+  created_at: number;
+  created_by: string | null;
+}
+
+export interface UnsSchemaBindingTable {
+  id: string;
+  organization_id: string;
+  filter: string;
+  schema_id: string;
+  mode: 'normal' | 'strict';
+  created_at: number;
+  created_by: string | null;
+}
+
+export interface UnsViolationTable {
+  id: string;
+  organization_id: string;
+  topic_id: number;
+  ts_us: number;
+  kind: string;
+  message: string;
+  received_us: number;
+}
+
+/** Settings changed through the API (one row, id 1); they take precedence over the environment. */
+export interface UnsSettingsTable {
+  id: number;
+  retention_days: number | null;
+  broker_mode: string | null;
+  mqtt_port: number | null;
+  mqtt_url: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
   memberships: MembershipTable;
   sessions: SessionTable;
   audit_log: AuditLogTable;
+  oauth2_signing_keys: OAuth2SigningKeyTable;
+  oauth2_clients: OAuth2ClientTable;
+  oauth2_grants: OAuth2GrantTable;
+  oauth2_authorization_codes: OAuth2AuthorizationCodeTable;
+  oauth2_refresh_tokens: OAuth2RefreshTokenTable;
+  oauth2_access_tokens: OAuth2AccessTokenTable;
+  oauth2_consents: OAuth2ConsentTable;
+  oauth2_revocations: OAuth2RevocationTable;
+  personal_access_tokens: PersonalAccessTokenTable;
+  uns_topics: UnsTopicTable;
+  uns_values: UnsValueTable;
+  uns_latest: UnsLatestTable;
+  uns_schemas: UnsSchemaTable;
+  uns_schema_bindings: UnsSchemaBindingTable;
+  uns_violations: UnsViolationTable;
+  uns_settings: UnsSettingsTable;
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import type { JWTPayload } from 'jose';
-import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
+import { type KeyObject, KeyObject as NodeKeyObject, randomUUID, sign } from 'node:crypto';
+import type { CryptoKey, JWTPayload } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { InvalidTokenError } from './oauth2-errors.js';
 import type { SigningKeyRing } from './signing-keys.js';
 
@@ -56,10 +56,31 @@ export async function signAccessToken(
     exp: iat + opts.ttlSeconds,
     jti: randomUUID(),
   };
-  const token = await new SignJWT({ ...full })
-    .setProtectedHeader({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: key.kid })
-    .sign(key.key);
-  return { token, claims: full };
+  // node:crypto signs synchronously in about a tenth of WebCrypto's round trip through the thread
+  // pool; this is the hot path of the token endpoint. The output is an ordinary JWS (RFC 7515 §7.1).
+  const header = base64url({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: key.kid });
+  const input = `${header}.${base64url(full)}`;
+  const signature = sign('sha256', Buffer.from(input), {
+    key: keyObjectOf(key.key),
+    dsaEncoding: 'ieee-p1363',
+  });
+  return { token: `${input}.${signature.toString('base64url')}`, claims: full };
+}
+
+const keyObjects = new WeakMap<CryptoKey, KeyObject>();
+
+/** The node:crypto KeyObject of a WebCrypto key, converted once per key. */
+function keyObjectOf(key: CryptoKey): KeyObject {
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = NodeKeyObject.from(key as unknown as Parameters<typeof NodeKeyObject.from>[0]);
+    keyObjects.set(key, keyObject);
+  }
+  return keyObject;
+}
+
+function base64url(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 /**

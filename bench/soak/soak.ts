@@ -1,0 +1,223 @@
+/**
+ * Soak: mixed traffic (HTTP publishes, queries, token requests, MQTT publishes) at half the measured
+ * maximum, reporting per minute the server's memory, p50/p99 latency per kind and errors.
+ *   npm run build && node --import tsx bench/soak/soak.ts [--minutes 10] [--postgres]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import mqtt from 'mqtt';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
+import { freePort } from '../../test/helpers/free-port.js';
+import { TestClient } from '../../test/helpers/http-client.js';
+import { LatencyLog } from './latency-log.js';
+
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '10' },
+    postgres: { type: 'boolean', default: false },
+    probe: { type: 'string', default: '20' },
+  },
+});
+const MINUTES = Number(args.minutes);
+const PASSWORD = 'soak-admin-password';
+type Kind = 'publish' | 'latest' | 'history' | 'aggregate' | 'token' | 'mqtt';
+const MIX: [Kind, number][] = [
+  ['publish', 45],
+  ['latest', 15],
+  ['history', 10],
+  ['aggregate', 5],
+  ['token', 10],
+  ['mqtt', 15],
+];
+
+async function startServer(database: TestDatabase) {
+  const [http, broker] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, ['bin/meridian.js', 'serve'], {
+    env: {
+      ...process.env,
+      MERIDIAN_DATA_DIR: database.dataDir,
+      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+      MERIDIAN_HTTP_HOST: '127.0.0.1',
+      MERIDIAN_HTTP_PORT: String(http),
+      MERIDIAN_MQTT_PORT: String(broker),
+      MERIDIAN_ADMIN_PASSWORD: PASSWORD,
+      MERIDIAN_LOG_LEVEL: 'warn',
+      MERIDIAN_TOKEN_RATE_LIMIT_PER_CLIENT: '100000000',
+      MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${http}`;
+  for (;;) {
+    if ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, url, mqttUrl: `mqtt://127.0.0.1:${broker}` };
+}
+
+function rssMiB(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function setUp(url: string, mqttUrl: string) {
+  const admin = await new TestClient(url).login('admin@localhost', PASSWORD);
+  const orgId = (await admin.get('/api/v1/auth/session')).body.data.organizations[0].id as string;
+  const scopes = ['uns:read', 'uns:publish'];
+  const registered = await admin.inOrg(orgId).post('/api/v1/oauth2/clients', {
+    name: 'Soak',
+    clientType: 'confidential',
+    grantTypes: ['client_credentials'],
+    allowedScopes: scopes,
+  });
+  const { clientId, clientSecret } = registered.body.data;
+  const tokenForm = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: clientSecret,
+  }).toString();
+  const requestToken = async () => {
+    const res = await fetch(`${url}/api/v1/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: tokenForm,
+    });
+    if (res.status !== 200) throw new Error(`token ${res.status}`);
+    return ((await res.json()) as { access_token: string }).access_token;
+  };
+  const token = await requestToken();
+  const api = admin.as({ token, org: orgId });
+  const device = await mqtt.connectAsync(mqttUrl, { username: orgId, password: token, protocolVersion: 5 });
+  return { api, requestToken, device, orgId };
+}
+
+async function main() {
+  const database = await createTestDatabase(args.postgres ? 'postgres' : 'sqlite');
+  const server = await startServer(database);
+  const { api, requestToken, device } = await setUp(server.url, server.mqttUrl);
+  const topics = Array.from({ length: 100 }, (_, i) => `v1/soak/line${i % 10}/machine${i}/value`);
+  const mqttTopic = 'v1/soak/mqtt/counter';
+  let mqttAcked = 0;
+  let seq = 0;
+  const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!;
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+
+  const ops: Record<Kind, () => Promise<number>> = {
+    publish: async () =>
+      (await api.post('/api/v1/uns/data/publish', { topic: pick(topics), value: Math.random() * 100 }))
+        .status,
+    latest: async () =>
+      (await api.get(`/api/v1/uns/data/latest?topic=${encodeURIComponent(pick(topics))}`)).status,
+    history: async () =>
+      (
+        await api.get(
+          `/api/v1/uns/data/history?topic=${encodeURIComponent(pick(topics))}&order=desc&limit=50`,
+        )
+      ).status,
+    aggregate: async () =>
+      (
+        await api.get(
+          `/api/v1/uns/data/aggregate?topic=${encodeURIComponent(pick(topics))}&from=${since}&to=${new Date(Date.now() + 60_000).toISOString()}&interval=1m`,
+        )
+      ).status,
+    token: async () => {
+      await requestToken();
+      return 200;
+    },
+    mqtt: async () => {
+      // QoS 1: the PUBACK is the broker's acknowledgement, so its latency and any loss are measurable.
+      await device.publishAsync(
+        mqttTopic,
+        JSON.stringify({ value: ++seq, timestamp: new Date(Date.now() - 1000 + (seq % 1000)).toISOString() }),
+        { qos: 1 },
+      );
+      mqttAcked++;
+      return 200;
+    },
+  };
+  for (const t of topics) await ops.publish(); // every topic exists before queries start
+  const weighted = MIX.flatMap(([kind, weight]) => Array<Kind>(weight).fill(kind));
+  const run = async (log: LatencyLog, kind: Kind) => {
+    const started = performance.now();
+    try {
+      const status = await ops[kind]();
+      log.record(kind, performance.now() - started, status >= 400 ? `${status}` : null);
+    } catch (error) {
+      log.record(kind, performance.now() - started, (error as Error).message.slice(0, 80));
+    }
+  };
+
+  // 1. The maximum: 32 workers back to back.
+  const probe = new LatencyLog();
+  const probeEnd = Date.now() + Number(args.probe) * 1000;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (Date.now() < probeEnd) await run(probe, pick(weighted));
+    }),
+  );
+  const maxRate = probe.total() / Number(args.probe);
+  const rate = maxRate / 2;
+  console.log(
+    `measured maximum: ${maxRate.toFixed(0)} mixed requests/s; soaking at ${rate.toFixed(0)}/s for ${MINUTES} min (${args.postgres ? 'PostgreSQL' : 'SQLite'})`,
+  );
+  console.log('minute  rss MiB  ' + MIX.map(([k]) => `${k} p50/p99 ms`.padEnd(22)).join('') + 'errors');
+
+  // 2. Half of it, open loop: requests are started on schedule whether or not earlier ones finished.
+  const rows: { rss: number; p99: number; errors: number }[] = [];
+  let inFlight = 0;
+  for (let minute = 1; minute <= MINUTES; minute++) {
+    const log = new LatencyLog();
+    const rss: number[] = [];
+    const end = Date.now() + 60_000;
+    let due = 0;
+    let last = performance.now();
+    while (Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 5));
+      const now = performance.now();
+      due += ((now - last) / 1000) * rate;
+      last = now;
+      for (; due >= 1; due--) {
+        if (inFlight > 2000) {
+          log.record('publish', 0, 'client backlog over 2000');
+          continue;
+        }
+        inFlight++;
+        run(log, pick(weighted)).finally(() => inFlight--);
+      }
+      if (rss.length < (60_000 - (end - Date.now())) / 5000) rss.push(rssMiB(server.child));
+    }
+    const meanRss = rss.reduce((a, b) => a + b, 0) / rss.length;
+    rows.push({ rss: meanRss, p99: log.percentile(null, 99), errors: log.errors() });
+    console.log(
+      `${String(minute).padStart(6)}  ${meanRss.toFixed(0).padStart(7)}  ${MIX.map(([k]) => `${log.percentile(k, 50).toFixed(1)}/${log.percentile(k, 99).toFixed(1)}`.padEnd(22)).join('')}${log.errors()} ${log.errorSample()}`,
+    );
+  }
+  while (inFlight > 0) await new Promise((r) => setTimeout(r, 50));
+
+  const counted = await api.get(
+    `/api/v1/uns/data/aggregate?topic=${encodeURIComponent(mqttTopic)}&from=${since}&to=${new Date(Date.now() + 3_600_000).toISOString()}&interval=1d`,
+  );
+  const historized = (counted.body.data as { count: number }[]).reduce((sum, b) => sum + b.count, 0);
+  const firstRss = rows[0]!.rss;
+  const lastRss = rows[rows.length - 1]!.rss;
+  const p99s = rows.map((r) => r.p99);
+  console.log('\nsummary');
+  console.log(
+    `  memory: ${firstRss.toFixed(0)} MiB in minute 1, ${lastRss.toFixed(0)} MiB in minute ${rows.length} (${(((lastRss - firstRss) / firstRss) * 100).toFixed(1)}%)`,
+  );
+  console.log(
+    `  p99 over all kinds per minute: ${Math.min(...p99s).toFixed(1)} to ${Math.max(...p99s).toFixed(1)} ms`,
+  );
+  console.log(`  errors: ${rows.reduce((s, r) => s + r.errors, 0)}`);
+  console.log(
+    `  MQTT QoS 1 publishes acknowledged: ${mqttAcked}, historized distinct values: ${historized} (${mqttAcked - historized} lost)`,
+  );
+
+  await device.endAsync();
+  server.child.kill('SIGTERM');
+  await new Promise((r) => server.child.once('exit', r));
+  await database.drop();
+}
+
+await main();

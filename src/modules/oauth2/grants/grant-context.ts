@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
+import type { Database } from '../../../storage/tables.js';
+import type { FormParams } from '../client-authentication.js';
+import type { StoredClient } from '../clients.repository.js';
+import type { GrantsRepository } from '../grants.repository.js';
+import type { RevocationList } from '../revocation-list.js';
+import type { TokenIssuer } from '../token-issuer.js';
+
+/** What every grant handler needs: the authenticated client, the form, and the services. */
+export interface GrantContext {
+  client: StoredClient;
+  body: FormParams;
+  requestId: string;
+  deps: GrantDeps;
+}
+
+export interface GrantDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  grants: GrantsRepository;
+  issuer: TokenIssuer;
+  revocations: RevocationList;
+}
+
+/** True when the user exists, is active and not deleted. */
+export async function isUserActive(db: Kysely<Database>, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select(['status', 'deleted_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined && row.status === 'active' && row.deleted_at === null;
+}
+
+/** Revokes a grant and every unexpired access token it produced (code replay, refresh token reuse). */
+export async function revokeGrant(deps: GrantDeps, grantId: string): Promise<void> {
+  const tokens = await deps.grants.revokeGrant(grantId, deps.clock.now());
+  await deps.revocations.revokeTokens(tokens);
+}

@@ -1,0 +1,35 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config/config.schema.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Database } from '../../storage/tables.js';
+import type { SessionsService } from '../sessions/sessions.service.js';
+import type { TokensService } from '../tokens/tokens.service.js';
+import type { AccessTokenVerifier } from './access-token-verifier.js';
+import type { ClientsRepository } from './clients.repository.js';
+import type { ClientsService } from './clients.service.js';
+import type { GrantDeps } from './grants/grant-context.js';
+import type { GrantsRepository } from './grants.repository.js';
+import type { RequestRateLimiter } from './request-rate-limiter.js';
+import type { SigningKeyRing } from './signing-keys.js';
+import type { TokenIntrospection } from './token-introspection.js';
+import type { TokenIssuer } from './token-issuer.js';
+
+/** Everything the OAuth2 routes use, built once by createOAuth2Module. */
+export interface OAuth2Services {
+  db: Kysely<Database>;
+  config: Config;
+  clock: Clock;
+  /** The ring in use now (rebuilt when keys are rotated). */
+  ring: () => SigningKeyRing;
+  audience: string;
+  clients: ClientsRepository;
+  clientsService: ClientsService;
+  grants: GrantsRepository;
+  grantDeps: GrantDeps;
+  issuer: TokenIssuer;
+  accessTokens: AccessTokenVerifier;
+  introspection: TokenIntrospection;
+  sessions: SessionsService;
+  pats: TokensService;
+  limits: { perClient: RequestRateLimiter; perAddress: RequestRateLimiter };
+}

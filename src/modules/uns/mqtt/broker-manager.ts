@@ -1,0 +1,121 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../storage/tables.js';
+import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { PublishFanout, PublishService } from '../publish.service.js';
+import { startBridge } from './bridge-client.js';
+import type { BrokerBackend, BrokerMode, BrokerStatus } from './broker-types.js';
+import { startEmbeddedBroker } from './embedded-broker.js';
+import { MessageRates } from './message-rates.js';
+import type { TokenAuthenticator } from './mqtt-auth.js';
+
+/** Which broker runs: the embedded one on a port, a bridge to an external URL, or none. */
+export interface BrokerSettings {
+  mode: BrokerMode;
+  mqttPort: number;
+  mqttUrl: string | null;
+}
+
+export interface BrokerManagerDeps {
+  host: string;
+  namespace: string;
+  topicPrefix: string;
+  now: () => number;
+  db: Kysely<Database>;
+  authenticate: TokenAuthenticator;
+  publisher: () => PublishService;
+  log: FastifyBaseLogger;
+  /** Told the mode of every applied setting (readiness checks follow it). */
+  onModeChange?: (mode: BrokerMode) => void;
+}
+
+/**
+ * Owns the broker's lifecycle: starts the configured one, swaps it when the settings change (no
+ * restart), stops it at shutdown, and hands every committed HTTP publish to it.
+ */
+export class BrokerManager implements PublishFanout {
+  private backend: BrokerBackend | null = null;
+  private settings: BrokerSettings | null = null;
+  private failure: string | null = null;
+  private switching: Promise<void> = Promise.resolve();
+  readonly rates = new MessageRates();
+
+  constructor(private readonly deps: BrokerManagerDeps) {}
+
+  /** Stops the running broker and starts the one `settings` describe; rejects when it cannot start. */
+  apply(settings: BrokerSettings): Promise<void> {
+    const run = this.switching.then(() => this.swap(settings));
+    this.switching = run.catch(() => {});
+    return run;
+  }
+
+  private async swap(settings: BrokerSettings): Promise<void> {
+    const previous = this.backend;
+    this.backend = null;
+    await previous?.stop();
+    this.settings = settings;
+    this.failure = null;
+    this.deps.onModeChange?.(settings.mode);
+    const common = {
+      publisher: this.deps.publisher(),
+      topicPrefix: this.deps.topicPrefix,
+      now: this.deps.now,
+      rates: this.rates,
+      log: this.deps.log,
+    };
+    try {
+      if (settings.mode === 'embedded') {
+        this.backend = await startEmbeddedBroker({
+          ...common,
+          host: this.deps.host,
+          port: settings.mqttPort,
+          authenticate: this.deps.authenticate,
+        });
+      } else if (settings.mode === 'external' && settings.mqttUrl) {
+        this.backend = await startBridge({
+          ...common,
+          url: settings.mqttUrl,
+          namespace: this.deps.namespace,
+          db: this.deps.db,
+        });
+      }
+    } catch (error) {
+      this.failure = (error as Error).message;
+      throw error;
+    }
+  }
+
+  /** The settings in effect (null before the first apply). */
+  current(): BrokerSettings | null {
+    return this.settings;
+  }
+
+  status(): BrokerStatus & { messages: ReturnType<MessageRates['snapshot']> } {
+    const base: BrokerStatus = this.backend?.status() ?? {
+      mode: this.settings?.mode ?? 'disabled',
+      state: this.failure ? 'failed' : 'stopped',
+      address: null,
+      clients: null,
+      error: this.failure,
+    };
+    return { ...base, messages: this.rates.snapshot() };
+  }
+
+  /** For /readyz: resolves when the broker is disabled, listening or connected. */
+  async ready(): Promise<void> {
+    const status = this.status();
+    if (status.mode === 'disabled' || status.state === 'listening' || status.state === 'connected') return;
+    throw new Error(`broker ${status.mode} is ${status.state}${status.error ? `: ${status.error}` : ''}`);
+  }
+
+  deliver(organizationId: string, records: readonly AcceptedRecord[]): void {
+    this.backend?.deliver(organizationId, records);
+  }
+
+  async stop(): Promise<void> {
+    await this.switching;
+    const backend = this.backend;
+    this.backend = null;
+    await backend?.stop();
+  }
+}

@@ -1,0 +1,169 @@
+import { createServer, type Server } from 'node:net';
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import type { FastifyBaseLogger } from 'fastify';
+import { parseMqttPayload } from '../mqtt-payload.js';
+import type { PublishService } from '../publish.service.js';
+import type { BrokerBackend, BrokerStatus } from './broker-types.js';
+import { envelopeOf } from './broker-types.js';
+import type { MessageRates } from './message-rates.js';
+import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
+
+export interface EmbeddedBrokerDeps {
+  host: string;
+  port: number;
+  authenticate: TokenAuthenticator;
+  publisher: PublishService;
+  topicPrefix: string;
+  now: () => number;
+  rates: MessageRates;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Internal topic namespace of an organization. Clients publish and subscribe `v1/...`; the broker maps
+ * it to `o/<organization id>/v1/...` and strips it again on delivery, so an organization's clients see
+ * only its own topics, whatever filter they subscribe.
+ */
+export const namespaceOf = (organizationId: string) => `o/${organizationId}/`;
+
+function authError(message: string, returnCode: number): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+}
+
+/**
+ * Starts the embedded MQTT broker (aedes). CONNECT: username = organization id, password = access
+ * token or PAT. PUBLISH needs `uns:publish` and is validated and historized under the HTTP contract
+ * before it is relayed (so subscribers only see committed values, and a QoS 1 PUBACK means committed);
+ * a refused publish disconnects the client, as MQTT 3.1.1 has no negative acknowledgement. SUBSCRIBE
+ * needs `uns:read`; a refused subscription gets the failure return code.
+ */
+export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
+  const identities = new WeakMap<Client, MqttIdentity>();
+  const broker = await Aedes.createBroker({
+    authenticate(client, username, password, done) {
+      if (!username || !password) {
+        done(authError('username (organization id) and password (token) are required', 4), null);
+        return;
+      }
+      const remote = (client.conn as { remoteAddress?: string }).remoteAddress ?? 'unknown';
+      deps.authenticate(password.toString('utf8'), username, remote).then(
+        (identity) => {
+          if (typeof identity === 'string') {
+            deps.log.info({ clientId: client.id, reason: identity }, 'mqtt connection refused');
+            done(authError(identity, 4), null);
+            return;
+          }
+          identities.set(client, identity);
+          done(null, true);
+        },
+        (error: unknown) => {
+          deps.log.warn({ err: error }, 'mqtt authentication failed');
+          done(authError('authentication is unavailable', 3), null);
+        },
+      );
+    },
+    authorizePublish(client, packet, callback) {
+      const identity = client ? identities.get(client) : undefined;
+      if (!identity) return callback(new Error('not authenticated'));
+      if (!identity.scopes.has('uns:publish')) return callback(new Error('publishing requires uns:publish'));
+      if (identity.expiresAt !== undefined && identity.expiresAt <= Date.now()) {
+        return callback(new Error('the credential has expired'));
+      }
+      let record: ReturnType<typeof parseMqttPayload>;
+      try {
+        const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+        record = parseMqttPayload(packet.topic, payload, { prefix: deps.topicPrefix, now: deps.now });
+      } catch (error) {
+        deps.rates.add('refused');
+        return callback(error as Error);
+      }
+      const organizationId = identity.organizationId;
+      const relay = () => {
+        deps.rates.add('received');
+        packet.topic = namespaceOf(organizationId) + packet.topic;
+        callback(null);
+      };
+      const refuse = (error: unknown) => {
+        deps.rates.add('refused');
+        deps.log.info({ err: error, clientId: client?.id }, 'mqtt publish refused');
+        callback(error as Error);
+      };
+      // Relayed only once committed: subscribers see committed values, a QoS 1 PUBACK means committed.
+      deps.publisher.publish(organizationId, [record], { batch: false, fanout: false }).then(relay, refuse);
+    },
+    authorizeSubscribe(client, subscription, callback) {
+      const identity = identities.get(client);
+      if (!identity?.scopes.has('uns:read') || subscription.topic.startsWith('$')) {
+        callback(null, null);
+        return;
+      }
+      subscription.topic = namespaceOf(identity.organizationId) + subscription.topic;
+      callback(null, subscription);
+    },
+    authorizeForward(client, packet) {
+      const identity = identities.get(client);
+      if (!identity) return null;
+      const namespace = namespaceOf(identity.organizationId);
+      if (!packet.topic.startsWith(namespace)) return null;
+      deps.rates.add('delivered');
+      return { ...packet, topic: packet.topic.slice(namespace.length) };
+    },
+  });
+
+  const server: Server = createServer(broker.handle);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(deps.port, deps.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new Error(
+        `MQTT port ${deps.port} is taken: choose another with MERIDIAN_MQTT_PORT (0 disables the embedded broker)`,
+      );
+    }
+    throw error;
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : deps.port;
+  const host = deps.host === '0.0.0.0' ? '127.0.0.1' : deps.host;
+  let stopped = false;
+
+  return {
+    status(): BrokerStatus {
+      return {
+        mode: 'embedded',
+        state: stopped ? 'stopped' : 'listening',
+        address: `mqtt://${host}:${port}`,
+        clients: stopped ? 0 : broker.connectedClients,
+        error: null,
+      };
+    },
+    deliver(organizationId, records) {
+      const namespace = namespaceOf(organizationId);
+      for (const accepted of records) {
+        broker.publish(
+          {
+            cmd: 'publish',
+            topic: namespace + accepted.record.topic,
+            payload: Buffer.from(envelopeOf(accepted)),
+            qos: 0,
+            retain: false,
+            dup: false,
+          },
+          () => {},
+        );
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Clock } from '../../platform/clock.js';
+import type { BindingResolver } from './binding-resolver.js';
+import type { GroupCommitter } from './historian/group-commit.js';
+import type { AcceptedRecord, CommitJob } from './historian/historian-writer.js';
+import type { PublishRecord } from './publish-record.js';
+import { formatRfc3339Micros } from './rfc3339.js';
+import { evaluateRecord, selectBinding } from './schema-evaluation.js';
+import { UnsBatchError, UnsInputError, type UnsRecordError } from './uns-errors.js';
+
+/** Where committed values go next: the MQTT subscribers of the organization. */
+export interface PublishFanout {
+  deliver(organizationId: string, records: readonly AcceptedRecord[]): void;
+}
+
+export interface PublishServiceDeps {
+  committer: GroupCommitter<CommitJob>;
+  bindings: BindingResolver;
+  clock: Clock;
+  /** Largest amount a declared timestamp may lie ahead of now, in seconds. */
+  futureToleranceSeconds: number;
+  fanout: () => PublishFanout | null;
+}
+
+/**
+ * The publish contract shared by HTTP and MQTT: the future-timestamp rule, schema evaluation
+ * (quality = max(published, derived); wrong type or a strict violation refuses), group commit, and
+ * after the commit the delivery to MQTT subscribers.
+ */
+export class PublishService {
+  constructor(private readonly deps: PublishServiceDeps) {}
+
+  /**
+   * Evaluates and commits the records of one publish (one record, or a batch all or nothing). Throws
+   * UnsInputError (single) or UnsBatchError (batch) naming each refused field; nothing is stored then.
+   * Resolves once the records are committed. `fanout: false` when the broker relays them itself.
+   */
+  async publish(
+    organizationId: string,
+    records: readonly PublishRecord[],
+    options: { batch: boolean; fanout: boolean },
+  ): Promise<AcceptedRecord[]> {
+    const accepted = await this.evaluate(organizationId, records, options.batch);
+    await this.commit(organizationId, accepted);
+    if (options.fanout) this.deps.fanout()?.deliver(organizationId, accepted);
+    return accepted;
+  }
+
+  /** Commits evaluated records (group commit); resolves once they are committed. */
+  commit(organizationId: string, accepted: AcceptedRecord[]): Promise<void> {
+    const receivedUs = this.deps.clock.now() * 1000;
+    return this.deps.committer.submit({ organizationId, records: accepted, receivedUs }, accepted.length);
+  }
+
+  /** Applies the future-timestamp rule and the governing schema binding to each record. */
+  async evaluate(
+    organizationId: string,
+    records: readonly PublishRecord[],
+    batch: boolean,
+  ): Promise<AcceptedRecord[]> {
+    const nowUs = this.deps.clock.now() * 1000;
+    const latestAllowedUs = nowUs + this.deps.futureToleranceSeconds * 1_000_000;
+    const bindings = await this.deps.bindings.bindingsOf(organizationId);
+    const errors: UnsRecordError[] = [];
+    const accepted: AcceptedRecord[] = [];
+    records.forEach((record, index) => {
+      const at = batch ? `records[${index}].` : '';
+      if (record.timestampDeclared && record.timestampUs > latestAllowedUs) {
+        errors.push({
+          index,
+          field: `${at}timestamp`,
+          message: `${at}timestamp ${formatRfc3339Micros(record.timestampUs)} lies more than ${this.deps.futureToleranceSeconds} s in the future (MERIDIAN_UNS_FUTURE_TOLERANCE)`,
+        });
+        return;
+      }
+      const binding = bindings.length > 0 ? selectBinding(bindings, record.topic) : null;
+      if (!binding) {
+        accepted.push({ record, quality: record.quality, violations: [] });
+        return;
+      }
+      const evaluation = evaluateRecord(binding.compiled, binding.mode, record, nowUs, at);
+      if (evaluation.refused) {
+        errors.push({ index, field: evaluation.refused.field, message: evaluation.refused.message });
+        return;
+      }
+      accepted.push({ record, quality: evaluation.quality, violations: evaluation.violations });
+    });
+    const first = errors[0];
+    if (first) {
+      if (batch) throw new UnsBatchError(errors, records.length);
+      throw new UnsInputError(first.field, first.message);
+    }
+    return accepted;
+  }
+}

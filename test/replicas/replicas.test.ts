@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import mqtt from 'mqtt';
+import type { TestClient } from '../helpers/http-client.js';
+import {
+  CLUSTER_ADMIN_PASSWORD,
+  eventually,
+  type ReplicaCluster,
+  startReplicaCluster,
+} from './replica-cluster.js';
+
+/**
+ * Two replicas on one PostgreSQL and the external Mosquitto. Changes made on one take effect on the
+ * other within one second (DESIGN "Runtime shape"; README "Scaling out" says how: LISTEN/NOTIFY).
+ */
+describe('replicas on PostgreSQL and an external broker [postgres]', () => {
+  let cluster: ReplicaCluster;
+  let a: TestClient;
+  let b: TestClient;
+  let orgId: string;
+
+  async function clientCredentialsToken(on: TestClient, clientId: string, clientSecret: string) {
+    const res = await fetch(`${on.baseUrl}/api/v1/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+        scope: 'organizations:read uns:read uns:publish',
+      }),
+    });
+    return { status: res.status, body: (await res.json()) as { access_token: string; error?: string } };
+  }
+
+  async function registerClient(on: TestClient) {
+    const res = await on.post('/api/v1/oauth2/clients', {
+      name: `Replica test ${Date.now()}`,
+      clientType: 'confidential',
+      grantTypes: ['client_credentials'],
+      allowedScopes: ['organizations:read', 'uns:read', 'uns:publish'],
+    });
+    assert.equal(res.status, 201, res.text);
+    return res.body.data as { id: string; clientId: string; clientSecret: string };
+  }
+
+  const status = (client: TestClient, token: string) =>
+    client.get('/api/v1/organizations', { token, org: orgId }).then((r) => r.status);
+
+  before(async () => {
+    cluster = await startReplicaCluster(2);
+    const [first, second] = cluster.replicas;
+    a = await first!.client.login('admin@localhost', CLUSTER_ADMIN_PASSWORD);
+    orgId = (await a.get('/api/v1/auth/session')).body.data.organizations[0].id;
+    a = a.inOrg(orgId);
+    b = second!.client;
+  });
+  after(() => cluster?.stop());
+
+  it('accepts on one replica a token issued by the other', async () => {
+    const client = await registerClient(a);
+    const token = await clientCredentialsToken(a, client.clientId, client.clientSecret);
+    assert.equal(token.status, 200);
+    assert.equal(await status(b, token.body.access_token), 200);
+  });
+
+  it('honours a revocation made on one replica on the other within one second', async () => {
+    const client = await registerClient(a);
+    const { body } = await clientCredentialsToken(b, client.clientId, client.clientSecret);
+    assert.equal(await status(b, body.access_token), 200);
+    const revoked = await fetch(`${a.baseUrl}/api/v1/oauth2/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: body.access_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
+    });
+    assert.equal(revoked.status, 200);
+    const took = await eventually(async () => assert.equal(await status(b, body.access_token), 401));
+    console.log(`revocation reached the other replica in ${took} ms`);
+  });
+
+  it("refuses tokens to a client disabled on the other replica, and refuses a deleted client's tokens within one second", async () => {
+    const client = await registerClient(a);
+    const { body } = await clientCredentialsToken(a, client.clientId, client.clientSecret);
+    assert.equal((await a.post(`/api/v1/oauth2/clients/${client.id}/disable`)).status, 200);
+    const refused = await clientCredentialsToken(b, client.clientId, client.clientSecret);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, 'invalid_client');
+    assert.equal(await status(b, body.access_token), 200, 'an issued token of a disabled client stays valid');
+    assert.equal((await a.delete(`/api/v1/oauth2/clients/${client.id}`)).status, 204);
+    await eventually(async () => assert.equal(await status(b, body.access_token), 401));
+  });
+
+  it('honours a user deactivated on one replica on the other within one second', async () => {
+    const created = await a.post('/api/v1/admin/users', {
+      email: 'replica-user@example.com',
+      displayName: 'R',
+      password: 'replica-password-1',
+    });
+    const userId = created.body.data.id as string;
+    assert.equal(
+      (await a.put(`/api/v1/organizations/${orgId}/members/${userId}`, { role: 'Viewer' })).status,
+      204,
+    );
+    const user = await b.login('replica-user@example.com', 'replica-password-1', orgId);
+    const pat = await user.post('/api/v1/oauth2/tokens', {
+      name: 'replica',
+      scopes: ['organizations:read'],
+      expiresInDays: 30,
+    });
+    assert.equal(pat.status, 201, pat.text);
+    const value = pat.body.data.token as string;
+    assert.equal(await status(b, value), 200);
+    assert.equal(
+      (await a.put(`/api/v1/admin/users/${userId}/status`, { status: 'deactivated' })).status,
+      200,
+    );
+    await eventually(async () => assert.equal(await status(b, value), 401));
+  });
+
+  it('delivers a value published over HTTP on one replica to an MQTT subscriber and to the historian once', async () => {
+    const topic = `v1/replicas/line${Date.now()}/temperature`;
+    const subscriber = await mqtt.connectAsync('mqtt://127.0.0.1:1883', { protocolVersion: 5 });
+    const received: string[] = [];
+    subscriber.on('message', (_t, payload) => received.push(payload.toString()));
+    await subscriber.subscribeAsync(`${cluster.env.MERIDIAN_MQTT_NAMESPACE}/${orgId}/${topic}`);
+    try {
+      const published = await a.post('/api/v1/uns/data/publish', {
+        topic,
+        value: 21.5,
+        timestamp: new Date(Date.now() - 60_000).toISOString(),
+      });
+      assert.equal(published.status, 200, published.text);
+      await eventually(async () => assert.equal(received.length, 1), 2000);
+      const bAsAdmin = await b.login('admin@localhost', CLUSTER_ADMIN_PASSWORD, orgId);
+      // Give a duplicate time to appear before counting.
+      await new Promise((r) => setTimeout(r, 500));
+      const history = await bAsAdmin.get(`/api/v1/uns/data/history?topic=${encodeURIComponent(topic)}`);
+      assert.equal(history.status, 200, history.text);
+      assert.equal(history.body.data.length, 1, 'stored once');
+      assert.equal(received.length, 1, 'delivered once');
+    } finally {
+      await subscriber.endAsync();
+    }
+  });
+
+  it('shares signing keys, and a rotation made through one is honoured by both', async () => {
+    const client = await registerClient(a);
+    const before = await clientCredentialsToken(a, client.clientId, client.clientSecret);
+    const jwksBefore = (await (await fetch(`${b.baseUrl}/.well-known/jwks.json`)).json()) as {
+      keys: { kid: string }[];
+    };
+    const rotated = cluster.run(['keys', 'rotate']);
+    assert.equal(await rotated.exited, 0, rotated.output());
+    await eventually(async () => {
+      const after = await clientCredentialsToken(a, client.clientId, client.clientSecret);
+      const kid = JSON.parse(Buffer.from(after.body.access_token.split('.')[0]!, 'base64url').toString())
+        .kid as string;
+      assert.ok(!jwksBefore.keys.some((k) => k.kid === kid), 'a new key signs');
+      assert.equal(await status(b, after.body.access_token), 200, 'the other replica verifies it');
+    }, 2000);
+    assert.equal(
+      await status(b, before.body.access_token),
+      200,
+      'tokens signed with the retiring key stay valid',
+    );
+  });
+});
