@@ -52,10 +52,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
-    // Slow clients: a request must arrive whole within 30 s, headers within 10 s.
+    // Slow clients: a request must arrive whole within 30 s, its headers within 10 s.
     requestTimeout: 30_000,
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 5_000,
+    // Idle keep-alive outlives a load balancer's (60 s on common ones); shorter, the balancer reuses a
+    // socket the server is closing and answers 502.
+    keepAliveTimeout: 72_000,
     // Headers must arrive within 10 s; checked every 2 s (Node's default check interval is 30 s).
     http: { headersTimeout: 10_000, connectionsCheckingInterval: 2_000 },
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -172,12 +172,21 @@ async function send(
     else if (req.body.kind === 'bytes') body = req.body.bytes;
     if (body !== undefined && req.contentType) headers['content-type'] = req.contentType;
   }
-  const response = await fetch(baseUrl + path + req.query, {
-    method: req.operation.method,
-    headers,
-    body,
-    redirect: 'manual',
-  });
+  let response: Response;
+  try {
+    response = await fetch(baseUrl + path + req.query, {
+      method: req.operation.method,
+      headers,
+      body,
+      redirect: 'manual',
+    });
+  } catch (error) {
+    const size = typeof body === 'string' ? body.length : (body?.byteLength ?? 0);
+    const cause = (error as Error & { cause?: Error }).cause?.message ?? String(error);
+    throw new Error(
+      `${req.operation.method} ${path.slice(0, 200)} (${req.credential}, ${req.contentType || 'no content type'}, ${size} bytes): ${cause}`,
+    );
+  }
   return {
     status: response.status,
     type: response.headers.get('content-type') ?? '',
