@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import { consoleRoutes } from './modules/console/console.routes.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
@@ -107,5 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await oauth2.register(app);
   await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
   await installUns(app, { config, storage, clock, directory, bearerVerifiers, readiness });
+  // Last: the web console answers the GETs no module claimed (its client-side routes).
+  await app.register(consoleRoutes);
   return app;
 }

@@ -73,7 +73,10 @@ for (const dialect of testDialects()) {
       assert.equal((await memberClient.get(`/api/v1/organizations/${orgA}/members`)).status, 200);
       await addMember(server, orgA, member.id, 'Viewer');
       assert.equal((await memberClient.get(`/api/v1/organizations/${orgA}/members`)).status, 403);
-      assert.equal((await server.admin.delete(`/api/v1/organizations/${orgA}/members/${member.id}`)).status, 204);
+      assert.equal(
+        (await server.admin.delete(`/api/v1/organizations/${orgA}/members/${member.id}`)).status,
+        204,
+      );
       assert.equal((await memberClient.get('/api/v1/organizations')).status, 422);
     });
 

@@ -10,9 +10,9 @@ export class LatencyLog {
       this.errorMessages.set(`${kind}: ${error}`, (this.errorMessages.get(`${kind}: ${error}`) ?? 0) + 1);
       return;
     }
-    let list = this.samples.get(kind);
-    if (!list) this.samples.set(kind, (list = []));
-    list.push(ms);
+    const list = this.samples.get(kind);
+    if (list) list.push(ms);
+    else this.samples.set(kind, [ms]);
   }
 
   total(): number {

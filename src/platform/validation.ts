@@ -52,7 +52,10 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     .split('/')
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${fieldName(p)}` : fieldName(p)), '');
+    .reduce(
+      (acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${fieldName(p)}` : fieldName(p)),
+      '',
+    );
   const at = (name: string) => (path ? `${path}.${fieldName(name)}` : fieldName(name));
   switch (error.keyword) {
     case 'required':

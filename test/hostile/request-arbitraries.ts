@@ -11,7 +11,8 @@ export const NASTY_STRINGS = [
   '\u0000',
   '\r\nX-Injected: 1',
   '{{7*7}}',
-  '${jndi:ldap://x}',
+  // A log4shell probe: the text, not a template.
+  '$' + '{jndi:ldap://x}',
   '<script>alert(1)</script>',
   '%',
   '_',

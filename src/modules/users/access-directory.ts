@@ -19,8 +19,12 @@ function lookUpStanding(db: Kysely<Database>) {
   return async (userId: string, organizationId: string | null): Promise<CallerStanding | undefined> => {
     const row = await db
       .selectFrom('users as u')
-      .leftJoin('organizations as o', (join) => join.on('o.id', '=', organizationId ?? '').on('o.status', '=', 'active'))
-      .leftJoin('memberships as m', (join) => join.onRef('m.user_id', '=', 'u.id').onRef('m.organization_id', '=', 'o.id'))
+      .leftJoin('organizations as o', (join) =>
+        join.on('o.id', '=', organizationId ?? '').on('o.status', '=', 'active'),
+      )
+      .leftJoin('memberships as m', (join) =>
+        join.onRef('m.user_id', '=', 'u.id').onRef('m.organization_id', '=', 'o.id'),
+      )
       .select(['u.status', 'u.is_system_admin', 'u.deleted_at', 'o.id as organization_id', 'm.role'])
       .where('u.id', '=', userId)
       .executeTakeFirst();
@@ -57,9 +61,9 @@ export function createAccessDirectory(db: Kysely<Database>, bus?: InvalidationBu
     if (event.topic === '*') {
       generation++;
       cache.clear();
-    }
-    else if (event.topic === STANDING_TOPICS.user) evict((userId) => userId === event.id);
-    else if (event.topic === STANDING_TOPICS.organization) evict((_u, organizationId) => organizationId === event.id);
+    } else if (event.topic === STANDING_TOPICS.user) evict((userId) => userId === event.id);
+    else if (event.topic === STANDING_TOPICS.organization)
+      evict((_u, organizationId) => organizationId === event.id);
     else if (event.topic === STANDING_TOPICS.membership) {
       const [userId, organizationId] = (event.id ?? '').split('|');
       evict((u, o) => u === userId && o === organizationId);

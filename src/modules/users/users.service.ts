@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
-import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { conflict, notFound } from '../../platform/errors.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { STANDING_TOPICS } from './access-directory.js';
 import { hashPassword } from './passwords.js';
 import { type UserRow, UsersRepository } from './users.repository.js';
-import { STANDING_TOPICS } from './access-directory.js';
 import type { CreateUserBody, ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
 
 /** The wire form of a user row (never the password hash). */

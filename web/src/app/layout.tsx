@@ -1,0 +1,73 @@
+import type { ReactNode } from 'react';
+import { Link, navigate, useLocation } from './router';
+import { useSession } from './session';
+
+function NavLink({ to, children }: { to: string; children: ReactNode }) {
+  const { pathname } = useLocation();
+  const current = pathname === to || pathname.startsWith(`${to}/`);
+  return (
+    <Link to={to} className="nav-link" aria-current={current ? 'page' : undefined}>
+      {children}
+    </Link>
+  );
+}
+
+/** The organization switcher: its choice becomes the X-Organization-ID of every request. */
+function OrganizationSwitcher() {
+  const { session, organization, switchOrganization } = useSession();
+  if (!session) return null;
+  if (session.organizations.length === 0) return <span className="muted">No organization</span>;
+  return (
+    <label className="org-switcher">
+      <span className="visually-hidden">Organization</span>
+      <select value={organization?.id ?? ''} onChange={(event) => switchOrganization(event.target.value)}>
+        {session.organizations.map((org) => (
+          <option key={org.id} value={org.id} disabled={org.status !== 'active'}>
+            {org.name}
+            {org.status !== 'active' ? ' (suspended)' : ''}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The console frame: header with navigation, organization switcher and account, then the page. */
+export function Layout({ children }: { children: ReactNode }) {
+  const { session, organization, signOut } = useSession();
+  const isAdmin = session?.user.isSystemAdmin ?? false;
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand">
+          Meridian
+        </Link>
+        <nav aria-label="Main" className="nav">
+          <NavLink to="/uns">Namespace</NavLink>
+          {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
+          <NavLink to="/profile/security">Profile</NavLink>
+        </nav>
+        <div className="topbar-end">
+          <OrganizationSwitcher />
+          <span className="user" title={session?.user.email}>
+            {session?.user.displayName}
+            {organization && <small>{organization.role}</small>}
+          </span>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => signOut().then(() => navigate('/sign-in'))}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" className="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,149 @@
+import { useEffect, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { errorText } from '../../api/client';
+import { EmptyState, ErrorMessage, Loading } from '../../components/states';
+import { qualityColour } from './quality';
+import { aggregate, history } from './uns-api';
+
+export const RANGES = [
+  { label: '15 minutes', seconds: 900 },
+  { label: '1 hour', seconds: 3600 },
+  { label: '6 hours', seconds: 21_600 },
+  { label: '24 hours', seconds: 86_400 },
+  { label: '7 days', seconds: 604_800 },
+] as const;
+const REFRESH_MS = 5000;
+const MAX_POINTS = 1000;
+
+type Series = [number[], (number | null)[], (number | null)[], (number | null)[]];
+
+/** Reads the range: every value when there are few, averages per bucket when there are many. */
+async function loadSeries(
+  topic: string,
+  seconds: number,
+): Promise<{ data: Series; bucketed: boolean; numeric: boolean }> {
+  const to = new Date(Date.now() + 1000);
+  const from = new Date(to.getTime() - seconds * 1000);
+  const page = await history(topic, from, to, MAX_POINTS);
+  if (page.more) {
+    const buckets = await aggregate(topic, from, to, seconds / 400);
+    const xs = buckets.map((b) => new Date(b.start).getTime() / 1000);
+    return {
+      data: [xs, buckets.map((b) => b.avg), xs.map(() => null), xs.map(() => null)],
+      bucketed: true,
+      numeric: true,
+    };
+  }
+  const numeric = page.values.filter((v) => typeof v.value === 'number');
+  const xs = numeric.map((v) => new Date(v.timestamp).getTime() / 1000);
+  const ys = numeric.map((v) => v.value as number);
+  const at = (q: number) => numeric.map((v) => (v.quality === q ? (v.value as number) : null));
+  return {
+    data: [xs, ys, at(1), at(2)],
+    bucketed: false,
+    numeric: page.values.length === 0 || numeric.length > 0,
+  };
+}
+
+function chartOptions(width: number, unit: string): uPlot.Options {
+  const points = (colour: string) => ({ show: true, size: 7, stroke: colour, fill: colour, width: 0 });
+  return {
+    width,
+    height: 260,
+    scales: { x: { time: true } },
+    axes: [{}, { label: unit || undefined, size: 60 }],
+    legend: { show: true },
+    series: [
+      {},
+      { label: 'Value', stroke: '#1f5fbf', width: 2, points: { show: true, size: 4 } },
+      { label: 'Uncertain', stroke: qualityColour(1), paths: () => null, points: points(qualityColour(1)) },
+      { label: 'Bad', stroke: qualityColour(2), paths: () => null, points: points(qualityColour(2)) },
+    ],
+  };
+}
+
+/** History of a numeric topic with a time range picker; uncertain and bad values are coloured. */
+export function HistoryChart({ topic, unit = '' }: { topic: string; unit?: string }) {
+  const [seconds, setSeconds] = useState<number>(3600);
+  const [state, setState] = useState<{ data: Series; bucketed: boolean; numeric: boolean } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    setState(null);
+    const load = async () => {
+      try {
+        const next = await loadSeries(topic, seconds);
+        if (!stopped) {
+          setState(next);
+          setError(null);
+        }
+      } catch (failure) {
+        if (!stopped) setError(errorText(failure));
+      }
+      if (!stopped) timer = setTimeout(load, REFRESH_MS);
+    };
+    void load();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [topic, seconds]);
+
+  const hasData = (state?.data[0].length ?? 0) > 0;
+  useEffect(() => {
+    const element = box.current;
+    if (!element || !state || !hasData) return;
+    if (!plot.current) {
+      plot.current = new uPlot(chartOptions(element.clientWidth || 600, unit), state.data, element);
+    } else {
+      plot.current.setData(state.data);
+    }
+  }, [state, hasData, unit]);
+
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() =>
+      plot.current?.setSize({ width: element.clientWidth, height: 260 }),
+    );
+    observer.observe(element);
+    return () => {
+      observer.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, []);
+
+  return (
+    <section className="card" aria-labelledby="history-title">
+      <header className="section-header">
+        <h2 id="history-title">History</h2>
+        <label className="sort">
+          <span>Range</span>
+          <select value={seconds} onChange={(event) => setSeconds(Number(event.target.value))}>
+            {RANGES.map((range) => (
+              <option key={range.seconds} value={range.seconds}>
+                Last {range.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <ErrorMessage error={error} />
+      {!state && !error && <Loading label="Loading history…" />}
+      {state && !state.numeric && (
+        <EmptyState title="This topic's values are not numbers, so there is no chart." />
+      )}
+      {state?.numeric && !hasData && <EmptyState title="No values in this time range." />}
+      {state?.bucketed && (
+        <p className="hint">Many values in this range: the chart shows averages per interval.</p>
+      )}
+      <div ref={box} className="chart" hidden={!hasData} />
+    </section>
+  );
+}

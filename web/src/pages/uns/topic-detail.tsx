@@ -1,0 +1,161 @@
+import { useAsync } from '../../app/use-async';
+import { formatDateTime } from '../../components/format';
+import { EmptyState, ErrorMessage, Loading } from '../../components/states';
+import { HistoryChart } from './history-chart';
+import { Quality } from './quality';
+import { type LatestValue, recentValues, type TopicView, viewTopic, violations } from './uns-api';
+import { useLiveValue } from './use-live-value';
+
+function formatValue(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+/** The latest value, replaced as new values arrive (read every second). */
+function LiveValue({ topic, initial, unit }: { topic: string; initial: LatestValue | null; unit: string }) {
+  const { value, error } = useLiveValue(topic, initial);
+  return (
+    <section className="card live" aria-labelledby="live-title">
+      <h2 id="live-title">
+        Latest value <span className="live-badge">Live</span>
+      </h2>
+      <ErrorMessage error={error} />
+      {value ? (
+        <>
+          <output
+            className={`live-value quality-border-${value.quality}`}
+            aria-live="polite"
+            data-testid="live-value"
+          >
+            {formatValue(value.value)}
+            {unit && typeof value.value === 'number' ? <small> {unit}</small> : null}
+          </output>
+          <dl className="facts">
+            <dt>Quality</dt>
+            <dd>
+              <Quality quality={value.quality} />
+            </dd>
+            <dt>Timestamp</dt>
+            <dd>{formatDateTime(value.timestamp)}</dd>
+            <dt>Source</dt>
+            <dd>{value.source ?? '—'}</dd>
+          </dl>
+        </>
+      ) : (
+        <p className="muted">No value has been published to this topic yet.</p>
+      )}
+    </section>
+  );
+}
+
+function SchemaPanel({ view }: { view: TopicView }) {
+  const binding = view.schemaBinding as {
+    filter?: string;
+    mode?: string;
+    schema?: { name?: string; version?: number };
+    definition?: unknown;
+  } | null;
+  return (
+    <section className="card" aria-labelledby="schema-title">
+      <h2 id="schema-title">Schema</h2>
+      {binding ? (
+        <>
+          <dl className="facts">
+            <dt>Schema</dt>
+            <dd>
+              {binding.schema?.name} v{binding.schema?.version}
+            </dd>
+            <dt>Bound by</dt>
+            <dd>
+              <code>{binding.filter}</code> ({binding.mode})
+            </dd>
+            <dt>Stale</dt>
+            <dd>
+              {view.stale === null ? 'No threshold' : view.stale ? 'Yes: the latest value is too old' : 'No'}
+            </dd>
+          </dl>
+          <pre className="code-block">{JSON.stringify(binding.definition, null, 2)}</pre>
+        </>
+      ) : (
+        <p className="muted">No schema is bound to this topic.</p>
+      )}
+    </section>
+  );
+}
+
+function ViolationsPanel({ topic }: { topic: string }) {
+  const list = useAsync(() => violations(topic), [topic]);
+  return (
+    <section className="card" aria-labelledby="violations-title">
+      <h2 id="violations-title">Schema violations</h2>
+      <ErrorMessage error={list.error} onRetry={list.reload} />
+      {list.data?.length === 0 && <p className="muted">None recorded.</p>}
+      {list.data && list.data.length > 0 && (
+        <ul className="plain-list">
+          {list.data.map((v) => (
+            <li key={v.id}>
+              <strong>{v.kind}</strong>: {v.message}{' '}
+              <small className="muted">{formatDateTime(v.timestamp)}</small>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function RecentValues({ topic }: { topic: string }) {
+  const list = useAsync(() => recentValues(topic), [topic]);
+  if (!list.data || list.data.length === 0) return null;
+  return (
+    <section className="card" aria-labelledby="recent-title">
+      <h2 id="recent-title">Recent values</h2>
+      <table className="table compact">
+        <thead>
+          <tr>
+            <th scope="col">Timestamp</th>
+            <th scope="col">Value</th>
+            <th scope="col">Quality</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.data.map((v) => (
+            <tr key={v.timestamp}>
+              <td>{formatDateTime(v.timestamp)}</td>
+              <td className="mono">{formatValue(v.value)}</td>
+              <td>
+                <Quality quality={v.quality} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** One topic: live value, history chart, schema and violations. */
+export function TopicDetail({ path }: { path: string }) {
+  const view = useAsync(() => viewTopic(path), [path]);
+  if (view.loading && !view.data) return <Loading label="Loading topic…" />;
+  if (view.error) return <ErrorMessage error={view.error} onRetry={view.reload} />;
+  if (!view.data) return <EmptyState title="Topic not found." />;
+  const definition = (view.data.schemaBinding as { definition?: { unit?: string } } | null)?.definition;
+  const unit = definition?.unit ?? '';
+  return (
+    <div className="topic-detail">
+      <header>
+        <h2 className="topic-path">{view.data.path}</h2>
+        {view.data.description && <p className="muted">{view.data.description}</p>}
+      </header>
+      <div className="topic-grid">
+        <LiveValue topic={path} initial={view.data.latest} unit={unit} />
+        <SchemaPanel view={view.data} />
+      </div>
+      <HistoryChart topic={path} unit={unit} />
+      <div className="topic-grid">
+        <RecentValues topic={path} />
+        <ViolationsPanel topic={path} />
+      </div>
+    </div>
+  );
+}

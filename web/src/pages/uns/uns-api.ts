@@ -1,0 +1,102 @@
+import { api, orgHeader, unwrap } from '../../api/client';
+import type { paths } from '../../api/schema';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+
+/** A node of the topic tree, a topic's full view, a stored value and a violation, from the document. */
+export type TopicItem = Json<paths['/api/v1/uns/topics']['get']['responses'][200]>['data'][number];
+export type TopicView = Json<paths['/api/v1/uns/topics/{*}']['get']['responses'][200]>['data'];
+export type LatestValue = NonNullable<TopicView['latest']>;
+export type HistoryValue = Json<paths['/api/v1/uns/data/history']['get']['responses'][200]>['data'][number];
+export type Violation = Json<paths['/api/v1/uns/topics/violations']['get']['responses'][200]>['data'][number];
+
+/**
+ * A time bucket of /uns/data/aggregate. Hand-written: that route declares no response schema in the
+ * OpenAPI document yet (nor does /uns/data/latest, whose value has the LatestValue shape above).
+ */
+export interface Bucket {
+  start: string;
+  count: number;
+  avg: number;
+  min: number;
+  max: number;
+  first: number;
+  last: number;
+}
+
+/** Topic paths go into the URL segment by segment: `v1/plant/line` stays three path segments. */
+const topicPath = (pathname: string, params: Record<string, unknown>) =>
+  pathname.replace('{*}', String(params['*']).split('/').map(encodeURIComponent).join('/'));
+
+/** One page of the children of `parent` (top-level nodes without it), or of a search. */
+export async function listTopics(query: { parent?: string; search?: string; cursor?: string | null }) {
+  const params = {
+    header: orgHeader(),
+    query: {
+      limit: 100,
+      ...(query.parent ? { parent: query.parent } : {}),
+      ...(query.search ? { search: query.search } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
+    },
+  };
+  return unwrap(await api.GET('/api/v1/uns/topics', { params }));
+}
+
+/** A topic's configuration, schema binding, latest value and staleness. */
+export async function viewTopic(path: string): Promise<TopicView> {
+  const params = { header: orgHeader(), path: { '*': path } };
+  return unwrap(await api.GET('/api/v1/uns/topics/{*}', { params, pathSerializer: topicPath })).data;
+}
+
+/** The latest value of a topic, or null when it has none. */
+export async function latestValue(topic: string): Promise<LatestValue | null> {
+  const params = { header: orgHeader(), query: { topic } };
+  const body = unwrap(await api.GET('/api/v1/uns/data/latest', { params })) as unknown as {
+    data: LatestValue | null;
+  };
+  return body.data;
+}
+
+/** Values of a topic from `from` to `to`, oldest first, at most `limit`; `more` when the range has more. */
+export async function history(topic: string, from: Date, to: Date, limit = 1000) {
+  const params = {
+    header: orgHeader(),
+    query: { topic, from: from.toISOString(), to: to.toISOString(), order: 'asc' as const, limit },
+  };
+  const page = unwrap(await api.GET('/api/v1/uns/data/history', { params }));
+  return { values: page.data, more: page.pagination.nextCursor !== null };
+}
+
+/** The newest values of a topic, newest first. */
+export async function recentValues(topic: string, limit = 20): Promise<HistoryValue[]> {
+  const params = { header: orgHeader(), query: { topic, order: 'desc' as const, limit } };
+  return unwrap(await api.GET('/api/v1/uns/data/history', { params })).data;
+}
+
+/** Numeric values in buckets of `intervalSeconds` (for ranges with too many values to draw one by one). */
+export async function aggregate(
+  topic: string,
+  from: Date,
+  to: Date,
+  intervalSeconds: number,
+): Promise<Bucket[]> {
+  const params = {
+    header: orgHeader(),
+    query: {
+      topic,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      interval: `${Math.max(1, Math.round(intervalSeconds))}s`,
+    },
+  };
+  const body = unwrap(await api.GET('/api/v1/uns/data/aggregate', { params })) as unknown as {
+    data: Bucket[];
+  };
+  return body.data;
+}
+
+/** Schema violations of a topic, newest first. */
+export async function violations(topic: string): Promise<Violation[]> {
+  const params = { header: orgHeader(), query: { topic, limit: 50 } };
+  return unwrap(await api.GET('/api/v1/uns/topics/violations', { params })).data;
+}
