@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// The `meridian` command. Runs the compiled CLI (npm ci builds it).
-import('../dist/cli/index.js').catch((error) => {
-  if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/cli')) {
-    console.error('meridian is not built yet: run `npm ci` (or `npm run build`) first.');
-    process.exit(1);
-  }
-  throw error;
-});
+// The `meridian` command. Runs the bundled server (npm ci builds it), or the compiled modules.
+import { existsSync } from 'node:fs';
+
+const bundle = new URL('../dist/bundle/meridian.mjs', import.meta.url);
+const modules = new URL('../dist/cli/index.js', import.meta.url);
+const entry = existsSync(bundle) ? bundle : modules;
+if (!existsSync(entry)) {
+  console.error('meridian is not built yet: run `npm ci` (or `npm run build`) first.');
+  process.exit(1);
+}
+await import(entry.href);

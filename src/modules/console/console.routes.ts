@@ -1,11 +1,22 @@
 import { existsSync, statSync } from 'node:fs';
-import { join, normalize, resolve, sep } from 'node:path';
+import { dirname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 
-/** Where `vite build web` writes the console, from both src/ and the compiled dist/ layout. */
-export const DEFAULT_CONSOLE_ROOT = fileURLToPath(new URL('../../../web/dist', import.meta.url));
+/** The package root: the nearest folder above this module that has package.json and web/ (sources, dist or bundle). */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'web'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return process.cwd();
+    dir = parent;
+  }
+}
+
+/** Where `vite build web` writes the console. */
+export const DEFAULT_CONSOLE_ROOT = join(packageRoot(), 'web', 'dist');
 
 /** Paths the console never answers: the API, discovery, metrics and health keep their own 404s. */
 const RESERVED_PREFIXES = ['/api/', '/.well-known/', '/metrics', '/healthz', '/readyz'];
