@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.js';
 import { generateOpaqueToken, TOKEN_PREFIX, timingSafeEqualString } from '../../platform/opaque-token.js';
-import { csrfTokenFor, SESSION_COOKIE } from '../sessions/sessions.service.js';
+import { csrfTokenFor, SESSION_COOKIE, setSessionCookie } from '../sessions/sessions.service.js';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage, renderLoginPage } from './authorize-pages.js';
 import { type AuthorizationRequest, checkAuthorizationRequest, redirectWith } from './authorize-request.js';
 import { isUserActive } from './grants/grant-context.js';
@@ -211,13 +211,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
       }
       try {
         const session = await oauth.sessions.login(text(body.email), text(body.password), request);
-        reply.setCookie(SESSION_COOKIE, session.token, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: secureCookies,
-          path: '/',
-          expires: new Date(session.expiresAt),
-        });
+        setSessionCookie(reply, session, secureCookies);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const message =

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { dataEnvelope, Timestamp } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { OrganizationRole } from '../organizations/organizations.schemas.js';
-import { SESSION_COOKIE, type SessionsService } from './sessions.service.js';
+import { SESSION_COOKIE, type SessionsService, setSessionCookie } from './sessions.service.js';
 
 const tags = ['Sessions'];
 
@@ -91,14 +91,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const session = await sessions.login(request.body.email, request.body.password, request);
-      reply.setCookie(SESSION_COOKIE, session.token, {
-        httpOnly: true,
-        // Lax, not Strict: the authorization endpoint is reached by a top-level navigation from the client's site.
-        sameSite: 'lax',
-        secure: secureCookies,
-        path: '/',
-        expires: new Date(session.expiresAt),
-      });
+      setSessionCookie(reply, session, secureCookies);
       reply.header('cache-control', 'no-store');
       return sessionInfo(db, session.userId, session.csrfToken, session.expiresAt);
     },

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Principal, SessionVerifier } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
@@ -19,6 +19,22 @@ import { UsersRepository } from '../users/users.repository.js';
 export const SESSION_COOKIE = 'meridian_session';
 // Touching last_seen_at on every request would turn every read into a write.
 const TOUCH_INTERVAL_MS = 60_000;
+
+/** Sets the session cookie: HttpOnly, Secure when the issuer is https, expiring with the session. */
+export function setSessionCookie(
+  reply: FastifyReply,
+  session: { token: string; expiresAt: number },
+  secure: boolean,
+): void {
+  reply.setCookie(SESSION_COOKIE, session.token, {
+    httpOnly: true,
+    // Lax, not Strict: the authorization endpoint is reached by a top-level navigation from the client's site.
+    sameSite: 'lax',
+    secure,
+    path: '/',
+    expires: new Date(session.expiresAt),
+  });
+}
 
 /** The CSRF token of a session: derived from the session secret, so nothing more is stored. */
 export function csrfTokenFor(sessionToken: string): string {
