@@ -88,7 +88,7 @@ async function setUp(url: string, mqttUrl: string) {
   };
   const token = await requestToken();
   const api = admin.as({ token, org: orgId });
-  const device = await mqtt.connectAsync(mqttUrl, { username: orgId, password: token, protocolVersion: 5 });
+  const device = await mqtt.connectAsync(mqttUrl, { username: orgId, password: token, protocolVersion: 4 });
   return { api, requestToken, device, orgId };
 }
 
@@ -101,7 +101,9 @@ async function main() {
   let mqttAcked = 0;
   let seq = 0;
   const pick = <T>(items: T[]) => items[Math.floor(Math.random() * items.length)]!;
-  const since = new Date(Date.now() - 3_600_000).toISOString();
+  // MQTT values get timestamps from two hours ago on, one millisecond apart.
+  const mqttEpoch = Date.now() - 7_200_000;
+  const since = new Date(mqttEpoch - 1000).toISOString();
 
   const ops: Record<Kind, () => Promise<number>> = {
     publish: async () =>
@@ -129,7 +131,8 @@ async function main() {
       // QoS 1: the PUBACK is the broker's acknowledgement, so its latency and any loss are measurable.
       await device.publishAsync(
         mqttTopic,
-        JSON.stringify({ value: ++seq, timestamp: new Date(Date.now() - 1000 + (seq % 1000)).toISOString() }),
+        // One millisecond apart: a repeated topic and timestamp would replace a value (idempotent retries).
+        JSON.stringify({ value: ++seq, timestamp: new Date(mqttEpoch + seq).toISOString() }),
         { qos: 1 },
       );
       mqttAcked++;
