@@ -189,6 +189,123 @@ for (const dialect of testDialects()) {
       });
     });
 
+    describe('prompt and max_age (OIDC Core 3.1.2.1)', () => {
+      /** A browser whose user signed in and consented to `openid uns:read` for the client. */
+      async function signedInBrowser() {
+        const browser = new Browser(server.url);
+        await authorizeInBrowser(browser, start({}), user);
+        const again = await browser.request(start({}));
+        assert.equal(again.status, 303, 'a signed-in, consented user is sent straight back');
+        return browser;
+      }
+      const idClaimsOf = async (location: string, verifier: string) => {
+        const token = await exchange(new URL(location).searchParams.get('code')!, verifier);
+        assert.equal(token.status, 200);
+        return JSON.parse(Buffer.from(token.body.id_token.split('.')[1], 'base64url').toString());
+      };
+      const startWith = (params: Record<string, string>) => {
+        const pkce = pkcePair();
+        return {
+          pkce,
+          url: start({ code_challenge: pkce.challenge, ...params }),
+        };
+      };
+
+      it('prompt=login asks for the password again despite a session, then issues a code once', async () => {
+        const browser = await signedInBrowser();
+        clock.offset += 5_000;
+        try {
+          const { url, pkce } = startWith({ prompt: 'login' });
+          const page = await browser.request(url);
+          assert.equal(page.status, 200);
+          assert.match(page.text, /name="password"/);
+          const form = readForm(page.text);
+          const wrong = await browser.request(form.action, {
+            form: { ...form.fields, email: user.email, password: 'not-the-password' },
+          });
+          assert.equal(wrong.status, 401);
+          const retry = readForm(wrong.text);
+          const login = await browser.request(retry.action, {
+            form: { ...retry.fields, email: user.email, password: user.password },
+          });
+          assert.equal(login.status, 303);
+          assert.doesNotMatch(login.location!, /prompt=login/);
+          const back = await browser.request(login.location!);
+          assert.equal(back.status, 303, 'after signing in the flow goes on, not back to the sign-in page');
+          const claims = await idClaimsOf(back.location!, pkce.verifier);
+          assert.ok(
+            claims.auth_time >= Math.floor(clock.now() / 1000) - 1,
+            'auth_time is the new sign-in, not the session of five seconds ago',
+          );
+        } finally {
+          clock.offset -= 5_000;
+        }
+      });
+
+      it('max_age: a recent sign-in is accepted, an older one must sign in again', async () => {
+        const browser = await signedInBrowser();
+        const recent = await browser.request(startWith({ max_age: '60' }).url);
+        assert.equal(recent.status, 303);
+        assert.ok(new URL(recent.location!).searchParams.get('code'));
+        clock.offset += 120_000;
+        try {
+          const stale = await browser.request(startWith({ max_age: '60' }).url);
+          assert.equal(stale.status, 200);
+          assert.match(stale.text, /name="password"/);
+          const none = await browser.request(startWith({ max_age: '60', prompt: 'none' }).url);
+          assert.equal(new URL(none.location!).searchParams.get('error'), 'login_required');
+          const { url, pkce } = startWith({ max_age: '60' });
+          const location = await authorizeInBrowser(browser, url, user);
+          const claims = await idClaimsOf(location, pkce.verifier);
+          assert.ok(Math.floor(clock.now() / 1000) - claims.auth_time <= 60);
+        } finally {
+          clock.offset -= 120_000;
+        }
+      });
+
+      it('max_age=0 always asks for the password', async () => {
+        const browser = await signedInBrowser();
+        clock.offset += 1_000;
+        try {
+          const page = await browser.request(startWith({ max_age: '0' }).url);
+          assert.equal(page.status, 200);
+          assert.match(page.text, /name="password"/);
+        } finally {
+          clock.offset -= 1_000;
+        }
+      });
+
+      it('prompt=consent shows the consent page although consent was given', async () => {
+        const browser = await signedInBrowser();
+        const page = await browser.request(startWith({ prompt: 'consent' }).url);
+        assert.equal(page.status, 200);
+        assert.match(page.text, /name="decision"/);
+      });
+
+      for (const [label, params, pattern] of [
+        ['prompt=none with login', { prompt: 'none login' }, /prompt=none/],
+        ['an unknown prompt value', { prompt: 'select_account' }, /select_account/],
+        ['a negative max_age', { max_age: '-1' }, /max_age/],
+        ['a fractional max_age', { max_age: '1.5' }, /max_age/],
+        ['a word as max_age', { max_age: 'soon' }, /max_age/],
+        ['a repeated max_age', { max_age: '5', 'max_age ': '' }, /max_age/],
+      ] as const) {
+        it(`redirects invalid_request for ${label}`, async () => {
+          const url = new URL(startWith({}).url);
+          for (const [k, v] of Object.entries(params)) {
+            if (k.endsWith(' ')) url.searchParams.append(k.trim(), '6');
+            else url.searchParams.set(k, v);
+          }
+          const res = await new Browser(server.url).request(url.toString());
+          assert.equal(res.status, 303);
+          const error = new URL(res.location!).searchParams;
+          assert.equal(error.get('error'), 'invalid_request');
+          assert.match(error.get('error_description') ?? '', pattern);
+          assert.equal(error.get('state'), 's1');
+        });
+      }
+    });
+
     describe('redirect URI (shown, never redirected)', () => {
       const variants: [string, string][] = [
         ['a prefix', 'http://127.0.0.1:9999/callback/extra'],

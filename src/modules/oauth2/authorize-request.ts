@@ -20,7 +20,10 @@ export interface AuthorizationRequest {
   state: string | undefined;
   nonce: string | undefined;
   pkce: PkceChallenge | null;
-  prompt: string | undefined;
+  /** The `prompt` values (OIDC Core §3.1.2.1): none, login, consent. */
+  prompt: ReadonlySet<string>;
+  /** `max_age` in seconds: a sign-in older than this must be repeated. */
+  maxAgeSeconds: number | undefined;
   /** The original parameters, carried through the login and consent forms. */
   params: URLSearchParams;
 }
@@ -41,7 +44,12 @@ const SINGLE = [
   'code_challenge',
   'code_challenge_method',
   'prompt',
+  'max_age',
 ];
+
+const PROMPT_VALUES = new Set(['none', 'login', 'consent']);
+/** At most a year: larger values are almost certainly a unit mistake. */
+const MAX_AGE_LIMIT_S = 31_536_000;
 
 /** Validates an authorization request in the order RFC 6749 §4.1.2.1 requires: client and redirect URI first. */
 export async function checkAuthorizationRequest(
@@ -78,6 +86,8 @@ export async function checkAuthorizationRequest(
       { codeChallenge: one('code_challenge'), codeChallengeMethod: one('code_challenge_method') },
       client.clientType,
     );
+    const prompt = readPrompt(one('prompt'));
+    const maxAgeSeconds = readMaxAge(one('max_age'));
     const nonce = one('nonce');
     if (nonce !== undefined && nonce.length > 512) throw new InvalidRequestError('nonce is too long');
     return {
@@ -90,7 +100,8 @@ export async function checkAuthorizationRequest(
         state,
         nonce,
         pkce,
-        prompt: one('prompt'),
+        prompt,
+        maxAgeSeconds,
         params,
       },
     };
@@ -98,6 +109,39 @@ export async function checkAuthorizationRequest(
     if (isOAuth2Error(error)) return { kind: 'redirect', redirectUri, error, state };
     throw error;
   }
+}
+
+function readPrompt(value: string | undefined): ReadonlySet<string> {
+  const values = new Set((value ?? '').split(' ').filter((v) => v !== ''));
+  for (const v of values) {
+    if (!PROMPT_VALUES.has(v)) throw new InvalidRequestError(`prompt value ${v} is not supported`);
+  }
+  if (values.has('none') && values.size > 1) {
+    throw new InvalidRequestError('prompt=none must not be combined with other values');
+  }
+  return values;
+}
+
+function readMaxAge(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value) || Number(value) > MAX_AGE_LIMIT_S) {
+    throw new InvalidRequestError(`max_age must be a whole number of seconds from 0 to ${MAX_AGE_LIMIT_S}`);
+  }
+  return Number(value);
+}
+
+/**
+ * The parameters to resume with after the user signed in: the demand for a fresh sign-in (prompt=login,
+ * max_age) has just been met, so it is dropped, or the sign-in page would come back forever. The ID token's
+ * auth_time tells the client when the sign-in happened.
+ */
+export function afterSignIn(params: URLSearchParams): URLSearchParams {
+  const next = new URLSearchParams(params);
+  next.delete('max_age');
+  const prompt = (next.get('prompt') ?? '').split(' ').filter((v) => v !== '' && v !== 'login');
+  if (prompt.length > 0) next.set('prompt', prompt.join(' '));
+  else next.delete('prompt');
+  return next;
 }
 
 /** The redirect URI with the parameters appended to its query. */

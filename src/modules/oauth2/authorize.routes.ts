@@ -4,7 +4,12 @@ import { ApiError } from '../../platform/errors.js';
 import { generateOpaqueToken, TOKEN_PREFIX, timingSafeEqualString } from '../../platform/opaque-token.js';
 import { csrfTokenFor, SESSION_COOKIE, setSessionCookie } from '../sessions/sessions.service.js';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage, renderLoginPage } from './authorize-pages.js';
-import { type AuthorizationRequest, checkAuthorizationRequest, redirectWith } from './authorize-request.js';
+import {
+  type AuthorizationRequest,
+  afterSignIn,
+  checkAuthorizationRequest,
+  redirectWith,
+} from './authorize-request.js';
 import { isUserActive } from './grants/grant-context.js';
 import {
   AccessDeniedError,
@@ -124,6 +129,12 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
     );
   }
 
+  /** prompt=login, or a sign-in older than max_age (OIDC Core §3.1.2.1), asks for the password again. */
+  function needsFreshSignIn(authz: AuthorizationRequest, authTime: number) {
+    if (authz.prompt.has('login')) return true;
+    return authz.maxAgeSeconds !== undefined && oauth.clock.now() - authTime > authz.maxAgeSeconds * 1000;
+  }
+
   function showLogin(
     reply: FastifyReply,
     request: AuthorizationRequest,
@@ -166,15 +177,15 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
       const authz = await check(params, reply);
       if (!authz) return reply;
       const user = await currentUser(request);
-      if (!user) {
-        if (authz.prompt === 'none') return redirectError(reply, authz, new LoginRequiredError());
+      if (!user || needsFreshSignIn(authz, user.authTime)) {
+        if (authz.prompt.has('none')) return redirectError(reply, authz, new LoginRequiredError());
         return showLogin(reply, authz);
       }
       const consented = await oauth.grants.findConsent(authz.client.id, user.userId);
-      if (consented && authz.prompt !== 'consent' && authz.scopes.every((s) => consented.includes(s))) {
+      if (consented && !authz.prompt.has('consent') && authz.scopes.every((s) => consented.includes(s))) {
         return issueCode(reply, authz, user, authz.scopes);
       }
-      if (authz.prompt === 'none') return redirectError(reply, authz, new ConsentRequiredError());
+      if (authz.prompt.has('none')) return redirectError(reply, authz, new ConsentRequiredError());
       return page(
         reply,
         200,
@@ -221,7 +232,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
         return showLogin(reply, authz, error.statusCode, message, text(body.email));
       }
       reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
-      return redirect(reply, `${BASE}?${params.toString()}`);
+      return redirect(reply, `${BASE}?${afterSignIn(params).toString()}`);
     },
   );
 
