@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -16,6 +17,13 @@ export interface Storage {
   location: string;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Runs a write (usually one transaction) and resolves once it is durable, like any commit, but without
+   * blocking the event loop on the disk flush: on SQLite the transaction commits with `synchronous =
+   * NORMAL` and the WAL files are then fsynced on libuv's thread pool before this resolves; PostgreSQL
+   * commits asynchronously anyway. For the hot write paths (the historian).
+   */
+  durableWrite<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -59,7 +67,10 @@ function openSqlite(options: StorageOptions): Storage {
   connection.pragma('synchronous = FULL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+  });
+  const wal = new WalSync();
   return {
     db,
     dialect: 'sqlite',
@@ -67,8 +78,100 @@ function openSqlite(options: StorageOptions): Storage {
     async ping() {
       connection.prepare('SELECT 1').get();
     },
+    async durableWrite(work) {
+      // The connection is held throughout, so no other commit runs while the setting is relaxed.
+      const { result, files } = await db.connection().execute(async (held) => {
+        const schemas = (
+          await sql<{ name: string; file: string }>`pragma database_list`.execute(held)
+        ).rows.filter((row) => row.file !== '');
+        const setSynchronous = (mode: 'NORMAL' | 'FULL') =>
+          Promise.all(schemas.map((s) => sql.raw(`pragma "${s.name}".synchronous = ${mode}`).execute(held)));
+        await setSynchronous('NORMAL');
+        try {
+          return { result: await work(held), files: schemas.map((s) => `${s.file}-wal`) };
+        } finally {
+          await setSynchronous('FULL');
+        }
+      });
+      await wal.sync(files);
+      return result;
+    },
     async close() {
       await db.destroy();
+      await wal.close();
+    },
+  };
+}
+
+/**
+ * fsync of SQLite's WAL files off the event loop. A commit with `synchronous = NORMAL` has written its
+ * frames to the WAL (so a process crash loses nothing); syncing the WAL file afterwards makes it as durable
+ * as a FULL commit. SQLite keeps a WAL file (the same inode, reset or truncated, never replaced) for as
+ * long as a connection is open, so its handle is opened once; a missing file (never written) needs no sync.
+ */
+class WalSync {
+  private readonly handles = new Map<string, Promise<FileHandle | null>>();
+
+  async sync(files: readonly string[]): Promise<void> {
+    await Promise.all(
+      files.map(async (file) => {
+        const handle = await this.handleOf(file);
+        try {
+          await handle?.sync();
+        } catch (error) {
+          this.handles.delete(file);
+          await handle?.close().catch(() => {});
+          throw error;
+        }
+      }),
+    );
+  }
+
+  private handleOf(file: string): Promise<FileHandle | null> {
+    let handle = this.handles.get(file);
+    if (!handle) {
+      handle = open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+        this.handles.delete(file);
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      });
+      this.handles.set(file, handle);
+    }
+    return handle;
+  }
+
+  async close(): Promise<void> {
+    const handles = await Promise.all(this.handles.values());
+    this.handles.clear();
+    await Promise.all(handles.map((h) => h?.close()));
+  }
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely prepares every query anew; SQLite's prepare (parse and plan) costs more than running a point
+ * query. The connection is wrapped so that the same SQL text reuses its prepared statement (most recently
+ * used first, at most STATEMENT_CACHE_SIZE kept: SQL with variable IN lists would otherwise grow it without
+ * bound). A statement still being iterated by a stream is busy; such a query gets a fresh statement.
+ */
+function withStatementCache(connection: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare(text: string) {
+      const cached = cache.get(text);
+      if (cached && !cached.busy) {
+        cache.delete(text);
+        cache.set(text, cached);
+        return cached;
+      }
+      const statement = connection.prepare(text);
+      if (!cached) {
+        cache.set(text, statement);
+        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      return statement;
     },
   };
 }
@@ -104,6 +207,7 @@ function openPostgres(databaseUrl: string, poolSize: number): Storage {
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
+    durableWrite: (work) => work(db),
     async close() {
       await db.destroy();
     },

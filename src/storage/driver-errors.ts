@@ -7,7 +7,8 @@ export type DriverErrorKind =
   | 'foreign_key_violation'
   | 'unavailable'
   | 'storage_full'
-  | 'read_only';
+  | 'read_only'
+  | 'unrepresentable_text';
 
 const SQLITE_CODES: Record<string, DriverErrorKind> = {
   SQLITE_CONSTRAINT_UNIQUE: 'unique_violation',
@@ -49,11 +50,17 @@ export function classifyDriverError(error: unknown): DriverErrorKind | null {
     return SQLITE_CODES[code] ?? SQLITE_CODES[code.split('_').slice(0, 2).join('_')] ?? null;
   }
   if (NODE_NETWORK_CODES.has(code)) return 'unavailable';
+  // From our own fsync of SQLite's WAL (Storage.durableWrite).
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'storage_full';
+  if (code === 'EROFS') return 'read_only';
+  if (code === 'EIO') return 'unavailable';
   // PostgreSQL SQLSTATE codes (Appendix A of the PostgreSQL manual).
   if (code === '23505') return 'unique_violation';
   if (code === '23503') return 'foreign_key_violation';
   if (code === '53100') return 'storage_full';
   if (code === '25006') return 'read_only';
+  // A NUL or an invalid byte sequence in a text value: input no validation caught.
+  if (code === '22021' || code === '22P05') return 'unrepresentable_text';
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') {
     return 'unavailable';
   }

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { createTestDatabase, type TestDatabase, testDialects } from '../../test/helpers/dialects.js';
+import { openStorage, type Storage } from './database.js';
+import { classifyDriverError } from './driver-errors.js';
+
+// The table is not part of the schema: these tests are about the storage layer, not about migrations.
+type Row = { id: number; label: string };
+const rows = (storage: Storage) =>
+  sql<Row>`select id, label from storage_probe order by id`.execute(storage.db).then((r) => r.rows);
+
+for (const dialect of testDialects()) {
+  describe(`storage layer [${dialect}]`, () => {
+    let database: TestDatabase;
+    let storage: Storage;
+
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      storage = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
+      await sql`create table storage_probe (id integer primary key, label text not null)`.execute(storage.db);
+    });
+    after(async () => {
+      await storage?.close();
+      await database?.drop();
+    });
+
+    const synchronousModes = async () =>
+      dialect === 'sqlite'
+        ? (await sql<{ synchronous: number }>`pragma synchronous`.execute(storage.db)).rows[0]!.synchronous
+        : null;
+
+    it('durableWrite commits the transaction and answers its result', async () => {
+      const answer = await storage.durableWrite((db) =>
+        db.transaction().execute(async (trx) => {
+          await sql`insert into storage_probe (id, label) values (1, 'one'), (2, 'two')`.execute(trx);
+          return 'done';
+        }),
+      );
+      assert.equal(answer, 'done');
+      assert.deepEqual(
+        (await rows(storage)).map((r) => r.label),
+        ['one', 'two'],
+      );
+    });
+
+    it('durableWrite stores nothing when the work fails, and says why', async () => {
+      await assert.rejects(
+        storage.durableWrite((db) =>
+          db.transaction().execute(async (trx) => {
+            await sql`insert into storage_probe (id, label) values (3, 'three')`.execute(trx);
+            await sql`insert into storage_probe (id, label) values (1, 'duplicate')`.execute(trx);
+          }),
+        ),
+        (error: unknown) => classifyDriverError(error) === 'unique_violation',
+      );
+      assert.deepEqual(
+        (await rows(storage)).map((r) => r.id),
+        [1, 2],
+      );
+    });
+
+    if (dialect === 'sqlite') {
+      it('durableWrite restores synchronous = FULL on every attached file, after success and failure', async () => {
+        const FULL = 2;
+        assert.equal(await synchronousModes(), FULL);
+        await storage.durableWrite(async (db) => {
+          const inside = await sql<{ synchronous: number }>`pragma synchronous`.execute(db);
+          assert.equal(inside.rows[0]!.synchronous, 1, 'NORMAL while the write runs');
+        });
+        assert.equal(await synchronousModes(), FULL);
+        await storage.durableWrite(() => Promise.reject(new Error('boom'))).catch(() => {});
+        assert.equal(await synchronousModes(), FULL);
+      });
+
+      it('a cached statement is reusable after a stream over it stopped early', async () => {
+        await sql`insert into storage_probe (id, label) values (10, 'a'), (11, 'b'), (12, 'c')`.execute(
+          storage.db,
+        );
+        const query = storage.db.selectFrom('storage_probe' as never).select(['id' as never]);
+        for await (const _row of query.stream()) break;
+        assert.equal((await query.execute()).length, 5);
+        assert.equal((await query.execute()).length, 5);
+      });
+    }
+  });
+}
+
+describe('driver error classification of file-system and text errors', () => {
+  for (const [code, kind] of [
+    ['22021', 'unrepresentable_text'],
+    ['22P05', 'unrepresentable_text'],
+    ['ENOSPC', 'storage_full'],
+    ['EDQUOT', 'storage_full'],
+    ['EROFS', 'read_only'],
+    ['EIO', 'unavailable'],
+  ] as const) {
+    it(`${code} is ${kind}`, () => {
+      assert.equal(classifyDriverError(Object.assign(new Error(code), { code })), kind);
+    });
+  }
+});
