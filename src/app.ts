@@ -17,7 +17,8 @@ import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { answerFrameworkError, installErrorHandling } from './platform/error-handler.js';
+import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
+import { unavailable } from './platform/errors.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
 import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
@@ -49,7 +50,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...loggingOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Shutdown answers 503 in the documented shape (the onRequest hook below), not Fastify's own body.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
@@ -66,9 +68,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app, config.bodyLimit);
   app.addSchema(ErrorBody);
   app.addSchema(UnauthorizedBody);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    // A request arriving on an open connection after shutdown began (Fastify adds Connection: close).
+    if (closing) return sendApiError(reply, unavailable('the server is shutting down; retry', 1));
   });
 
   // JSON only: the API refuses other bodies with 400. The OAuth2 endpoints add the form parser in their own scope.
@@ -107,7 +115,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await oauth2.register(app);
   await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
-  await installUns(app, { config, storage, clock, directory, bearerVerifiers, readiness });
+  await installUns(app, {
+    config,
+    storage,
+    clock,
+    directory,
+    bus,
+    bearerVerifiers,
+    sessionVerifier: sessions,
+    readiness,
+  });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;

@@ -32,6 +32,12 @@ export class FailureLimiter {
     } else entry.count++;
   }
 
+  /** Takes back one failure recorded for an attempt that turned out to succeed. */
+  forgive(key: string): void {
+    const entry = this.failures.get(key);
+    if (entry && entry.count > 0) entry.count--;
+  }
+
   clear(key: string): void {
     this.failures.delete(key);
   }

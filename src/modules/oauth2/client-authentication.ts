@@ -8,12 +8,6 @@ export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'n
 /** The form parameters of a protocol request (token, introspect, revoke). */
 export type FormParams = Record<string, string | undefined>;
 
-/** The client_id a request names, without authenticating it (for rate limiting). */
-export function claimedClientId(request: FastifyRequest, body: FormParams): string | undefined {
-  const basic = parseBasic(request.headers.authorization);
-  return basic?.clientId ?? body.client_id;
-}
-
 /**
  * Authenticates the client of a token, introspection or revocation request (RFC 6749 §2.3):
  * client_secret_basic, client_secret_post, or `none` for public clients. A disabled client is refused

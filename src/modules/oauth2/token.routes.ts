@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { rateLimited } from '../../platform/errors.js';
 import { authorizeRoutes } from './authorize.routes.js';
-import { authenticateClient, claimedClientId, type FormParams } from './client-authentication.js';
+import { authenticateClient, type FormParams } from './client-authentication.js';
 import { authorizationCodeGrant } from './grants/authorization-code-grant.js';
 import { clientCredentialsGrant } from './grants/client-credentials-grant.js';
 import type { GrantContext } from './grants/grant-context.js';
@@ -92,13 +92,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }> =
     async (request, reply) => {
       requireForm(request);
       const body = request.body as FormParams;
-      const wait = Math.max(
-        oauth.limits.perAddress.hit(request.ip),
-        oauth.limits.perClient.hit(`client:${claimedClientId(request, body) ?? ''}`),
-      );
-      if (wait > 0) throw rateLimited(wait, 'too many token requests; try again later');
+      // Every request counts against its address; only authenticated ones against their client, so that
+      // nobody who merely knows a client ID can lock that client out by sending wrong secrets.
+      const addressWait = oauth.limits.perAddress.hit(request.ip);
+      if (addressWait > 0) throw rateLimited(addressWait, 'too many token requests; try again later');
       const grant = GRANTS[body.grant_type ?? ''];
       const { client } = await authenticateClient(request, body, oauth.clients);
+      const clientWait = oauth.limits.perClient.hit(client.clientId);
+      if (clientWait > 0) throw rateLimited(clientWait, 'too many token requests; try again later');
       if (!grant)
         throw new UnsupportedGrantTypeError(
           'grant_type must be authorization_code, client_credentials or refresh_token',

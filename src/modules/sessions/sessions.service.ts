@@ -69,15 +69,16 @@ export class SessionsService implements SessionVerifier {
     const wait = Math.max(this.perAccount.retryAfter(accountKey), this.perAddress.retryAfter(request.ip));
     if (wait > 0) throw rateLimited(wait, 'too many failed sign-in attempts; try again later');
 
+    // Counted as a failure before the password is checked and taken back when it is right: otherwise
+    // concurrent attempts all pass the check above before the first failure is recorded.
+    this.perAccount.recordFailure(accountKey);
+    this.perAddress.recordFailure(request.ip);
     const user = await this.users.findByEmail(email);
     const usable = user && user.status === 'active' && user.deleted_at === null ? user : undefined;
     const valid = await verifyPassword(usable?.password_hash ?? null, password);
-    if (!usable || !valid) {
-      this.perAccount.recordFailure(accountKey);
-      this.perAddress.recordFailure(request.ip);
-      throw unauthorized('email or password is incorrect');
-    }
+    if (!usable || !valid) throw unauthorized('email or password is incorrect');
     this.perAccount.clear(accountKey);
+    this.perAddress.forgive(request.ip);
 
     const now = this.deps.clock.now();
     const token = generateOpaqueToken(TOKEN_PREFIX.session);

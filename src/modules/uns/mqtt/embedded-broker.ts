@@ -7,6 +7,7 @@ import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
+import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 
 export interface EmbeddedBrokerDeps {
   host: string;
@@ -110,7 +111,16 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     },
   });
 
-  const server: Server = createServer(broker.handle);
+  const server: Server = createServer((socket) => {
+    broker.handle(socket);
+    guardPacketSize(socket, MAX_MQTT_PACKET_BYTES, (announced) => {
+      deps.log.info(
+        { remote: socket.remoteAddress, announced },
+        'mqtt packet over the size limit; disconnected',
+      );
+      socket.destroy();
+    });
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
