@@ -4,6 +4,7 @@ import { testDialects } from './helpers/dialects.js';
 import { addMember, buildOrganization, buildUser } from './helpers/factories.js';
 import type { TestClient } from './helpers/http-client.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { createPat } from './uns/uns-helpers.js';
 
 for (const dialect of testDialects()) {
   describe(`organizations and memberships [${dialect}]`, () => {
@@ -135,6 +136,28 @@ for (const dialect of testDialects()) {
       );
     });
 
+    it('refuses a name of spaces only or with control characters (400), on create and rename', async () => {
+      for (const name of ['   ', 'a\u0000b', 'line\nbreak']) {
+        const created = await server.admin.post('/api/v1/organizations', { name });
+        assert.equal(created.status, 400, `${JSON.stringify(name)}: ${created.text}`);
+        assert.match(created.body.message, /^name /);
+        const renamed = await server.admin.patch(`/api/v1/organizations/${orgA}`, { name });
+        assert.equal(renamed.status, 400, `${JSON.stringify(name)}: ${renamed.text}`);
+      }
+    });
+
+    it('refuses a search with the NUL character (400) on every list, rather than failing in the database', async () => {
+      for (const path of [
+        '/api/v1/organizations',
+        '/api/v1/oauth2/clients',
+        `/api/v1/organizations/${orgA}/members`,
+      ]) {
+        const res = await server.admin.get(`${path}?search=a%00b`);
+        assert.equal(res.status, 400, `${path}: ${res.text}`);
+        assert.match(res.body.message, /search/);
+      }
+    });
+
     it('filters organizations by status and sorts by name', async () => {
       const res = await server.admin.get('/api/v1/organizations?status=active&sort=name&order=asc&limit=200');
       const names = res.body.data.map((o: { name: string }) => o.name);
@@ -143,6 +166,153 @@ for (const dialect of testDialects()) {
         [...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)),
       );
       assert.ok(res.body.data.every((o: { status: string }) => o.status === 'active'));
+    });
+
+    describe('deleting an organization', () => {
+      const PUBLISH = '/api/v1/uns/data/publish';
+      let uns: string;
+
+      before(async () => {
+        uns = await createPat(server.admin, ['uns:publish', 'uns:read', 'uns:write']);
+      });
+
+      /** Rows of the organization in every table that holds its data, topics found by `topicIds`. */
+      async function rowsOf(org: string, topicIds: number[]) {
+        const db = server.storage.db;
+        const byOrg = async (
+          table: 'uns_topics' | 'uns_schemas' | 'uns_schema_bindings' | 'uns_violations',
+        ) =>
+          Number(
+            (
+              await db
+                .selectFrom(table)
+                .select((eb) => eb.fn.countAll().as('n'))
+                .where('organization_id', '=', org)
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
+        const byTopic = async (table: 'uns_values' | 'uns_latest') => {
+          let n = 0;
+          for (let i = 0; i < topicIds.length; i += 500) {
+            const row = await db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('topic_id', 'in', topicIds.slice(i, i + 500))
+              .executeTakeFirstOrThrow();
+            n += Number(row.n);
+          }
+          return n;
+        };
+        const memberships = await db
+          .selectFrom('memberships')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('organization_id', '=', org)
+          .executeTakeFirstOrThrow();
+        return {
+          topics: await byOrg('uns_topics'),
+          values: await byTopic('uns_values'),
+          latest: await byTopic('uns_latest'),
+          violations: await byOrg('uns_violations'),
+          schemas: await byOrg('uns_schemas'),
+          bindings: await byOrg('uns_schema_bindings'),
+          memberships: Number(memberships.n),
+        };
+      }
+
+      /** Publishes a schema with a range, binds it to `filter`, and publishes a value out of the range. */
+      async function fillNamespace(api: TestClient, base: string) {
+        const schema = await api.post('/api/v1/uns/topics/schemas', {
+          name: 'ranged',
+          definition: { jsonSchema: { type: 'number' }, minimum: 0, maximum: 10 },
+        });
+        assert.equal(schema.status, 201, schema.text);
+        const bound = await api.post('/api/v1/uns/topics/schema-bindings', {
+          filter: `${base}/#`,
+          schema: 'ranged',
+        });
+        assert.equal(bound.status, 201, bound.text);
+        assert.equal((await api.post(PUBLISH, { topic: `${base}/range/value`, value: 50 })).status, 200);
+      }
+
+      it('only System Administrators delete, and only a suspended organization (409 while active)', async () => {
+        const org = await buildOrganization(server);
+        await addMember(server, org, user.id, 'Owner');
+        const owner = await server.client.login(user.email, user.password, org);
+        assert.equal((await owner.delete(`/api/v1/organizations/${org}`)).status, 403);
+        const active = await server.admin.delete(`/api/v1/organizations/${org}`);
+        assert.equal(active.status, 409);
+        assert.match(active.body.message, /suspend/);
+        assert.equal((await owner.get('/api/v1/organizations')).status, 200, 'nothing was deleted');
+        assert.equal(
+          (await server.admin.delete('/api/v1/organizations/00000000-0000-4000-8000-000000000000')).status,
+          404,
+        );
+      });
+
+      it('deletes a suspended organization with its members and its whole unified namespace, and nothing of another', async () => {
+        const org = await buildOrganization(server, 'Doomed Works');
+        await addMember(server, org, user.id, 'Editor');
+        const doomed = server.client.as({ token: uns, org });
+        const kept = server.client.as({ token: uns, org: server.orgId });
+        await fillNamespace(doomed, 'v1/doomed');
+        await fillNamespace(kept, 'v1/kept');
+        // A history longer than one delete slice, and more topics than one purge round.
+        const start = Date.now() - 3_600_000;
+        for (const offset of [0, 10_000]) {
+          const records = Array.from({ length: offset === 0 ? 10_000 : 2_000 }, (_, i) => ({
+            topic: 'v1/doomed/big/history',
+            value: i % 10,
+            timestamp: new Date(start + (offset + i) * 100).toISOString(),
+          }));
+          const res = await doomed.post(`${PUBLISH}/batch`, { records });
+          assert.equal(res.status, 200, res.text);
+        }
+        const many = Array.from({ length: 600 }, (_, i) => ({ topic: `v1/doomed/many/t${i}`, value: 1 }));
+        assert.equal((await doomed.post(`${PUBLISH}/batch`, { records: many })).status, 200);
+
+        const topicIds = async (of: string) =>
+          (
+            await server.storage.db
+              .selectFrom('uns_topics')
+              .select('id')
+              .where('organization_id', '=', of)
+              .execute()
+          ).map((row) => Number(row.id));
+        const doomedIds = await topicIds(org);
+        const keptIds = await topicIds(server.orgId);
+        const before = await rowsOf(org, doomedIds);
+        assert.ok(
+          before.topics > 600 && before.values > 12_000 && before.violations > 0,
+          JSON.stringify(before),
+        );
+        assert.equal(before.bindings, 1);
+        const keptBefore = await rowsOf(server.orgId, keptIds);
+
+        assert.equal((await server.admin.post(`/api/v1/organizations/${org}/suspend`)).status, 200);
+        const deleted = await server.admin.delete(`/api/v1/organizations/${org}`);
+        assert.equal(deleted.status, 204, deleted.text);
+
+        assert.deepEqual(await rowsOf(org, doomedIds), {
+          topics: 0,
+          values: 0,
+          latest: 0,
+          violations: 0,
+          schemas: 0,
+          bindings: 0,
+          memberships: 0,
+        });
+        assert.deepEqual(await rowsOf(server.orgId, keptIds), keptBefore);
+        assert.equal((await server.admin.get(`/api/v1/organizations/${org}`)).status, 404);
+        assert.equal((await doomed.get('/api/v1/uns/topics')).status, 422);
+        assert.equal((await server.admin.delete(`/api/v1/organizations/${org}`)).status, 404);
+        const audit = await server.storage.db
+          .selectFrom('audit_log')
+          .select('action')
+          .where('organization_id', '=', org)
+          .where('action', '=', 'organization.deleted')
+          .execute();
+        assert.equal(audit.length, 1, 'the audit log keeps the deletion');
+      });
     });
   });
 }

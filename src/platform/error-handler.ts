@@ -40,6 +40,8 @@ export function fromDriverError(error: unknown): ApiError | null {
       return unavailable('storage is full; writes are refused until space is freed', 30);
     case 'read_only':
       return unavailable('storage is read-only; writes are refused', 30);
+    case 'unrepresentable_text':
+      return badRequest('a text value contains a character that cannot be stored (such as NUL, U+0000)');
     default:
       return null;
   }
@@ -62,8 +64,10 @@ export function sendApiError(reply: FastifyReply, error: ApiError, requestId?: s
  */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A route may have its own body limit (batch publish); the 413 names the one that applied.
+    const limit = request.routeOptions?.bodyLimit ?? bodyLimit;
     const known =
-      error instanceof ApiError ? error : (fromFastifyError(error, bodyLimit) ?? fromDriverError(error));
+      error instanceof ApiError ? error : (fromFastifyError(error, limit) ?? fromDriverError(error));
     if (known) {
       if (known.statusCode >= 500) request.log.warn({ err: error }, 'request failed: %s', known.message);
       return sendApiError(reply, known);

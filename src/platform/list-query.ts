@@ -13,7 +13,12 @@ export function listQuerySchema<const S extends string, const F extends TObject[
     {
       ...filters,
       search: Type.Optional(
-        Type.String({ maxLength: 200, description: 'Case-insensitive substring search.' }),
+        Type.String({
+          maxLength: 200,
+          // PostgreSQL text cannot hold NUL; refused here on every database alike.
+          pattern: '^[^\\u0000]*$',
+          description: 'Case-insensitive substring search.',
+        }),
       ),
       sort: Type.Optional(
         Type.Union(

@@ -4,6 +4,7 @@ import type { Config } from '../../src/config/config.schema.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { bootstrapIfEmpty } from '../../src/modules/bootstrap/bootstrap.service.js';
 import { type Clock, systemClock } from '../../src/platform/clock.js';
+import type { InvalidationBus } from '../../src/platform/invalidation-bus.js';
 import { type DialectName, openStorage, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrator.js';
 import { createTestDatabase } from './dialects.js';
@@ -32,6 +33,8 @@ export interface TestServer {
 export interface TestServerOptions {
   config?: Partial<Config>;
   clock?: Clock;
+  /** The invalidation bus (default: the app's own); one bus shared by two apps makes them replicas. */
+  bus?: InvalidationBus;
   /** A PostgreSQL server other than the shared one (e.g. a private one the test restarts). */
   pgAdminUrl?: string;
   /** Adds routes or hooks before the server listens (e.g. a route that throws, for the 500 test). */
@@ -64,7 +67,7 @@ export async function startTestServer(
   const clock = options.clock ?? systemClock;
   const created = await bootstrapIfEmpty({ db: storage.db, clock }, config);
   if (!created) throw new Error('bootstrap did not run on a fresh database');
-  const app = await buildApp({ config, storage, clock });
+  const app = await buildApp({ config, storage, clock, bus: options.bus });
   await options.extend?.(app);
   await app.listen({ host: '127.0.0.1', port });
   const url = config.issuer;

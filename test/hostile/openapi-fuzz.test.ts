@@ -187,11 +187,13 @@ async function send(
       `${req.operation.method} ${path.slice(0, 200)} (${req.credential}, ${req.contentType || 'no content type'}, ${size} bytes): ${cause}`,
     );
   }
-  return {
-    status: response.status,
-    type: response.headers.get('content-type') ?? '',
-    text: await response.text(),
-  };
+  const type = response.headers.get('content-type') ?? '';
+  // An accepted live stream never ends by itself: its 200 and content type are the answer.
+  if (type.startsWith('text/event-stream')) {
+    await response.body?.cancel();
+    return { status: response.status, type, text: '' };
+  }
+  return { status: response.status, type, text: await response.text() };
 }
 
 /** encodeURIComponent, with lone surrogates (which it refuses) sent as their raw percent-encoded bytes. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import type { TestClient } from '../helpers/http-client.js';
+import { startPrivateMosquitto } from '../helpers/private-mosquitto.js';
 import {
   CLUSTER_ADMIN_PASSWORD,
   eventually,
@@ -167,5 +168,98 @@ describe('replicas on PostgreSQL and an external broker [postgres]', () => {
       200,
       'tokens signed with the retiring key stay valid',
     );
+  });
+
+  describe('UNS caches', () => {
+    const PUBLISH = '/api/v1/uns/data/publish';
+    let adminB: TestClient;
+
+    before(async () => {
+      adminB = await b.login('admin@localhost', CLUSTER_ADMIN_PASSWORD, orgId);
+    });
+
+    it('enforces on one replica a schema binding created on the other within one second', async () => {
+      const topic = `v1/replicas/bound${Date.now()}/level`;
+      // B reads (and caches) the organization's bindings: none yet.
+      assert.equal((await adminB.post(PUBLISH, { topic, value: 11 })).status, 200);
+      const schema = await a.post('/api/v1/uns/topics/schemas', {
+        name: `level-${Date.now()}`,
+        definition: { jsonSchema: { type: 'number' }, minimum: 0, maximum: 10 },
+      });
+      assert.equal(schema.status, 201, schema.text);
+      const bound = await a.post('/api/v1/uns/topics/schema-bindings', {
+        filter: topic,
+        schema: schema.body.data.name,
+        mode: 'strict',
+      });
+      assert.equal(bound.status, 201, bound.text);
+      const took = await eventually(async () => {
+        assert.equal((await adminB.post(PUBLISH, { topic, value: 11 })).status, 400);
+      });
+      console.log(`binding reached the other replica in ${took} ms`);
+      assert.equal((await a.delete(`/api/v1/uns/topics/schema-bindings/${bound.body.data.id}`)).status, 204);
+      await eventually(async () => {
+        assert.equal((await adminB.post(PUBLISH, { topic, value: 11 })).status, 200);
+      });
+    });
+
+    it('creates anew on one replica a topic deleted on the other, instead of writing to its old id', async () => {
+      const root = `v1/replicas/deleted${Date.now()}`;
+      const topic = `${root}/speed`;
+      // B caches the topic's id.
+      assert.equal((await adminB.post(PUBLISH, { topic, value: 1 })).status, 200);
+      assert.equal((await a.delete(`/api/v1/uns/topics/${root}?recursive=true`)).status, 200);
+      await eventually(async () => {
+        assert.equal((await adminB.post(PUBLISH, { topic, value: 2 })).status, 200);
+        const view = await a.get(`/api/v1/uns/topics/${topic}`);
+        assert.equal(view.status, 200, 'the node exists again');
+        assert.equal(view.body.data.latest?.value, 2);
+      });
+    });
+
+    it('applies a retention and a broker changed on one replica on the other within one second', async () => {
+      const second = await startPrivateMosquitto();
+      try {
+        const put = await a.put('/api/v1/system/uns/settings', {
+          retentionDays: 90,
+          broker: { mode: 'external', mqttUrl: second.url },
+        });
+        assert.equal(put.status, 200, put.text);
+        const took = await eventually(async () => {
+          const settings = (await adminB.get('/api/v1/system/uns/settings')).body.data;
+          assert.equal(settings.retentionDays, 90);
+          assert.equal(settings.broker.mqttUrl, second.url);
+          const broker = (await adminB.get('/api/v1/uns/broker')).body.data;
+          assert.equal(broker.address, second.url);
+          assert.equal(broker.state, 'connected');
+        });
+        console.log(`settings reached the other replica in ${took} ms`);
+        // B's HTTP publishes now reach subscribers of the new broker.
+        const topic = `v1/replicas/moved${Date.now()}/value`;
+        const subscriber = await mqtt.connectAsync(second.url, { protocolVersion: 5 });
+        try {
+          const received: string[] = [];
+          subscriber.on('message', (_t, payload) => received.push(payload.toString()));
+          await subscriber.subscribeAsync(`${cluster.env.MERIDIAN_MQTT_NAMESPACE}/${orgId}/${topic}`);
+          assert.equal((await adminB.post(PUBLISH, { topic, value: 7 })).status, 200);
+          await eventually(async () => assert.equal(received.length, 1), 2000);
+          assert.equal(JSON.parse(received[0]!).value, 7);
+        } finally {
+          await subscriber.endAsync();
+        }
+      } finally {
+        // Back to the shared broker on both, for whatever runs next.
+        const back = await a.put('/api/v1/system/uns/settings', {
+          broker: { mode: 'external', mqttUrl: cluster.env.MQTT_URL! },
+        });
+        assert.equal(back.status, 200, back.text);
+        await eventually(async () => {
+          const broker = (await adminB.get('/api/v1/uns/broker')).body.data;
+          assert.equal(broker.address, cluster.env.MQTT_URL);
+          assert.equal(broker.state, 'connected');
+        }, 2000);
+        await second.destroy();
+      }
+    });
   });
 });

@@ -21,6 +21,12 @@ export class OrganizationsRepository {
     await this.db.updateTable('organizations').set(patch).where('id', '=', id).execute();
   }
 
+  /** Deletes the organization row; memberships, topics, schemas and bindings go by ON DELETE CASCADE. */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('organizations').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
   /** Organizations visible to a caller with their role in each; `memberOnly` restricts to their memberships. */
   list(
     userId: string,

@@ -95,6 +95,28 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
     }),
   );
 
+  app.delete(
+    '/:id',
+    {
+      config: { access: { scope: 'organizations:write', systemAdmin: true } },
+      schema: {
+        tags,
+        summary: 'Delete an organization',
+        description:
+          'Permanent; only a suspended organization (suspending it is the confirmation). Deletes its memberships and its whole unified namespace: topics, latest values, history, violations, schemas and bindings; a large history takes a while. An interrupted delete is completed by repeating it. The audit log keeps its entries.',
+        params: IdParams,
+        response: {
+          204: Type.Null(),
+          409: errorResponse('The organization is not suspended.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await organizations.delete(callerOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
   for (const [action, status] of [
     ['suspend', 'suspended'],
     ['activate', 'active'],

@@ -7,6 +7,7 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database, OrganizationRole } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { announceOrganizationUnsDeleted, purgeOrganizationUns } from '../uns/organization-purge.js';
 import { STANDING_TOPICS } from '../users/access-directory.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { type OrganizationRow, OrganizationsRepository } from './organizations.repository.js';
@@ -39,6 +40,19 @@ export function toOrganization(row: OrganizationRow, role: OrganizationRole | nu
   };
 }
 
+/**
+ * An organization name as stored: trimmed, 1 to 100 characters, no control characters (PostgreSQL
+ * refuses NUL in text, and a name of spaces only would be empty).
+ */
+function organizationName(raw: string): string {
+  const name = raw.trim();
+  const length = [...name].length;
+  if (length < 1 || length > 100 || /\p{Cc}/u.test(name)) {
+    throw badRequest('name must be 1 to 100 characters, not only spaces, without control characters');
+  }
+  return name;
+}
+
 /** Organizations and memberships: creation, suspension, roles, and never an organization without an Owner. */
 export class OrganizationsService {
   private readonly organizations: OrganizationsRepository;
@@ -68,13 +82,14 @@ export class OrganizationsService {
   }
 
   async create(caller: Caller, input: CreateOrganizationBody): Promise<Organization> {
+    const name = organizationName(input.name);
     const ownerId = input.ownerUserId ?? caller.userId;
     const owner = await this.users.findById(ownerId);
     if (!owner || owner.deleted_at !== null) throw badRequest('ownerUserId does not name an existing user');
     const now = this.deps.clock.now();
     const row: OrganizationRow = {
       id: randomUUID(),
-      name: input.name.trim(),
+      name,
       status: 'active',
       created_at: now,
       created_by: caller.userId,
@@ -96,16 +111,17 @@ export class OrganizationsService {
     return toOrganization(row, ownerId === caller.userId ? 'Owner' : null);
   }
 
-  async rename(caller: Caller, id: string, name: string): Promise<Organization> {
+  async rename(caller: Caller, id: string, rawName: string): Promise<Organization> {
     this.assertManageable(caller, id);
+    const name = organizationName(rawName);
     const existing = await this.organizations.findById(id);
     if (!existing) throw notFound('organization');
     await this.organizations.update(id, {
-      name: name.trim(),
+      name,
       updated_at: this.deps.clock.now(),
       updated_by: caller.userId,
     });
-    await this.audit(caller, id, 'organization.updated', { name: name.trim() });
+    await this.audit(caller, id, 'organization.updated', { name });
     return this.get(caller, id);
   }
 
@@ -122,6 +138,33 @@ export class OrganizationsService {
       await this.audit(caller, id, status === 'active' ? 'organization.activated' : 'organization.suspended');
     }
     return this.get(caller, id);
+  }
+
+  /**
+   * Deletes a suspended organization for good, with its memberships and everything of its unified
+   * namespace: topics, latest values, history, violations, schemas and bindings (the audit log keeps its
+   * entries). The history goes in slices first (see purgeOrganizationUns), so a large one blocks
+   * neither the database nor the event loop for long; an interrupted delete is resumed by repeating it.
+   * Suspending first is the confirmation, and it stops its members' requests meanwhile.
+   */
+  async delete(caller: Caller, id: string): Promise<void> {
+    const existing = await this.organizations.findById(id);
+    if (!existing) throw notFound('organization');
+    // Also keeps a caller from deleting the organization they act in: that one is active.
+    if (existing.status !== 'suspended') throw conflict('suspend the organization before deleting it');
+    const { db, bus } = this.deps;
+    // Writers on every replica stop using cached topic ids of the organization before the purge.
+    await announceOrganizationUnsDeleted(bus, id);
+    await purgeOrganizationUns(db, id);
+    const deleted = await db.transaction().execute(async (trx) => {
+      // What an MQTT client connected before the suspension wrote meanwhile; normally nothing.
+      await purgeOrganizationUns(trx, id);
+      return new OrganizationsRepository(trx).delete(id);
+    });
+    if (!deleted) throw notFound('organization');
+    await bus.publish({ topic: STANDING_TOPICS.organization, id });
+    await announceOrganizationUnsDeleted(bus, id);
+    await this.audit(caller, id, 'organization.deleted', { name: existing.name });
   }
 
   async listMembers(caller: Caller, id: string, query: ListMembersQuery) {

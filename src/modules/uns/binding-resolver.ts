@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Database } from '../../storage/tables.js';
 import type { BindingMode, SchemaVersion } from './schema-definition.js';
 import { type CompiledSchema, compileSchema, selectBinding } from './schema-evaluation.js';
 import { parseTopicFilter, type TopicFilter } from './topic-filter.js';
+import { UNS_TOPICS } from './uns-invalidation.js';
 
 /** A binding ready to evaluate records against. */
 export interface ResolvedBinding {
@@ -15,12 +17,15 @@ export interface ResolvedBinding {
   compiled: CompiledSchema;
 }
 
-// Other replicas change bindings too; a cached list is re-read after this long.
-const CACHE_TTL_MS = 5000;
+// A backstop only: every change is announced on the bus and evicts at once, on every replica; the PG
+// bus sends `*` after a gap in which notifications may have been lost. This covers a silent loss.
+const CACHE_TTL_MS = 60_000;
 
 /**
  * The schema bindings of each organization, compiled once and cached (compiling a JSON Schema costs
- * milliseconds; a publish must not). Local changes invalidate at once, other replicas' within 5 s.
+ * milliseconds; a publish must not). A change of a binding or schema version is announced on the
+ * invalidation bus (`uns.bindings.changed`) and evicts the organization's entry here and on every
+ * other replica, so the next publish anywhere is evaluated with it.
  */
 export class BindingResolver {
   private readonly cache = new Map<string, { at: number; bindings: Promise<ResolvedBinding[]> }>();
@@ -29,7 +34,13 @@ export class BindingResolver {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly prefix: string,
-  ) {}
+    bus: InvalidationBus,
+  ) {
+    bus.subscribe((event) => {
+      if (event.topic === '*') this.cache.clear();
+      else if (event.topic === UNS_TOPICS.bindings && event.id) this.invalidate(event.id);
+    });
+  }
 
   /** The binding that governs `path` (the most specific matching filter), or null. */
   async bindingFor(organizationId: string, path: string): Promise<ResolvedBinding | null> {
@@ -41,13 +52,19 @@ export class BindingResolver {
     const now = Date.now();
     const held = this.cache.get(organizationId);
     if (held && now - held.at < CACHE_TTL_MS) return held.bindings;
-    const bindings = this.load(organizationId);
-    this.cache.set(organizationId, { at: now, bindings });
-    bindings.catch(() => this.cache.delete(organizationId));
-    return bindings;
+    const entry = { at: now, bindings: this.load(organizationId) };
+    this.cache.set(organizationId, entry);
+    // A failed read is not cached; an entry that replaced this one meanwhile stays.
+    entry.bindings.catch(() => {
+      if (this.cache.get(organizationId) === entry) this.cache.delete(organizationId);
+    });
+    return entry.bindings;
   }
 
-  /** Drops the organization's cached bindings after a change. */
+  /**
+   * Drops the organization's cached bindings. A read in flight is dropped too (its entry goes), so
+   * the next call reads what was committed before the change was announced.
+   */
   invalidate(organizationId: string): void {
     this.cache.delete(organizationId);
   }

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../platform/errors.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Database } from '../../storage/tables.js';
-import type { BindingResolver } from './binding-resolver.js';
 import { asBadRequest } from './publish.routes.js';
 import { validateSchemaDefinition } from './schema-definition.js';
 import { parseTopicFilter } from './topic-filter.js';
+import { UNS_TOPICS } from './uns-invalidation.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -24,10 +25,14 @@ function toSchema(row: SchemaRow) {
   };
 }
 
-/** The schema registry (versioned schemas) and the bindings of schemas to topics or topic filters. */
+/**
+ * The schema registry (versioned schemas) and the bindings of schemas to topics or topic filters.
+ * A binding change is announced on the invalidation bus, so every replica evaluates the next publish
+ * with it. A new schema version needs no announcement: bindings name a version, so none changes.
+ */
 export class SchemasService {
   constructor(
-    private readonly deps: { db: Kysely<Database>; bindings: BindingResolver; clock: Clock; prefix: string },
+    private readonly deps: { db: Kysely<Database>; bus: InvalidationBus; clock: Clock; prefix: string },
   ) {}
 
   /** The newest version of each schema, by name. */
@@ -173,7 +178,7 @@ export class SchemasService {
         oc.columns(['organization_id', 'filter']).doUpdateSet({ schema_id: row.schema_id, mode: row.mode }),
       )
       .execute();
-    this.deps.bindings.invalidate(organizationId);
+    await this.announceBindingChange(organizationId);
     return (await this.listBindings(organizationId)).find((b) => b.filter === filter)!;
   }
 
@@ -184,6 +189,11 @@ export class SchemasService {
       .where('id', '=', id)
       .executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notFound('schema binding');
-    this.deps.bindings.invalidate(organizationId);
+    await this.announceBindingChange(organizationId);
+  }
+
+  /** Evicts the organization's bindings here at once (local delivery) and on every other replica. */
+  private announceBindingChange(organizationId: string): Promise<void> {
+    return this.deps.bus.publish({ topic: UNS_TOPICS.bindings, id: organizationId });
   }
 }

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../platform/errors.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Database } from '../../storage/tables.js';
 import type { BindingResolver } from './binding-resolver.js';
 import { DataRepository } from './data.repository.js';
@@ -9,12 +10,14 @@ import { asBadRequest } from './publish.routes.js';
 import { parseTopicFilter, type TopicFilter } from './topic-filter.js';
 import { depthOf, nameOf, parentOf, parseTopicPath } from './topic-path.js';
 import { decodeCursor, encodeCursor, prefixUpperBound } from './uns-cursor.js';
+import { parseTopicsDeletedId, topicsDeletedId, UNS_TOPICS } from './uns-invalidation.js';
 import { type LatestRow, type TopicItem, toLatestValue } from './uns-values.js';
 
 export interface TopicsDeps {
   db: Kysely<Database>;
   writer: HistorianWriter;
   bindings: BindingResolver;
+  bus: InvalidationBus;
   clock: Clock;
   prefix: string;
 }
@@ -27,9 +30,22 @@ export interface TopicListQuery {
   cursor?: string | undefined;
 }
 
-/** The topic tree of an organization: browse, search, filter, view, create and delete. */
+/**
+ * The topic tree of an organization: browse, search, filter, view, create and delete. A delete is
+ * announced on the invalidation bus (`uns.topics.deleted`), so every replica's historian writer forgets
+ * the cached ids of the deleted nodes and creates the nodes anew on the next publish to them.
+ */
 export class TopicsService {
-  constructor(private readonly deps: TopicsDeps) {}
+  constructor(private readonly deps: TopicsDeps) {
+    deps.bus.subscribe((event) => {
+      // `*`: the bus may have missed events (a PostgreSQL reconnect); the ids are looked up again.
+      if (event.topic === '*') return deps.writer.forgetAll();
+      if (event.topic !== UNS_TOPICS.topicsDeleted) return;
+      const deleted = parseTopicsDeletedId(event.id);
+      // An empty path is the whole organization: every topic lies under the version prefix.
+      if (deleted) deps.writer.forgetSubtree(deleted.organizationId, deleted.path || deps.prefix);
+    });
+  }
 
   /** Validates a node path (`v1/a` is a node; topics have at least two segments after the prefix). */
   parseNodePath(path: unknown, field = 'topic'): string {
@@ -239,8 +255,7 @@ export class TopicsService {
   async remove(organizationId: string, rawPath: string, recursive: boolean): Promise<number> {
     const path = this.parseNodePath(rawPath);
     const below = `${path}/`;
-    const { db, writer } = this.deps;
-    const deleted = await db.transaction().execute(async (trx) => {
+    const deleted = await this.deps.db.transaction().execute(async (trx) => {
       const rows = await trx
         .selectFrom('uns_topics')
         .select(['id', 'path'])
@@ -266,7 +281,10 @@ export class TopicsService {
       }
       return ids.length;
     });
-    writer.forgetSubtree(organizationId, path);
+    await this.deps.bus.publish({
+      topic: UNS_TOPICS.topicsDeleted,
+      id: topicsDeletedId(organizationId, path),
+    });
     return deleted;
   }
 }

@@ -1,12 +1,15 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config/config.schema.js';
 import { badRequest } from '../../platform/errors.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import type { Database } from '../../storage/tables.js';
 import type { HistorianLayout } from './historian/historian-layout.js';
 import { redactUrl } from './mqtt/bridge-client.js';
 import type { BrokerManager, BrokerSettings } from './mqtt/broker-manager.js';
 import type { BrokerMode } from './mqtt/broker-types.js';
+import { UNS_TOPICS } from './uns-invalidation.js';
 
 /** What `GET /api/v1/system/uns/settings` answers. */
 export interface UnsSettingsView {
@@ -20,13 +23,21 @@ export interface UnsSettingsChange {
   broker?: { mode: BrokerMode; mqttPort?: number; mqttUrl?: string | null };
 }
 
+const sameBroker = (a: BrokerSettings, b: BrokerSettings) =>
+  a.mode === b.mode && a.mqttPort === b.mqttPort && a.mqttUrl === b.mqttUrl;
+
 /**
  * UNS settings: start from the environment (MERIDIAN_UNS_RETENTION_DAYS, MERIDIAN_MQTT_PORT, MQTT_URL);
  * values changed through the API are stored (table uns_settings) and take precedence from then on,
- * at start-up too. A broker change applies at once, without a restart.
+ * at start-up too. A broker change applies at once, without a restart, on every replica: the change is
+ * announced on the invalidation bus (`uns.settings.changed`) and each replica reloads the stored row and
+ * swaps its broker when the one it runs differs. Updates and reloads run one at a time.
  */
 export class UnsSettingsService {
   private stored: Database['uns_settings'] | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly unsubscribe: () => void;
+  private closed = false;
 
   constructor(
     private readonly deps: {
@@ -35,8 +46,14 @@ export class UnsSettingsService {
       storage: Storage;
       layout: HistorianLayout;
       broker: BrokerManager;
+      bus: InvalidationBus;
+      log: FastifyBaseLogger;
     },
-  ) {}
+  ) {
+    this.unsubscribe = deps.bus.subscribe((event) => {
+      if (event.topic === UNS_TOPICS.settings || event.topic === '*') void this.reload();
+    });
+  }
 
   /** Reads the stored settings once at start. */
   async load(): Promise<void> {
@@ -45,6 +62,43 @@ export class UnsSettingsService {
       .selectAll()
       .where('id', '=', 1)
       .executeTakeFirst();
+  }
+
+  /**
+   * Re-reads the stored settings (another replica changed them) and applies a broker that differs from
+   * the running one. Before the broker first started (onReady applies it) only the settings are read.
+   * A broker that cannot start is logged and shows as failed in the broker status.
+   */
+  reload(): Promise<void> {
+    return this.serially(async () => {
+      if (this.closed) return;
+      try {
+        await this.load();
+      } catch (error) {
+        this.deps.log.warn({ err: error }, 'uns settings could not be reloaded');
+        return;
+      }
+      const running = this.deps.broker.current();
+      const wanted = this.brokerSettings();
+      if (this.closed || running === null || sameBroker(running, wanted)) return;
+      this.deps.log.info({ mode: wanted.mode }, 'uns broker setting changed on another replica; applying it');
+      await this.deps.broker.apply(wanted).catch((error: unknown) => {
+        this.deps.log.error({ err: error }, 'uns broker from the changed settings could not start');
+      });
+    });
+  }
+
+  /** Stops following changes (at shutdown, before the broker stops); waits for a reload under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe();
+    await this.queue;
+  }
+
+  private serially<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(run);
+    this.queue = next.catch(() => {});
+    return next;
   }
 
   /** Retention in days; 0 keeps values forever. */
@@ -86,8 +140,15 @@ export class UnsSettingsService {
     };
   }
 
-  /** Validates, applies (the broker first: a broker that cannot start changes nothing) and stores. */
-  async update(change: UnsSettingsChange, userId: string | null): Promise<UnsSettingsView> {
+  /**
+   * Validates, applies (the broker first: a broker that cannot start changes nothing), stores, and
+   * announces the change to the other replicas.
+   */
+  update(change: UnsSettingsChange, userId: string | null): Promise<UnsSettingsView> {
+    return this.serially(() => this.updateNow(change, userId));
+  }
+
+  private async updateNow(change: UnsSettingsChange, userId: string | null): Promise<UnsSettingsView> {
     let broker: BrokerSettings | null = null;
     if (change.broker) {
       const { mode } = change.broker;
@@ -131,6 +192,7 @@ export class UnsSettingsService {
       .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, id: undefined }))
       .execute();
     this.stored = row;
+    await this.deps.bus.publish({ topic: UNS_TOPICS.settings });
     return this.view();
   }
 }

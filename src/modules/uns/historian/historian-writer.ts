@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { DialectName } from '../../../storage/database.js';
+import type { DialectName, Storage } from '../../../storage/database.js';
 import type { Database, UnsValueTable } from '../../../storage/tables.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { Quality } from '../record-fields.js';
@@ -45,11 +45,14 @@ export class HistorianWriter {
   /** Topic ids by organization and path; only ids of committed rows enter it. */
   private readonly topicIds = new Map<string, number>();
 
+  private readonly dialect: DialectName;
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: DialectName,
+    private readonly storage: Storage,
     private readonly layout: HistorianLayout,
-  ) {}
+  ) {
+    this.dialect = storage.dialect;
+  }
 
   /** Forgets cached topic ids under `path` (itself and its subtree), after a delete. */
   forgetSubtree(organizationId: string, path: string): void {
@@ -60,13 +63,25 @@ export class HistorianWriter {
     }
   }
 
+  /** Forgets every cached topic id, after the bus may have missed a delete. */
+  forgetAll(): void {
+    this.topicIds.clear();
+  }
+
   /** Writes every job in one transaction. */
   async write(jobs: readonly CommitJob[]): Promise<void> {
     const timestamps: number[] = [];
     for (const job of jobs) for (const accepted of job.records) timestamps.push(accepted.record.timestampUs);
     await this.layout.ensureDays(timestamps);
     const learned = new Map<string, number>();
-    await this.db.transaction().execute(async (trx) => {
+    // durableWrite: on SQLite the disk flush of the commit does not block the event loop.
+    await this.storage.durableWrite((db) => this.commit(db, jobs, learned));
+    if (this.topicIds.size + learned.size > TOPIC_CACHE_LIMIT) this.topicIds.clear();
+    for (const [key, id] of learned) this.topicIds.set(key, id);
+  }
+
+  private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: Map<string, number>) {
+    return db.transaction().execute(async (trx) => {
       const ids = await this.ensureTopics(trx, jobs, learned);
       const values = new Map<string, UnsValueTable>();
       const violations: Database['uns_violations'][] = [];
@@ -107,8 +122,6 @@ export class HistorianWriter {
       await upsertValues(trx, this.dialect, 'uns_latest', [...newest.values()]);
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
-    if (this.topicIds.size + learned.size > TOPIC_CACHE_LIMIT) this.topicIds.clear();
-    for (const [key, id] of learned) this.topicIds.set(key, id);
   }
 
   /** Ids of every topic the jobs publish to, creating missing nodes and their ancestors. */
