@@ -178,7 +178,8 @@ export const CONFIG_KEYS = {
     unit: 'requests per minute',
     min: 1,
     max: 100000000,
-    description: 'Token endpoint requests allowed per client ID per minute (per replica) before 429.',
+    description:
+      'Authenticated token endpoint requests allowed per client per minute (per replica) before 429.',
   },
   tokenRateLimitPerAddress: {
     env: 'MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS',
@@ -250,6 +251,35 @@ export const CONFIG_KEYS = {
     default: 'meridian',
     description:
       'With MQTT_URL: the root under which Meridian namespaces each organization on the external broker (<namespace>/<organization id>/<topic>).',
+  },
+  unsStreamMax: {
+    env: 'MERIDIAN_UNS_STREAM_MAX',
+    kind: 'integer',
+    default: 1000,
+    min: 1,
+    max: 100000,
+    description:
+      'Live value streams (GET /api/v1/uns/data/stream) one process serves at once; beyond it a new stream is answered 503 with Retry-After.',
+  },
+  unsStreamHeartbeat: {
+    env: 'MERIDIAN_UNS_STREAM_HEARTBEAT',
+    kind: 'integer',
+    default: 15,
+    unit: 'seconds',
+    min: 1,
+    max: 3600,
+    description:
+      'How often an idle live value stream sends a keep-alive comment, so that proxies and load balancers keep it open.',
+  },
+  unsStreamRecheck: {
+    env: 'MERIDIAN_UNS_STREAM_RECHECK',
+    kind: 'integer',
+    default: 5,
+    unit: 'seconds',
+    min: 1,
+    max: 300,
+    description:
+      'How often an open live value stream checks again that its credential is valid and still grants uns:read (user, role and organization changes are also applied at once).',
   },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',

@@ -5,25 +5,16 @@ import type { Clock } from '../../platform/clock.js';
 import { badRequest } from '../../platform/errors.js';
 import type { Database } from '../../storage/tables.js';
 import { DataRepository } from './data.repository.js';
+import { AggregateResponse, Filter, HistoryResponse, LatestResponse, Topic, tags } from './data.schemas.js';
 import { asBadRequest } from './publish.routes.js';
 import { formatRfc3339Micros, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from './rfc3339.js';
 import type { TopicsService } from './topics.service.js';
-import { CursorPagination, CursorQuery, decodeCursor, encodeCursor, prefixUpperBound } from './uns-cursor.js';
+import { CursorQuery, decodeCursor, encodeCursor, prefixUpperBound } from './uns-cursor.js';
 import { toLatestValue } from './uns-values.js';
 
-const tags = ['UNS data'];
-const Topic = Type.String({ maxLength: 1024, description: 'Topic path.' });
 const Time = (what: string) =>
   Type.Optional(Type.String({ maxLength: 64, description: `${what}, RFC 3339.` }));
 
-const Value = Type.Object({
-  topic: Type.String(),
-  value: Type.Unknown(),
-  timestamp: Type.String({ description: 'Declared timestamp, RFC 3339 with microseconds.' }),
-  quality: Type.Integer(),
-  source: Type.Union([Type.String(), Type.Null()]),
-  receivedAt: Type.String(),
-});
 const RangeQuerystring = Type.Object(
   {
     topic: Topic,
@@ -72,11 +63,12 @@ export const dataRoutes: FastifyPluginAsyncTypebox<{
         querystring: Type.Object(
           {
             topic: Type.Optional(Topic),
-            filter: Type.Optional(Type.String({ maxLength: 1024 })),
+            filter: Type.Optional(Filter),
             ...CursorQuery,
           },
           { additionalProperties: false },
         ),
+        response: { 200: LatestResponse },
       },
     },
     async (request) => {
@@ -126,7 +118,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<{
         description:
           'By declared timestamp, oldest first (order=asc) or newest first (order=desc); keyset paged.',
         querystring: RangeQuerystring,
-        response: { 200: Type.Object({ data: Type.Array(Value), pagination: CursorPagination }) },
+        response: { 200: HistoryResponse },
       },
     },
     async (request) => {
@@ -167,6 +159,7 @@ export const dataRoutes: FastifyPluginAsyncTypebox<{
           },
           { additionalProperties: false },
         ),
+        response: { 200: AggregateResponse },
       },
     },
     async (request) => {

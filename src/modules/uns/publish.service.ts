@@ -19,6 +19,8 @@ export interface PublishServiceDeps {
   /** Largest amount a declared timestamp may lie ahead of now, in seconds. */
   futureToleranceSeconds: number;
   fanout: () => PublishFanout | null;
+  /** Told of each commit once it resolved (the live value streams); must not throw. */
+  onCommitted?: (job: CommitJob) => void;
 }
 
 /**
@@ -47,8 +49,10 @@ export class PublishService {
 
   /** Commits evaluated records (group commit); resolves once they are committed. */
   commit(organizationId: string, accepted: AcceptedRecord[]): Promise<void> {
-    const receivedUs = this.deps.clock.now() * 1000;
-    return this.deps.committer.submit({ organizationId, records: accepted, receivedUs }, accepted.length);
+    const job = { organizationId, records: accepted, receivedUs: this.deps.clock.now() * 1000 };
+    const committed = this.deps.committer.submit(job, accepted.length);
+    const onCommitted = this.deps.onCommitted;
+    return onCommitted ? committed.then(() => onCommitted(job)) : committed;
   }
 
   /** Applies the future-timestamp rule and the governing schema binding to each record. */

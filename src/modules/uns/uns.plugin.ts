@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.schema.js';
-import type { AccessDirectory, BearerVerifier } from '../../platform/access-control.js';
+import type { AccessDirectory, BearerVerifier, SessionVerifier } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import { BindingResolver } from './binding-resolver.js';
 import { brokerRoutes, unsSettingsRoutes } from './broker.routes.js';
@@ -9,6 +10,8 @@ import { dataRoutes } from './data.routes.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter } from './historian/historian-writer.js';
+import { LiveValues } from './live-values.js';
+import { liveValuesRoutes } from './live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
 import { publishRoutes } from './publish.routes.js';
@@ -30,6 +33,8 @@ export interface UnsRuntime {
   settings: UnsSettingsService;
   topics: TopicsService;
   schemas: SchemasService;
+  /** Committed values on their way to the live streams (`GET /uns/data/stream`). */
+  live: LiveValues;
   /** MQTT's authentication: the same verifiers and rules as HTTP bearer tokens. */
   authenticateToken: TokenAuthenticator;
   /** The live verifier list the access control uses (tests add a test verifier to it). */
@@ -49,7 +54,11 @@ export interface UnsDeps {
   storage: Storage;
   clock: Clock;
   directory: AccessDirectory;
+  /** Announces settings, binding and topic deletions to every replica (see uns-invalidation.ts). */
+  bus: InvalidationBus;
   bearerVerifiers: BearerVerifier[];
+  /** The console session check: a live stream opened with a session re-checks it. */
+  sessionVerifier: SessionVerifier;
   /** The /readyz checks; `broker` is present while a broker is configured. */
   readiness: Record<string, () => Promise<void>>;
 }
@@ -63,19 +72,20 @@ const HOUR_MS = 3_600_000;
  * pending commits.
  */
 export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<UnsRuntime> {
-  const { config, storage, clock } = deps;
+  const { config, storage, clock, bus } = deps;
   const db = storage.db;
   const layout = await openHistorian(storage);
-  const writer = new HistorianWriter(db, storage.dialect, layout);
+  const writer = new HistorianWriter(storage, layout);
   const committer = new GroupCommitter<CommitJob>((jobs) => writer.write(jobs), {
     windowMs: config.unsCommitWindow,
     maxRecords: config.unsCommitMaxRecords,
     concurrency: storage.dialect === 'sqlite' ? 1 : Math.max(1, Math.min(4, config.databasePoolSize - 2)),
   });
-  const bindings = new BindingResolver(db, config.topicPrefix);
+  const bindings = new BindingResolver(db, config.topicPrefix, bus);
   const now = () => clock.now();
   const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log);
   let publisher: PublishService | null = null;
+  const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
     host: config.httpHost,
     namespace: config.mqttNamespace,
@@ -89,6 +99,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       if (mode === 'disabled') delete deps.readiness.broker;
       else deps.readiness.broker = () => broker.ready();
     },
+    deliverLive: (organizationId, values) => live.deliver(organizationId, values),
+    onSwapped: () => void live.finishAll('the MQTT broker setting changed; reconnect'),
   });
   publisher = new PublishService({
     committer,
@@ -96,11 +108,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock,
     futureToleranceSeconds: config.unsFutureTolerance,
     fanout: () => broker,
+    onCommitted: (job) => live.committed(job),
   });
-  const settings = new UnsSettingsService({ db, config, storage, layout, broker });
+  const settings = new UnsSettingsService({ db, config, storage, layout, broker, bus, log: app.log });
   await settings.load();
-  const topics = new TopicsService({ db, writer, bindings, clock, prefix: config.topicPrefix });
-  const schemas = new SchemasService({ db, bindings, clock, prefix: config.topicPrefix });
+  const topics = new TopicsService({ db, writer, bindings, bus, clock, prefix: config.topicPrefix });
+  const schemas = new SchemasService({ db, bus, clock, prefix: config.topicPrefix });
 
   const applyRetention = async () => {
     const days = settings.retentionDays();
@@ -117,6 +130,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     settings,
     topics,
     schemas,
+    live,
     authenticateToken,
     bearerVerifiers: deps.bearerVerifiers,
     applyRetention,
@@ -131,10 +145,29 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     batchBodyLimit: config.batchBodyLimit,
   });
   await app.register(dataRoutes, { prefix: '/api/v1/uns/data', db, topics, clock });
+  await app.register(liveValuesRoutes, {
+    prefix: '/api/v1/uns/data',
+    live,
+    topics,
+    access: {
+      bearerVerifiers: deps.bearerVerifiers,
+      sessionVerifier: deps.sessionVerifier,
+      directory: deps.directory,
+      bus: deps.bus,
+      clock,
+      intervalMs: config.unsStreamRecheck * 1000,
+    },
+    maxStreams: config.unsStreamMax,
+    heartbeatMs: config.unsStreamHeartbeat * 1000,
+  });
   await app.register(schemasRoutes, { prefix: '/api/v1/uns/topics', schemas, topics });
   await app.register(topicsRoutes, { prefix: '/api/v1/uns/topics', topics });
   await app.register(brokerRoutes, { prefix: '/api/v1/uns/broker', broker });
   await app.register(unsSettingsRoutes, { prefix: '/api/v1/system/uns/settings', settings });
+
+  // Open streams would keep the server from closing: they end first, telling clients why; a client
+  // that does not read within a second is cut.
+  app.addHook('preClose', () => live.finishAll('the server is shutting down', 1000));
 
   let retentionTimer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
@@ -147,6 +180,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   });
   app.addHook('onClose', async () => {
     clearInterval(retentionTimer);
+    await settings.close();
     await broker.stop();
     await committer.drain();
   });

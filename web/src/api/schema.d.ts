@@ -1394,7 +1394,99 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an organization
+         * @description Permanent; only a suspended organization (suspending it is the confirmation). Deletes its memberships and its whole unified namespace: topics, latest values, history, violations, schemas and bindings; a large history takes a while. An interrupted delete is completed by repeating it. The audit log keeps its entries.
+         *
+         *     Requires the scope `organizations:write`. Only System Administrators may call it.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is not suspended. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         /**
@@ -3801,6 +3893,7 @@ export interface paths {
                 query?: {
                     /** @description Topic path. */
                     topic?: string;
+                    /** @description MQTT topic filter beginning with the version prefix, e.g. `v1/plant/+/temperature` or `v1/#`. */
                     filter?: string;
                     /** @description Page size. */
                     limit?: number;
@@ -3816,6 +3909,48 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description With `topic`: the topic's latest value, null when it has none. */
+                            data: {
+                                topic: string;
+                                /** @description Number, string, boolean or JSON object. */
+                                value: unknown;
+                                /** @description Declared timestamp, RFC 3339 with microseconds. */
+                                timestamp: string;
+                                /** @description Stored quality: 0 good, 1 uncertain, 2 bad. */
+                                quality: number;
+                                source: string | null;
+                                /** @description When the server received it, RFC 3339 with microseconds. */
+                                receivedAt: string;
+                            } | null;
+                        } | {
+                            /** @description With `filter`: latest values of matching topics, in path order. */
+                            data: {
+                                topic: string;
+                                /** @description Number, string, boolean or JSON object. */
+                                value: unknown;
+                                /** @description Declared timestamp, RFC 3339 with microseconds. */
+                                timestamp: string;
+                                /** @description Stored quality: 0 good, 1 uncertain, 2 bad. */
+                                quality: number;
+                                source: string | null;
+                                /** @description When the server received it, RFC 3339 with microseconds. */
+                                receivedAt: string;
+                            }[];
+                            pagination: {
+                                limit: number;
+                                /** @description Send as `cursor` for the next page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
                 /** @description Invalid input; the message names the field. */
                 400: {
                     headers: {
@@ -3917,11 +4052,14 @@ export interface paths {
                         "application/json": {
                             data: {
                                 topic: string;
+                                /** @description Number, string, boolean or JSON object. */
                                 value: unknown;
                                 /** @description Declared timestamp, RFC 3339 with microseconds. */
                                 timestamp: string;
+                                /** @description Stored quality: 0 good, 1 uncertain, 2 bad. */
                                 quality: number;
                                 source: string | null;
+                                /** @description When the server received it, RFC 3339 with microseconds. */
                                 receivedAt: string;
                             }[];
                             pagination: {
@@ -4018,6 +4156,30 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Non-empty buckets, oldest first. */
+                            data: {
+                                /** @description Start of the bucket, RFC 3339 with microseconds. */
+                                start: string;
+                                /** @description Numeric values in the bucket. */
+                                count: number;
+                                avg: number;
+                                min: number;
+                                max: number;
+                                /** @description The value with the earliest declared timestamp. */
+                                first: number;
+                                /** @description The value with the latest declared timestamp. */
+                                last: number;
+                            }[];
+                        };
+                    };
+                };
                 /** @description Invalid input; the message names the field. */
                 400: {
                     headers: {
@@ -4144,6 +4306,117 @@ export interface paths {
                 };
                 /** @description Internal error; the body carries the request id. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/data/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live values (Server-Sent Events)
+         * @description Server-Sent Events (`text/event-stream`) of the values committed from now on to the topics of this organization that match `filter` (or the one `topic`), whether published over HTTP (single or batch) or MQTT, on this replica or another one. No snapshot is sent: the response head arrives once the subscription is active, so read `/latest` after it to start from the current values, and keep the newest `timestamp` per topic.
+         *
+         *     Frames:
+         *     - `event: value` with `data` the value as `/latest` answers it: `{"topic","value","timestamp","quality","source","receivedAt"}`. Every committed value is sent, also a backfilled one older than the topic's latest value (compare `timestamp`), and a same-timestamp retry again.
+         *     - `: keep-alive` comments every MERIDIAN_UNS_STREAM_HEARTBEAT seconds (15).
+         *     - `event: coalesced`, `data: {"dropped": n}`: the client read too slowly; while it did not read, only the newest value per topic was kept, and `n` were dropped. The kept values follow. A client more than 1 MiB of distinct topics behind is disconnected.
+         *     - `event: closed`, `data: {"message"}`: the server ended the stream: the credential expired or was revoked, the user lost `uns:read` or was deactivated (checked every MERIDIAN_UNS_STREAM_RECHECK seconds and on every change), the broker setting changed, or the server is shutting down.
+         *
+         *     No event ids and no replay: after a reconnect, read `/latest` (or `/history` for the gap) again.
+         *
+         *     Requires the scope `uns:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Topic path. */
+                    topic?: string;
+                    /** @description MQTT topic filter beginning with the version prefix, e.g. `v1/plant/+/temperature` or `v1/#`. */
+                    filter?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An endless `text/event-stream`; see the description for its frames. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description This process already serves MERIDIAN_UNS_STREAM_MAX streams, or the external broker did not confirm the subscription; see Retry-After. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

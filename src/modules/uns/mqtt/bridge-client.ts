@@ -3,9 +3,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import mqtt from 'mqtt';
 import type { Database } from '../../../storage/tables.js';
+import type { LiveValue } from '../live-values.js';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
 import { type BrokerBackend, type BrokerStatus, envelopeOf } from './broker-types.js';
+import { createLiveChannel } from './live-channel.js';
 import type { MessageRates } from './message-rates.js';
 
 export interface BridgeDeps {
@@ -18,6 +20,8 @@ export interface BridgeDeps {
   now: () => number;
   rates: MessageRates;
   log: FastifyBaseLogger;
+  /** Where values announced on the live channel go: this process's live streams. */
+  deliverLive: (organizationId: string, values: LiveValue[]) => void;
 }
 
 /** Marks messages Meridian published itself (already historized), so no replica stores them twice. */
@@ -41,6 +45,7 @@ export function redactUrl(url: string): string {
  * shared subscription `$share/<namespace>/<namespace>/+/<prefix>/#`, so among several replicas exactly
  * one historizes each message, and publishes every committed HTTP value under the namespace, marked
  * with the user property `meridian-historized` so that it is not stored again when it comes back.
+ * Commits are also announced on the live channel (`live-channel.ts`) for the live streams of every replica.
  */
 export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   const client = mqtt.connect(deps.url, {
@@ -55,6 +60,12 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   const knownOrganizations = new Map<string, boolean>();
   const root = `${deps.namespace}/`;
   const subscription = `$share/${deps.namespace}/${deps.namespace}/+/${deps.topicPrefix}/#`;
+  const live = createLiveChannel({
+    client,
+    namespace: deps.namespace,
+    deliver: deps.deliverLive,
+    log: deps.log,
+  });
 
   const organizationExists = async (id: string): Promise<boolean> => {
     const known = knownOrganizations.get(id);
@@ -83,6 +94,7 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
     deps.log.warn({ err: error }, 'mqtt bridge error');
   });
   client.on('message', (topic, payload, packet) => {
+    if (live.handle(topic, payload)) return;
     if (packet.properties?.userProperties?.[HISTORIZED_PROPERTY] !== undefined) return;
     if (!topic.startsWith(root)) return;
     const rest = topic.slice(root.length);
@@ -113,6 +125,7 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   });
 
   return {
+    live,
     status(): BrokerStatus {
       let state: BrokerStatus['state'] = 'connecting';
       if (stopped) state = 'stopped';

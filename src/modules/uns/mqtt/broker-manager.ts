@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { LiveChannel, LiveValue } from '../live-values.js';
 import type { PublishFanout, PublishService } from '../publish.service.js';
 import { startBridge } from './bridge-client.js';
 import type { BrokerBackend, BrokerMode, BrokerStatus } from './broker-types.js';
@@ -27,6 +28,10 @@ export interface BrokerManagerDeps {
   log: FastifyBaseLogger;
   /** Told the mode of every applied setting (readiness checks follow it). */
   onModeChange?: (mode: BrokerMode) => void;
+  /** Values heard on the bridge's live channel: this process's live streams. */
+  deliverLive?: (organizationId: string, values: LiveValue[]) => void;
+  /** Told once a swap finished, started or not (live streams end: they reconnect to the new broker). */
+  onSwapped?: () => void;
 }
 
 /**
@@ -44,7 +49,7 @@ export class BrokerManager implements PublishFanout {
 
   /** Stops the running broker and starts the one `settings` describe; rejects when it cannot start. */
   apply(settings: BrokerSettings): Promise<void> {
-    const run = this.switching.then(() => this.swap(settings));
+    const run = this.switching.then(() => this.swap(settings)).finally(() => this.deps.onSwapped?.());
     this.switching = run.catch(() => {});
     return run;
   }
@@ -77,12 +82,18 @@ export class BrokerManager implements PublishFanout {
           url: settings.mqttUrl,
           namespace: this.deps.namespace,
           db: this.deps.db,
+          deliverLive: this.deps.deliverLive ?? (() => {}),
         });
       }
     } catch (error) {
       this.failure = (error as Error).message;
       throw error;
     }
+  }
+
+  /** The channel that carries committed values between replicas; null unless a bridge runs. */
+  liveChannel(): LiveChannel | null {
+    return this.backend?.live ?? null;
   }
 
   /** The settings in effect (null before the first apply). */

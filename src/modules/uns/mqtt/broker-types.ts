@@ -1,4 +1,5 @@
 import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { LiveChannel } from '../live-values.js';
 import { formatRfc3339Micros } from '../rfc3339.js';
 
 export type BrokerMode = 'embedded' | 'external' | 'disabled';
@@ -20,6 +21,8 @@ export interface BrokerBackend {
   status(): BrokerStatus;
   deliver(organizationId: string, records: readonly AcceptedRecord[]): void;
   stop(): Promise<void>;
+  /** Carries committed values between replicas (bridge only: an embedded broker has one process). */
+  live?: LiveChannel;
 }
 
 /** The MQTT payload of a committed value: the publish envelope, with the quality that was stored. */

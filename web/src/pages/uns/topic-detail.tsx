@@ -4,20 +4,31 @@ import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { HistoryChart } from './history-chart';
 import { Quality } from './quality';
 import { type LatestValue, recentValues, type TopicView, viewTopic, violations } from './uns-api';
-import { useLiveValue } from './use-live-value';
+import { type LiveState, useLiveValue } from './use-live-value';
 
 function formatValue(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
-/** The latest value, replaced as new values arrive (read every second). */
+const STATE_WORDS: Record<LiveState, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  paused: 'Paused',
+  stopped: 'Not live',
+};
+
+/** The latest value, replaced as new values are committed (the server streams them). */
 function LiveValue({ topic, initial, unit }: { topic: string; initial: LatestValue | null; unit: string }) {
-  const { value, error } = useLiveValue(topic, initial);
+  const { value, state, error } = useLiveValue(topic, initial);
   return (
     <section className="card live" aria-labelledby="live-title">
-      <h2 id="live-title">
-        Latest value <span className="live-badge">Live</span>
-      </h2>
+      <div className="live-header">
+        <h2 id="live-title">Latest value</h2>
+        <span className={`live-badge live-badge-${state}`} role="status" data-testid="live-state">
+          {STATE_WORDS[state]}
+        </span>
+      </div>
       <ErrorMessage error={error} />
       {value ? (
         <>

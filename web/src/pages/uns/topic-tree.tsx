@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { errorText } from '../../api/client';
 import { ErrorMessage, Loading } from '../../components/states';
+import { onTreeKeyDown, TreeContext, TreeItem, type TreeProps, useTree } from './tree-view';
 import { listTopics, type TopicItem } from './uns-api';
 
 interface Page {
@@ -9,7 +10,7 @@ interface Page {
 }
 
 /** Loads the children of `parent` a page at a time; `more` fetches the next page. */
-function useChildren(parent: string | undefined, search: string | undefined, enabled: boolean) {
+function useChildren(parent: string | undefined, search: string | undefined) {
   const [page, setPage] = useState<Page | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
@@ -34,114 +35,137 @@ function useChildren(parent: string | undefined, search: string | undefined, ena
   );
 
   useEffect(() => {
-    if (enabled) void load(null);
-  }, [enabled, load]);
+    void load(null);
+  }, [load]);
 
   return { page, error, loading, more: () => load(page?.nextCursor ?? null), retry: () => load(null) };
 }
 
-interface TreeProps {
-  selected: string | null;
-  onSelect: (path: string) => void;
-}
-
-function TopicNode({ item, level, ...props }: TreeProps & { item: TopicItem; level: number }) {
+function TopicNode({ item, level, isFirst }: { item: TopicItem; level: number; isFirst: boolean }) {
+  const tree = useTree();
   const [open, setOpen] = useState(false);
-  const isSelected = props.selected === item.path;
+  const toggle = (next: boolean) => {
+    setOpen(next);
+    // A closed item hides its descendants: the tab stop cannot stay on one of them.
+    if (!next && tree.activeKey?.startsWith(`${item.path}/`)) tree.setActiveKey(item.path);
+  };
   return (
-    <li className="tree-item">
-      <div className={isSelected ? 'tree-row selected' : 'tree-row'}>
-        {item.hasChildren ? (
-          <button
-            type="button"
-            className="tree-toggle"
-            aria-expanded={open}
-            aria-label={`${open ? 'Collapse' : 'Expand'} ${item.name}`}
-            onClick={() => setOpen((value) => !value)}
-          >
-            {open ? '▾' : '▸'}
-          </button>
-        ) : (
-          <span className="tree-toggle" aria-hidden="true" />
-        )}
-        <button
-          type="button"
-          className="tree-label"
-          aria-current={isSelected ? 'true' : undefined}
-          onClick={() => {
-            props.onSelect(item.path);
-            if (item.hasChildren && !open) setOpen(true);
-          }}
-          title={item.path}
-        >
+    <TreeItem
+      itemKey={item.path}
+      level={level}
+      isFirst={isFirst}
+      title={item.path}
+      hasChildren={item.hasChildren}
+      open={open}
+      onToggle={toggle}
+      isSelected={tree.selected === item.path}
+      onActivate={() => {
+        tree.onSelect(item.path);
+        if (item.hasChildren && !open) setOpen(true);
+      }}
+      label={
+        <>
           {item.name}
           {item.hasValue && (
             <>
               <span className="dot" aria-hidden="true" />
-              <span className="visually-hidden">(has a value)</span>
+              <span className="visually-hidden"> (has a value)</span>
             </>
           )}
-        </button>
-      </div>
-      {open && <TopicChildren parent={item.path} level={level + 1} {...props} />}
-    </li>
+        </>
+      }
+    >
+      {open && <TopicChildren parent={item.path} level={level + 1} />}
+    </TreeItem>
   );
 }
 
-function TopicChildren(props: TreeProps & { parent?: string; search?: string; level: number }) {
-  const { page, error, loading, more, retry } = useChildren(props.parent, props.search, true);
-  return (
+/** The items of one level: the tree's top level, or the group of an open item. */
+function TopicChildren({ parent, search, level }: { parent?: string; search?: string; level: number }) {
+  const tree = useTree();
+  const { page, error, loading, more, retry } = useChildren(parent, search);
+  const top = level === 1;
+  const states = (
     <>
       {loading && !page && <Loading label="Loading topics…" />}
       <ErrorMessage error={error} onRetry={retry} />
       {page && page.items.length === 0 && (
-        <p className="muted tree-empty">No topics{props.search ? ' match' : ' yet'}.</p>
-      )}
-      {page && page.items.length > 0 && (
-        <ul className="tree-list">
-          {page.items.map((item) =>
-            props.search ? (
-              <li key={item.path} className="tree-item">
-                <button
-                  type="button"
-                  className={props.selected === item.path ? 'tree-label selected' : 'tree-label'}
-                  onClick={() => props.onSelect(item.path)}
-                >
-                  {item.path}
-                </button>
-              </li>
-            ) : (
-              <TopicNode
-                key={item.path}
-                item={item}
-                level={props.level}
-                selected={props.selected}
-                onSelect={props.onSelect}
-              />
-            ),
-          )}
-        </ul>
-      )}
-      {page?.nextCursor && (
-        <button type="button" className="button button-small tree-more" onClick={more} disabled={loading}>
-          {loading ? 'Loading…' : 'Show more'}
-        </button>
+        <p className="muted tree-empty">No topics{search ? ' match' : ' yet'}.</p>
       )}
     </>
   );
+  const items = page?.items.map((item, index) =>
+    search ? (
+      <TreeItem
+        key={item.path}
+        itemKey={item.path}
+        level={1}
+        isFirst={index === 0}
+        hasChildren={false}
+        isSelected={tree.selected === item.path}
+        onActivate={() => tree.onSelect(item.path)}
+        label={item.path}
+      />
+    ) : (
+      <TopicNode key={item.path} item={item} level={level} isFirst={top && index === 0} />
+    ),
+  );
+  const showMore = page?.nextCursor ? (
+    <TreeItem
+      itemKey={`more:${parent ?? search ?? ''}`}
+      level={level}
+      isFirst={false}
+      hasChildren={false}
+      onActivate={() => {
+        if (!loading) void more();
+      }}
+      label={<span className="tree-more">{loading ? 'Loading…' : 'Show more'}</span>}
+    />
+  ) : null;
+
+  if (top) {
+    return (
+      <>
+        {states}
+        {page && page.items.length > 0 && (
+          <div role="tree" aria-label="Topics" className="tree-list" onKeyDown={onTreeKeyDown}>
+            {items}
+            {showMore}
+          </div>
+        )}
+      </>
+    );
+  }
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a tree item's group of children, not a form fieldset
+    <div role="group" className="tree-list">
+      {(loading && !page) || error || page?.items.length === 0 ? <div role="none">{states}</div> : null}
+      {items}
+      {showMore}
+    </div>
+  );
 }
 
-/** The topic tree: top-level nodes, children loaded when a node opens, 100 at a time; or search results. */
+/**
+ * The topic tree (WAI-ARIA tree view): top-level nodes, children loaded when a node opens, 100 at a
+ * time ("Show more" is an item too); or the flat list of search results. Tab reaches one item; the
+ * arrow keys, Home and End move; Enter selects.
+ */
 export function TopicTree(props: TreeProps & { search: string }) {
+  const [activeKey, setActiveKey] = useState<string | null>(null);
+  const { selected, onSelect, search } = props;
+  // A new search shows other items: the tab stop starts again at the first.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset on every change of the search
+  useEffect(() => setActiveKey(null), [search]);
+  const tree = useMemo(
+    () => ({ selected, onSelect, activeKey, setActiveKey }),
+    [selected, onSelect, activeKey],
+  );
   return (
     <nav aria-label="Topics" className="tree">
-      <TopicChildren
-        key={props.search}
-        search={props.search || undefined}
-        level={1}
-        selected={props.selected}
-        onSelect={props.onSelect}
-      />
+      <TreeContext.Provider value={tree}>
+        <TopicChildren key={search} search={search || undefined} level={1} />
+      </TreeContext.Provider>
     </nav>
   );
 }

@@ -10,19 +10,8 @@ export type LatestValue = NonNullable<TopicView['latest']>;
 export type HistoryValue = Json<paths['/api/v1/uns/data/history']['get']['responses'][200]>['data'][number];
 export type Violation = Json<paths['/api/v1/uns/topics/violations']['get']['responses'][200]>['data'][number];
 
-/**
- * A time bucket of /uns/data/aggregate. Hand-written: that route declares no response schema in the
- * OpenAPI document yet (nor does /uns/data/latest, whose value has the LatestValue shape above).
- */
-export interface Bucket {
-  start: string;
-  count: number;
-  avg: number;
-  min: number;
-  max: number;
-  first: number;
-  last: number;
-}
+/** A time bucket of /uns/data/aggregate. */
+export type Bucket = Json<paths['/api/v1/uns/data/aggregate']['get']['responses'][200]>['data'][number];
 
 /** Topic paths go into the URL segment by segment: `v1/plant/line` stays three path segments. */
 const topicPath = (pathname: string, params: Record<string, unknown>) =>
@@ -51,10 +40,23 @@ export async function viewTopic(path: string): Promise<TopicView> {
 /** The latest value of a topic, or null when it has none. */
 export async function latestValue(topic: string): Promise<LatestValue | null> {
   const params = { header: orgHeader(), query: { topic } };
-  const body = unwrap(await api.GET('/api/v1/uns/data/latest', { params })) as unknown as {
-    data: LatestValue | null;
-  };
-  return body.data;
+  const body = unwrap(await api.GET('/api/v1/uns/data/latest', { params }));
+  // With `topic` the answer is the single shape; the paged one belongs to `filter`.
+  return Array.isArray(body.data) ? null : body.data;
+}
+
+/**
+ * Opens the live value stream of one topic (Server-Sent Events). Resolves once the server has subscribed
+ * it, to the `text/event-stream` body; rejects with an ApiFailure when the server refuses (401, 403, 503).
+ */
+export async function openValueStream(
+  topic: string,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  const params = { header: orgHeader(), query: { topic } };
+  const body = unwrap(await api.GET('/api/v1/uns/data/stream', { params, parseAs: 'stream', signal }));
+  if (!body) throw new TypeError('the live value stream has no body');
+  return body;
 }
 
 /** Values of a topic from `from` to `to`, oldest first, at most `limit`; `more` when the range has more. */
@@ -89,10 +91,7 @@ export async function aggregate(
       interval: `${Math.max(1, Math.round(intervalSeconds))}s`,
     },
   };
-  const body = unwrap(await api.GET('/api/v1/uns/data/aggregate', { params })) as unknown as {
-    data: Bucket[];
-  };
-  return body.data;
+  return unwrap(await api.GET('/api/v1/uns/data/aggregate', { params })).data;
 }
 
 /** Schema violations of a topic, newest first. */
