@@ -4,6 +4,7 @@ import { testDialects } from '../helpers/dialects.js';
 import { addMember, buildUser } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { clientCredentials, registerClient } from '../oauth2/oauth2-helpers.js';
 import { isValue, openSse, type SseStream } from './sse-client.js';
 
 const STREAM = '/api/v1/uns/data/stream?filter=v1/%23';
@@ -26,27 +27,19 @@ async function createPat(client: TestClient, scopes: string[]) {
 
 /** A confidential client-credentials client and one access token with `uns:read` from it. */
 async function clientCredentialsToken(server: TestServer) {
-  const registered = await server.admin.post('/api/v1/oauth2/clients', {
+  const client = await registerClient(server, {
     name: `Live reader ${Date.now()}`,
-    clientType: 'confidential',
     grantTypes: ['client_credentials'],
+    redirectUris: [],
     allowedScopes: ['uns:read'],
   });
-  assert.equal(registered.status, 201, registered.text);
-  const { clientId, clientSecret } = registered.body.data as { clientId: string; clientSecret: string };
-  const issued = await fetch(`${server.url}/api/v1/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: clientId,
-      client_secret: clientSecret,
-      scope: 'uns:read',
-    }),
-  });
+  const issued = await clientCredentials(server, client, 'uns:read');
   assert.equal(issued.status, 200);
-  const { access_token } = (await issued.json()) as { access_token: string };
-  return { clientId, clientSecret, accessToken: access_token };
+  return {
+    clientId: client.clientId,
+    clientSecret: client.clientSecret!,
+    accessToken: issued.body.access_token as string,
+  };
 }
 
 const closedEvent = (stream: SseStream, what: string) =>
