@@ -255,6 +255,42 @@ for (const dialect of testDialects()) {
       assert.equal(value.value, 7);
     });
 
+    it('stops historizing bridged values of an organization once it is suspended, and resumes on activation', async () => {
+      const orgId = await buildOrganization(server);
+      const topicsOf = async () =>
+        (
+          await server.storage.db
+            .selectFrom('uns_topics')
+            .select('path')
+            .where('organization_id', '=', orgId)
+            .where('path', 'like', 'v1/suspend/%/x')
+            .execute()
+        )
+          .map((row) => row.path)
+          .sort();
+      const publishTo = (organizationId: string, topic: string) =>
+        external.publishAsync(`${namespace}/${organizationId}/${topic}`, JSON.stringify({ value: 1 }), {
+          qos: 1,
+        });
+      const latest = (topic: string) => async () =>
+        (await api.get(`/api/v1/uns/data/latest?topic=${topic}`)).body.data ?? null;
+
+      await publishTo(orgId, 'v1/suspend/before/x');
+      await until(async () => ((await topicsOf()).length === 1 ? true : null));
+      assert.equal((await server.admin.post(`/api/v1/organizations/${orgId}/suspend`, {})).status, 200);
+      await publishTo(orgId, 'v1/suspend/during/x');
+      // A value of an active organization after it on the same connection: once it is stored, the
+      // suspended organization's value has been looked at too.
+      await publishTo(server.orgId, 'v1/suspend/marker/x');
+      await until(latest('v1/suspend/marker/x'));
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(await topicsOf(), ['v1/suspend/before/x'], 'nothing stored while suspended');
+      assert.equal((await server.admin.post(`/api/v1/organizations/${orgId}/activate`, {})).status, 200);
+      await publishTo(orgId, 'v1/suspend/after/x');
+      await until(async () => ((await topicsOf()).length === 2 ? true : null));
+      assert.deepEqual(await topicsOf(), ['v1/suspend/after/x', 'v1/suspend/before/x']);
+    });
+
     it('publishes HTTP values to the external broker under the organization namespace', async () => {
       await external.subscribeAsync(`${namespace}/${server.orgId}/v1/#`);
       const received = nextMessage(external);

@@ -92,6 +92,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     topicPrefix: config.topicPrefix,
     now,
     db,
+    bus,
     authenticate: authenticateToken,
     publisher: () => publisher!,
     log: app.log,

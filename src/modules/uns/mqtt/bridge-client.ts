@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import mqtt from 'mqtt';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
+import { STANDING_TOPICS } from '../../users/access-directory.js';
 import type { LiveValue } from '../live-values.js';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
@@ -15,6 +17,8 @@ export interface BridgeDeps {
   /** Root of the per-organization namespace on the external broker: `<namespace>/<org id>/v1/...`. */
   namespace: string;
   db: Kysely<Database>;
+  /** Evicts the cached status of an organization when it changes, on any replica. */
+  bus: InvalidationBus;
   publisher: PublishService;
   topicPrefix: string;
   now: () => number;
@@ -67,6 +71,11 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
     log: deps.log,
   });
 
+  // Whether an organization is active, by id: a suspension, activation or delete evicts it at once.
+  const stopEvicting = deps.bus.subscribe((event) => {
+    if (event.topic === '*') knownOrganizations.clear();
+    else if (event.topic === STANDING_TOPICS.organization && event.id) knownOrganizations.delete(event.id);
+  });
   const organizationExists = async (id: string): Promise<boolean> => {
     const known = knownOrganizations.get(id);
     if (known !== undefined) return known;
@@ -145,6 +154,7 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopEvicting();
       await client.endAsync();
     },
   };

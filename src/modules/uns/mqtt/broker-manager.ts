@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import type { LiveChannel, LiveValue } from '../live-values.js';
@@ -23,6 +24,8 @@ export interface BrokerManagerDeps {
   topicPrefix: string;
   now: () => number;
   db: Kysely<Database>;
+  /** Organization changes (suspended, activated, deleted) evict the bridge's cache of them. */
+  bus: InvalidationBus;
   authenticate: TokenAuthenticator;
   publisher: () => PublishService;
   log: FastifyBaseLogger;
@@ -82,6 +85,7 @@ export class BrokerManager implements PublishFanout {
           url: settings.mqttUrl,
           namespace: this.deps.namespace,
           db: this.deps.db,
+          bus: this.deps.bus,
           deliverLive: this.deps.deliverLive ?? (() => {}),
         });
       }
