@@ -21,6 +21,7 @@ const { values: args } = parseArgs({
 });
 const MINUTES = Number(args.minutes);
 const PASSWORD = 'soak-admin-password';
+const AGGREGATE_WINDOW_MS = 2 * 60_000;
 type Kind = 'publish' | 'latest' | 'history' | 'aggregate' | 'token' | 'mqtt';
 const MIX: [Kind, number][] = [
   ['publish', 45],
@@ -117,12 +118,14 @@ async function main() {
           `/api/v1/uns/data/history?topic=${encodeURIComponent(pick(topics))}&order=desc&limit=50`,
         )
       ).status,
-    aggregate: async () =>
-      (
-        await api.get(
-          `/api/v1/uns/data/aggregate?topic=${encodeURIComponent(pick(topics))}&from=${since}&to=${new Date(Date.now() + 60_000).toISOString()}&interval=1m`,
-        )
-      ).status,
+    // The last 2 minutes in 1-minute buckets: the same work per request however long the soak runs
+    // (a window from the start would grow with the history and raise every latency with it).
+    aggregate: async () => {
+      const from = new Date(Date.now() - AGGREGATE_WINDOW_MS).toISOString();
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const query = `topic=${encodeURIComponent(pick(topics))}&from=${from}&to=${to}&interval=1m`;
+      return (await api.get(`/api/v1/uns/data/aggregate?${query}`)).status;
+    },
     token: async () => {
       await requestToken();
       return 200;

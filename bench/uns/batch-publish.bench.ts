@@ -2,13 +2,16 @@
  * Batch publish values/s (HTTP, 10,000 records a batch, two batches in flight) against a bare insert of
  * the same rows into the same table layout in the same run: better-sqlite3 with one prepared statement
  * per row in transactions of 10,000 (WAL, synchronous FULL) on SQLite; on PostgreSQL one
- * `INSERT ... SELECT FROM unnest($1::bigint[], ...)` per 10,000 rows into the same daily-partitioned
- * table (pg-copy-streams, which COPY FROM STDIN needs, is not installed).
+ * `COPY uns_values FROM STDIN` (text format, through pg-copy-streams) per 10,000 rows into the same
+ * daily-partitioned table.
  *   node --import tsx bench/uns/batch-publish.bench.ts [sqlite|postgres] [batches]
  */
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { DAY_US, partitionName } from '../../src/modules/uns/historian/historian-layout.js';
 import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
@@ -109,16 +112,10 @@ async function barePostgres(): Promise<number> {
     for (let b = 0; b < batches; b++) {
       const rows = rowsOf(b);
       const now = Date.now() * 1000;
-      await client.query(
-        `insert into uns_values select t, ts, v, n, 0, null, ${now}
-         from unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[]) as x(t, ts, v, n)`,
-        [
-          rows.map((r) => r.topic + 1),
-          rows.map((r) => r.tsUs),
-          rows.map((r) => String(r.value)),
-          rows.map((r) => r.value),
-        ],
-      );
+      const text = rows
+        .map((r) => `${r.topic + 1}\t${r.tsUs}\t${r.value}\t${r.value}\t0\t\\N\t${now}\n`)
+        .join('');
+      await pipeline(Readable.from([text]), client.query(copyFrom('COPY uns_values FROM STDIN')));
     }
     return (batches * PER_BATCH) / ((performance.now() - started) / 1000);
   } finally {
@@ -131,6 +128,6 @@ const baseline = dialect === 'sqlite' ? await bareSqlite() : await barePostgres(
 const measured = await meridian();
 console.log(`Batch publish [${dialect}], ${batches} batches of ${PER_BATCH} records over HTTP`);
 console.log(
-  `  baseline: ${dialect === 'sqlite' ? 'bare better-sqlite3 prepared inserts' : 'bare multi-row INSERT ... unnest'}`,
+  `  baseline: ${dialect === 'sqlite' ? 'bare better-sqlite3 prepared inserts' : 'bare COPY FROM STDIN'}`,
 );
 report('  values/s', measured, baseline, 'values/s', 0.5);
