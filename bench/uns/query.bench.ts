@@ -1,8 +1,12 @@
 /**
  * Query times: time buckets over 1,000,000 values of one topic, and the latest values of 10,000 topics
  * (by filter, 1,000 a page), over HTTP. Data is loaded through the historian writer (group commit).
+ * Baselines, on the same tables in the same run: one bare SQL statement each, run on the storage's own
+ * connection without HTTP (hourly count/avg/min/max without first and last; the latest rows of every
+ * topic under the filter's path in one result). Each prints the best of three and the ratio of speeds.
  *   node --import tsx bench/uns/query.bench.ts [sqlite|postgres]
  */
+import { sql } from 'kysely';
 import type { PublishRecord } from '../../src/modules/uns/publish-record.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { startBenchServer } from './bench-server.js';
@@ -11,6 +15,24 @@ const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const VALUES = 1_000_000;
 const TOPICS = 10_000;
 const BASE_US = Date.UTC(2026, 0, 1) * 1000;
+const HOUR_US = 3_600_000_000;
+
+/** The best of three runs of `run`, in milliseconds. */
+async function bestOfThree(run: () => Promise<unknown>): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await run();
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
+function reportTimes(name: string, measuredMs: number, baselineMs: number): void {
+  console.log(
+    `  ${name}: ${measuredMs.toFixed(0)} ms vs bare SQL ${baselineMs.toFixed(0)} ms = ${(baselineMs / measuredMs).toFixed(2)}x the speed of the baseline`,
+  );
+}
 
 function record(topic: string, n: number, tsUs: number): PublishRecord {
   const segments = topic.split('/');
@@ -69,6 +91,25 @@ try {
     );
   }
 
+  const { db } = bench.server.storage;
+  const bigTopic = await db
+    .selectFrom('uns_topics')
+    .select('id')
+    .where('organization_id', '=', bench.orgId)
+    .where('path', '=', 'v1/big/line/value')
+    .executeTakeFirstOrThrow();
+  const endUs = BASE_US + VALUES * 1_000_000;
+  const bareBuckets = () =>
+    sql`select cast((ts_us - ${BASE_US}) / ${HOUR_US} as bigint) as bucket, count(*), avg(value_num),
+          min(value_num), max(value_num)
+        from uns_values where topic_id = ${bigTopic.id} and ts_us >= ${BASE_US} and ts_us < ${endUs}
+        group by bucket order by bucket`.execute(db);
+  reportTimes(
+    'time buckets, best of three',
+    await bestOfThree(() => api.get(url)),
+    await bestOfThree(bareBuckets),
+  );
+
   await load(Array.from({ length: TOPICS }, (_, i) => record(`v1/many/area${i % 100}/m${i}`, i, BASE_US)));
   for (let run = 0; run < 3; run++) {
     started = performance.now();
@@ -86,6 +127,24 @@ try {
       `  latest values of ${total} topics (filter v1/many/#, ${pages} pages of 1,000): ${(performance.now() - started).toFixed(0)} ms`,
     );
   }
+  const latestPages = async () => {
+    let cursor: string | null = null;
+    do {
+      const extra: string = cursor ? `&cursor=${cursor}` : '';
+      cursor = (await api.get(`/api/v1/uns/data/latest?filter=v1/many/%23&limit=1000${extra}`)).body
+        .pagination.nextCursor;
+    } while (cursor);
+  };
+  const bareLatest = () =>
+    sql`select t.path, l.ts_us, l.value_json, l.quality, l.source, l.received_us
+        from uns_topics t join uns_latest l on l.topic_id = t.id
+        where t.organization_id = ${bench.orgId} and t.path >= 'v1/many/' and t.path < 'v1/many0'
+        order by t.path`.execute(db);
+  reportTimes(
+    'latest values of 10,000 topics, best of three',
+    await bestOfThree(latestPages),
+    await bestOfThree(bareLatest),
+  );
 } finally {
   await bench.close();
 }

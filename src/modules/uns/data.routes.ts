@@ -89,7 +89,8 @@ export const dataRoutes: FastifyPluginAsyncTypebox<{
         to: prefixUpperBound(matcher.literalPrefix),
       };
       const items: ReturnType<typeof toLatestValue>[] = [];
-      const chunk = matcher.hasWildcards ? Math.max(limit * 4, 500) : limit + 1;
+      // Rows in the prefix's range that a `+` filter skips are read past; `v1/a/#` skips none.
+      const chunk = matcher.hasWildcards && !matcher.coversPrefix ? Math.max(limit * 4, 500) : limit + 1;
       for (;;) {
         const rows = await data.latestInRange(organizationId, bounds, after, chunk);
         for (const row of rows) {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { formatRfc3339Micros, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from './rfc3339.js';
 
 const BASE_MS = Date.UTC(2026, 10, 22, 10, 15, 30);
@@ -154,6 +155,40 @@ describe('formatRfc3339Micros', () => {
 
   it('formats an instant before 1970', () => {
     assert.equal(formatRfc3339Micros(-1), '1969-12-31T23:59:59.999999Z');
+  });
+
+  it('agrees with Date#toISOString from 1900 to 2200, at day, month, leap and year boundaries', () => {
+    const reference = (us: number) => {
+      const micros = ((us % 1_000_000) + 1_000_000) % 1_000_000;
+      const iso = new Date((us - micros) / 1000).toISOString();
+      return `${iso.slice(0, -5)}.${String(micros).padStart(6, '0')}Z`;
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: MIN_TIMESTAMP_US, max: MAX_TIMESTAMP_US - 1 }), (us) => {
+        assert.equal(formatRfc3339Micros(us), reference(us));
+      }),
+      { numRuns: 20_000 },
+    );
+    // Densely within two days around a month boundary.
+    const dayUs = Date.UTC(2026, 2, 29) * 1000;
+    fc.assert(
+      fc.property(fc.integer({ min: dayUs - 86_400_000_000, max: dayUs + 86_400_000_000 }), (us) => {
+        assert.equal(formatRfc3339Micros(us), reference(us));
+      }),
+      { numRuns: 20_000 },
+    );
+    const boundaries = [
+      0,
+      -1000,
+      Date.UTC(2000, 1, 29),
+      Date.UTC(2100, 2, 1),
+      Date.UTC(1999, 11, 31, 23, 59, 59),
+    ];
+    for (let year = 1900; year < 2200; year++) boundaries.push(Date.UTC(year, 0, 1), Date.UTC(year, 2, 1));
+    for (const ms of boundaries) {
+      for (const us of [ms * 1000 - 1, ms * 1000, ms * 1000 + 1])
+        assert.equal(formatRfc3339Micros(us), reference(us));
+    }
   });
 
   it('round-trips parsed timestamps', () => {

@@ -10,6 +10,13 @@ function refuses(filter: unknown, message: RegExp): void {
 }
 
 describe('parseTopicFilter matching', () => {
+  it('says a filter covers its literal prefix only when # is its one wildcard', () => {
+    assert.equal(f('v1/a/#').coversPrefix, true);
+    assert.equal(f('v1/a/+/#').coversPrefix, false);
+    assert.equal(f('v1/a/+').coversPrefix, false);
+    assert.equal(f('v1/a/b').coversPrefix, false);
+  });
+
   it('matches + against exactly one segment: v1/a/+/c matches v1/a/b/c', () => {
     assert.equal(f('v1/a/+/c').matches('v1/a/b/c'), true);
   });

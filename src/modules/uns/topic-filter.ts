@@ -18,6 +18,8 @@ export interface TopicFilter {
    * wildcard, the parent level `v1/a` of `v1/a/#` (MQTT 3.1.1 §4.7.1.2), otherwise null.
    */
   exactPath: string | null;
+  /** Every path that starts with `literalPrefix` matches (the filter ends in its only wildcard, `#`). */
+  coversPrefix: boolean;
   /** Whether a valid topic path matches the filter. */
   matches(path: string): boolean;
 }
@@ -54,7 +56,15 @@ export function parseTopicFilter(filter: unknown, prefix: string, field = 'filte
   } else {
     matches = compileSegmentMatcher(segments);
   }
-  return { filter: text, segments, hasWildcards, literalPrefix, exactPath, matches };
+  return {
+    filter: text,
+    segments,
+    hasWildcards,
+    literalPrefix,
+    exactPath,
+    coversPrefix: trailingHashOnly,
+    matches,
+  };
 }
 
 function isWildcard(segment: string): boolean {

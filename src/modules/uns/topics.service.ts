@@ -122,7 +122,7 @@ export class TopicsService {
     let cursorPath = after;
     // A wildcard filter is checked here, so a page may take several reads; each read is index-ordered.
     for (;;) {
-      const chunk = matcher?.hasWildcards ? Math.max(limit * 4, 500) : limit + 1;
+      const chunk = matcher?.hasWildcards && !matcher.coversPrefix ? Math.max(limit * 4, 500) : limit + 1;
       const rows = await (cursorPath !== null && cursorPath !== after
         ? q.where('t.path', '>', cursorPath)
         : q
