@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const sessions = new SessionsService({ db, clock, config });
   const pats = new TokensService({ db, clock, maxPerUser: config.patMaxPerUser });
-  const oauth2 = await createOAuth2Module({ db, storage, config, clock, sessions, pats });
+  const oauth2 = await createOAuth2Module({ db, storage, config, clock, sessions, pats, bus, directory });
   // One live list: MQTT authenticates tokens through the same verifiers (see installUns).
   const bearerVerifiers: BearerVerifier[] = [oauth2.accessTokens, pats];
   installAccessControl(app, {

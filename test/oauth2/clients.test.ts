@@ -170,6 +170,17 @@ for (const dialect of testDialects()) {
         assert.equal((await clientCredentials(server, c)).status, 200);
       });
 
+      it('applies an edit of the allowed scopes to the very next token request', async () => {
+        const c = await registerClient(server);
+        assert.equal((await clientCredentials(server, c, 'organizations:read')).status, 200);
+        const edited = await server.admin.patch(`${BASE}/${c.id}`, { allowedScopes: ['uns:read'] });
+        assert.equal(edited.status, 200);
+        const refused = await clientCredentials(server, c, 'organizations:read');
+        assert.equal(refused.status, 400);
+        assert.equal(refused.body.error, 'invalid_scope');
+        assert.equal((await clientCredentials(server, c)).body.scope, 'uns:read');
+      });
+
       it('deletes: the client is gone and its tokens are refused at once', async () => {
         const c = await registerClient(server);
         const issued = await clientCredentials(server, c, 'organizations:read');

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Storage } from '../../storage/database.js';
 import type { AuditLogTable } from '../../storage/tables.js';
 
@@ -7,6 +7,28 @@ export interface AuditWriter {
   write(rows: AuditLogTable[]): Promise<void>;
   close(): Promise<void>;
 }
+
+const COLUMNS = [
+  'id',
+  'at',
+  'organization_id',
+  'actor_user_id',
+  'actor_client_id',
+  'action',
+  'target_type',
+  'target_id',
+  'details',
+  'request_id',
+] as const satisfies readonly (keyof AuditLogTable)[];
+const PG_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
+
+// One statement text whatever the batch size, so it is parsed and planned once (SQLite's statement
+// cache, PostgreSQL's plan): a multi-row VALUES list was a new statement for every batch size, and
+// building it cost a tenth of the token endpoint's time.
+const SQLITE_INSERT = `insert into audit_log (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`;
+const PG_INSERT =
+  `insert into audit_log (${COLUMNS.join(', ')}) ` +
+  `select * from unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`;
 
 /**
  * The writer of token-issuance audit batches. Batches go through the storage's own connection: on SQLite
@@ -29,7 +51,16 @@ export function createAuditWriter(storage: Storage): AuditWriter {
         await db.connection().execute(async (connection) => {
           await sql`PRAGMA synchronous = NORMAL`.execute(connection);
           try {
-            await connection.insertInto('audit_log').values(rows).execute();
+            await connection.transaction().execute(async (trx) => {
+              for (const row of rows) {
+                await trx.executeQuery(
+                  CompiledQuery.raw(
+                    SQLITE_INSERT,
+                    COLUMNS.map((column) => row[column]),
+                  ),
+                );
+              }
+            });
           } finally {
             await sql`PRAGMA synchronous = FULL`.execute(connection);
           }
@@ -38,7 +69,12 @@ export function createAuditWriter(storage: Storage): AuditWriter {
       }
       await db.transaction().execute(async (trx) => {
         await sql`SET LOCAL synchronous_commit = off`.execute(trx);
-        await trx.insertInto('audit_log').values(rows).execute();
+        await trx.executeQuery(
+          CompiledQuery.raw(
+            PG_INSERT,
+            COLUMNS.map((column) => rows.map((row) => row[column])),
+          ),
+        );
       });
     },
     async close() {},

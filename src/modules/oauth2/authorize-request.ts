@@ -2,7 +2,8 @@ import type { PkceChallenge } from './checks/check-pkce.js';
 import { readPkceParameters } from './checks/check-pkce.js';
 import { resolveRedirectUri } from './checks/check-redirect-uri.js';
 import { parseScope, requireScopesWithin } from './checks/check-scope.js';
-import type { ClientsRepository, StoredClient } from './clients.repository.js';
+import type { ClientLookup } from './client-lookup.js';
+import type { StoredClient } from './clients.repository.js';
 import {
   InvalidRequestError,
   isOAuth2Error,
@@ -54,7 +55,7 @@ const MAX_AGE_LIMIT_S = 31_536_000;
 /** Validates an authorization request in the order RFC 6749 §4.1.2.1 requires: client and redirect URI first. */
 export async function checkAuthorizationRequest(
   params: URLSearchParams,
-  clients: ClientsRepository,
+  clients: ClientLookup,
 ): Promise<AuthorizationCheck> {
   const one = (name: string) => params.get(name) ?? undefined;
   const clientId = one('client_id');

@@ -77,7 +77,8 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return undefined;
     const principal = await oauth.sessions.verify(cookie);
-    if (typeof principal === 'string' || !(await isUserActive(oauth.db, principal.userId))) return undefined;
+    if (typeof principal === 'string' || !(await isUserActive(oauth.grantDeps.directory, principal.userId)))
+      return undefined;
     const row = await oauth.db
       .selectFrom('sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { hashOpaqueToken, timingSafeEqualString } from '../../platform/opaque-token.js';
-import type { ClientsRepository, StoredClient } from './clients.repository.js';
+import type { ClientLookup } from './client-lookup.js';
+import type { StoredClient } from './clients.repository.js';
 import { InvalidClientError, InvalidRequestError } from './oauth2-errors.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -16,7 +17,7 @@ export type FormParams = Record<string, string | undefined>;
 export async function authenticateClient(
   request: FastifyRequest,
   body: FormParams,
-  clients: ClientsRepository,
+  clients: ClientLookup,
 ): Promise<{ client: StoredClient; method: ClientAuthMethod }> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   // RFC 6749 §2.3.1: the secret MUST NOT be included in the request URI.
@@ -34,7 +35,7 @@ export async function authenticateClient(
   const secret = basic?.secret ?? body.client_secret;
   if (!clientId) throw new InvalidClientError('client authentication is required', { usedBasicAuth });
 
-  // Read on every request: a client disabled through any replica is refused at once.
+  // Cached, and evicted through the bus: a client disabled through any replica is refused at once.
   const client = await clients.findByClientId(clientId);
   let method: ClientAuthMethod;
   if (client?.clientType === 'public') {

@@ -3,10 +3,12 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import { badRequest, notFound } from '../../platform/errors.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { generateIdentifier, generateOpaqueToken, TOKEN_PREFIX } from '../../platform/opaque-token.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { CLIENT_CHANGED_TOPIC } from './client-lookup.js';
 import {
   type ClientSettings,
   ClientValidationError,
@@ -53,6 +55,7 @@ export class ClientsService {
       clock: Clock;
       revocations: RevocationList;
       accessTokenTtlMs: number;
+      bus: InvalidationBus;
     },
   ) {
     this.clients = new ClientsRepository(deps.db);
@@ -108,6 +111,7 @@ export class ClientsService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     });
+    await this.announce(existing.clientId);
     await this.audit(actor, 'oauth2_client.updated', existing, {
       fields: Object.keys(patch as object),
     });
@@ -118,6 +122,7 @@ export class ClientsService {
   async setStatus(id: string, status: 'active' | 'disabled', actor: Actor): Promise<StoredClient> {
     const existing = await this.get(id);
     await this.clients.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
+    await this.announce(existing.clientId);
     await this.audit(
       actor,
       status === 'active' ? 'oauth2_client.enabled' : 'oauth2_client.disabled',
@@ -134,7 +139,13 @@ export class ClientsService {
       this.deps.clock.now() + this.deps.accessTokenTtlMs,
     );
     await this.clients.delete(id);
+    await this.announce(existing.clientId);
     await this.audit(actor, 'oauth2_client.deleted', existing, { name: existing.name });
+  }
+
+  /** Tells every replica's client lookup that this client changed (its cached copy is evicted). */
+  private announce(clientId: string): Promise<void> {
+    return this.deps.bus.publish({ topic: CLIENT_CHANGED_TOPIC, id: clientId });
   }
 
   private async validate(normalize: () => ClientSettings): Promise<ClientSettings> {

@@ -5,7 +5,7 @@ import type { Database } from '../../storage/tables.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { TokensService } from '../tokens/tokens.service.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
-import type { ClientsRepository } from './clients.repository.js';
+import type { ClientLookup } from './client-lookup.js';
 import type { ClientsService } from './clients.service.js';
 import type { GrantDeps } from './grants/grant-context.js';
 import type { GrantsRepository } from './grants.repository.js';
@@ -22,7 +22,8 @@ export interface OAuth2Services {
   /** The ring in use now (rebuilt when keys are rotated). */
   ring: () => SigningKeyRing;
   audience: string;
-  clients: ClientsRepository;
+  /** Client lookup of the protocol endpoints (cached, evicted through the bus). */
+  clients: ClientLookup;
   clientsService: ClientsService;
   grants: GrantsRepository;
   grantDeps: GrantDeps;

@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config/config.schema.js';
+import type { AccessDirectory } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import type { Database } from '../../storage/tables.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { TokensService } from '../tokens/tokens.service.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import { createAuditWriter } from './audit-writer.js';
+import { createClientLookup } from './client-lookup.js';
 import { clientsRoutes } from './clients.routes.js';
 import { ClientsService } from './clients.service.js';
 import { discoveryRoutes } from './discovery.routes.js';
@@ -50,6 +53,8 @@ export async function createOAuth2Module(deps: {
   clock: Clock;
   sessions: SessionsService;
   pats: TokensService;
+  bus: InvalidationBus;
+  directory: AccessDirectory;
 }): Promise<OAuth2Module> {
   const { db, config, clock } = deps;
   const now = () => clock.now();
@@ -90,12 +95,13 @@ export async function createOAuth2Module(deps: {
     refreshTokenTtl: config.refreshTokenTtl,
     idTokenTtl: config.idTokenTtl,
   });
-  const grantDeps: GrantDeps = { db, clock, grants, issuer, revocations };
+  const grantDeps: GrantDeps = { db, directory: deps.directory, clock, grants, issuer, revocations };
   const clientsService = new ClientsService({
     db,
     clock,
     revocations,
     accessTokenTtlMs: config.accessTokenTtl * 1000,
+    bus: deps.bus,
   });
   const services: OAuth2Services = {
     db,
@@ -103,7 +109,7 @@ export async function createOAuth2Module(deps: {
     clock,
     ring: currentRing,
     audience,
-    clients: clientsService.clients,
+    clients: createClientLookup(clientsService.clients, deps.bus),
     clientsService,
     grants,
     grantDeps,

@@ -36,7 +36,8 @@ export class TokenIntrospection {
     if (token.startsWith(TOKEN_PREFIX.personalAccessToken)) {
       if (caller.clientType !== 'confidential') return INACTIVE;
       const row = await this.deps.pats.find(token);
-      if (typeof row === 'string' || !(await isUserActive(this.deps.db, row.user_id))) return INACTIVE;
+      if (typeof row === 'string' || !(await isUserActive(this.deps.grantDeps.directory, row.user_id)))
+        return INACTIVE;
       return {
         active: true,
         token_type: 'personal_access_token',
@@ -49,7 +50,8 @@ export class TokenIntrospection {
     }
     if (token.startsWith(TOKEN_PREFIX.refreshToken)) {
       const row = await this.findRefresh(token);
-      if (!row || !own(row.client_id) || !(await isUserActive(this.deps.db, row.user_id))) return INACTIVE;
+      if (!row || !own(row.client_id) || !(await isUserActive(this.deps.grantDeps.directory, row.user_id)))
+        return INACTIVE;
       return {
         active: true,
         token_type: 'refresh_token',
@@ -63,7 +65,7 @@ export class TokenIntrospection {
     }
     const claims = await this.verifyAccessToken(token);
     if (!claims || !own(claims.client_id) || !(await this.clientExists(claims.client_id))) return INACTIVE;
-    if (!(await isUserActive(this.deps.db, claims.sub))) return INACTIVE;
+    if (!(await isUserActive(this.deps.grantDeps.directory, claims.sub))) return INACTIVE;
     return { active: true, token_type: 'Bearer', ...claims };
   }
 

@@ -21,7 +21,7 @@ export const userinfoRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }
     if (!oauth.accessTokens.accepts(token))
       throw new InvalidTokenError('the access token is malformed', 'malformed');
     const { claims, principal } = await oauth.accessTokens.check(token);
-    if (!(await isUserActive(oauth.db, claims.sub))) {
+    if (!(await isUserActive(oauth.grantDeps.directory, claims.sub))) {
       throw new InvalidTokenError('the account behind this token is not active', 'malformed');
     }
     const scopes = [...(principal.tokenScopes ?? [])];

@@ -36,7 +36,8 @@ export async function authorizationCodeGrant({
     }
   }
   checkCodeVerifier(row.code_challenge, body.code_verifier);
-  if (!(await isUserActive(deps.db, row.user_id))) throw new InvalidGrantError('the user is not active');
+  if (!(await isUserActive(deps.directory, row.user_id)))
+    throw new InvalidGrantError('the user is not active');
   const scopes = row.scopes.split(' ').filter(Boolean);
   return deps.issuer.issue({
     clientId: client.clientId,

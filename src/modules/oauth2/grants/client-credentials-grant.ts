@@ -20,7 +20,7 @@ export async function clientCredentialsGrant({
   requireScopesWithin(requested, client.allowedScopes);
   const scopes = requested.length > 0 ? requested : client.allowedScopes;
   const userId = client.actingUserId ?? client.createdBy;
-  if (!userId || !(await isUserActive(deps.db, userId))) {
+  if (!userId || !(await isUserActive(deps.directory, userId))) {
     throw new InvalidGrantError('the user this client acts as is not active');
   }
   return deps.issuer.issue({

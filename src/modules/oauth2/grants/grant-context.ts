@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { AccessDirectory } from '../../../platform/access-control.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
 import type { FormParams } from '../client-authentication.js';
@@ -17,20 +18,21 @@ export interface GrantContext {
 
 export interface GrantDeps {
   db: Kysely<Database>;
+  /** User state, cached and evicted through the invalidation bus. */
+  directory: AccessDirectory;
   clock: Clock;
   grants: GrantsRepository;
   issuer: TokenIssuer;
   revocations: RevocationList;
 }
 
-/** True when the user exists, is active and not deleted. */
-export async function isUserActive(db: Kysely<Database>, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('users')
-    .select(['status', 'deleted_at'])
-    .where('id', '=', userId)
-    .executeTakeFirst();
-  return row !== undefined && row.status === 'active' && row.deleted_at === null;
+/**
+ * True when the user exists, is active and not deleted. Read through the access directory, whose cache a
+ * deactivation or deletion evicts at once (on every replica through the bus).
+ */
+export async function isUserActive(directory: AccessDirectory, userId: string): Promise<boolean> {
+  const standing = await directory.standing(userId, null);
+  return standing?.userActive === true;
 }
 
 /** Revokes a grant and every unexpired access token it produced (code replay, refresh token reuse). */

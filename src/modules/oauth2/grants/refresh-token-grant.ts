@@ -41,7 +41,8 @@ export async function refreshTokenGrant({
     await revokeGrant(deps, row.grant_id);
     throw invalid;
   }
-  if (!(await isUserActive(deps.db, row.user_id))) throw new InvalidGrantError('the user is not active');
+  if (!(await isUserActive(deps.directory, row.user_id)))
+    throw new InvalidGrantError('the user is not active');
   // Scopes the client is no longer allowed are dropped from the new access token.
   const scopes = (requested.length > 0 ? requested : granted).filter((s) => client.allowedScopes.includes(s));
   return deps.issuer.issue({
