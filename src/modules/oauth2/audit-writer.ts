@@ -22,10 +22,15 @@ const COLUMNS = [
 ] as const satisfies readonly (keyof AuditLogTable)[];
 const PG_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
 
-// One statement text whatever the batch size, so it is parsed and planned once (SQLite's statement
+// Fixed statement texts whatever the batch size, so each is parsed and planned once (SQLite's statement
 // cache, PostgreSQL's plan): a multi-row VALUES list was a new statement for every batch size, and
 // building it cost a tenth of the token endpoint's time.
-const SQLITE_INSERT = `insert into audit_log (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`;
+const SQLITE_CHUNK = 50;
+const sqliteInsert = (rows: number) =>
+  `insert into audit_log (${COLUMNS.join(', ')}) values ` +
+  Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ');
+const SQLITE_INSERT_ONE = sqliteInsert(1);
+const SQLITE_INSERT_CHUNK = sqliteInsert(SQLITE_CHUNK);
 const PG_INSERT =
   `insert into audit_log (${COLUMNS.join(', ')}) ` +
   `select * from unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`;
@@ -52,13 +57,18 @@ export function createAuditWriter(storage: Storage): AuditWriter {
           await sql`PRAGMA synchronous = NORMAL`.execute(connection);
           try {
             await connection.transaction().execute(async (trx) => {
-              for (const row of rows) {
+              // Whole chunks of 50 rows, then single rows: two statement texts, each prepared once.
+              for (let start = 0; start < rows.length; ) {
+                const size = rows.length - start >= SQLITE_CHUNK ? SQLITE_CHUNK : 1;
+                const chunk = rows.slice(start, start + size);
+                const text = size === 1 ? SQLITE_INSERT_ONE : SQLITE_INSERT_CHUNK;
                 await trx.executeQuery(
                   CompiledQuery.raw(
-                    SQLITE_INSERT,
-                    COLUMNS.map((column) => row[column]),
+                    text,
+                    chunk.flatMap((row) => COLUMNS.map((c) => row[c])),
                   ),
                 );
+                start += size;
               }
             });
           } finally {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { AuditWriter } from './audit-writer.js';
 
 export interface IssuanceEntry {
@@ -52,7 +52,9 @@ export class IssuanceAudit {
   private write(batch: IssuanceEntry[]): Promise<void> {
     return this.writer.write(
       batch.map((entry) => ({
-        id: randomUUID(),
+        // Time-ordered (RFC 9562 UUIDv7): each batch appends to the primary key index instead of dirtying a
+        // random page of it per row, which made SQLite's WAL checkpoints the token endpoint's largest cost.
+        id: timeOrderedUuid(),
         at: entry.at,
         organization_id: null,
         actor_user_id: entry.userId,
