@@ -72,11 +72,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style, like the other per-request hooks: an async hook costs a promise on every request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     // A request arriving on an open connection after shutdown began (Fastify adds Connection: close).
-    if (closing) return sendApiError(reply, unavailable('the server is shutting down; retry', 1));
+    if (closing) sendApiError(reply, unavailable('the server is shutting down; retry', 1));
+    else done();
   });
 
   // JSON only: the API refuses other bodies with 400. The OAuth2 endpoints add the form parser in their own scope.

@@ -102,36 +102,44 @@ export function installAccessControl(app: FastifyInstance, options: AccessContro
     }
   });
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const access = request.routeOptions.config?.access;
-    if (!access || 'public' in access) return;
-
-    const principal = await authenticate(request, options);
-    const wantsOrganization = access.organization !== false;
-    const organizationId = wantsOrganization ? readOrganizationHeader(request) : null;
-    const standing = await options.directory.standing(principal.userId, organizationId);
-    if (!standing?.userActive) throw unauthorized('the account behind this credential is not active');
-    request.principal = principal;
-    request.isSystemAdmin = standing.isSystemAdmin;
-
-    let role: OrganizationRole | null = null;
-    if (wantsOrganization) {
-      const org = standing.organization;
-      if (!organizationId || !org || (!org.role && !standing.isSystemAdmin)) throw missingOrganization();
-      role = org.role ?? 'Owner';
-      request.organization = { id: org.id, role };
-    }
-
-    const allowed = scopesAllowedFor(role, standing.isSystemAdmin);
-    request.grantedScopes = principal.tokenScopes
-      ? new Set([...principal.tokenScopes].filter((s) => isScopePermitted(s, principal.tokenScopes, allowed)))
-      : allowed;
-    if (access.systemAdmin && !standing.isSystemAdmin)
-      throw insufficientScope('the System Administrator role');
-    if (access.scope && !isScopePermitted(access.scope, principal.tokenScopes, allowed)) {
-      throw insufficientScope(`the scope ${access.scope}`, access.scope);
-    }
+    // Public routes (health, the OAuth2 protocol endpoints) pay no promise for this hook.
+    if (!access || 'public' in access) return done();
+    checkAccess(request, access, options).then(() => done(), done);
   });
+}
+
+/** Authentication, organization and permission of one request, in the contract's order. */
+async function checkAccess(
+  request: FastifyRequest,
+  access: Exclude<RouteAccess, { public: true }>,
+  options: AccessControlOptions,
+): Promise<void> {
+  const principal = await authenticate(request, options);
+  const wantsOrganization = access.organization !== false;
+  const organizationId = wantsOrganization ? readOrganizationHeader(request) : null;
+  const standing = await options.directory.standing(principal.userId, organizationId);
+  if (!standing?.userActive) throw unauthorized('the account behind this credential is not active');
+  request.principal = principal;
+  request.isSystemAdmin = standing.isSystemAdmin;
+
+  let role: OrganizationRole | null = null;
+  if (wantsOrganization) {
+    const org = standing.organization;
+    if (!organizationId || !org || (!org.role && !standing.isSystemAdmin)) throw missingOrganization();
+    role = org.role ?? 'Owner';
+    request.organization = { id: org.id, role };
+  }
+
+  const allowed = scopesAllowedFor(role, standing.isSystemAdmin);
+  request.grantedScopes = principal.tokenScopes
+    ? new Set([...principal.tokenScopes].filter((s) => isScopePermitted(s, principal.tokenScopes, allowed)))
+    : allowed;
+  if (access.systemAdmin && !standing.isSystemAdmin) throw insufficientScope('the System Administrator role');
+  if (access.scope && !isScopePermitted(access.scope, principal.tokenScopes, allowed)) {
+    throw insufficientScope(`the scope ${access.scope}`, access.scope);
+  }
 }
 
 async function authenticate(request: FastifyRequest, options: AccessControlOptions): Promise<Principal> {
