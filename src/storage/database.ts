@@ -24,6 +24,12 @@ export interface Storage {
    * commits asynchronously anyway. For the hot write paths (the historian).
    */
   durableWrite<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * SQLite only (absent on PostgreSQL): the one connection's prepared statement for `text`, prepared once
+   * and cached. For hot write paths inside `durableWrite` (which holds the connection, so the statement
+   * runs in its transaction): one `run` a row instead of a query built, compiled and awaited a row.
+   */
+  sqliteStatement?: (text: string) => SQLite.Statement;
   close(): Promise<void>;
 }
 
@@ -67,10 +73,12 @@ function openSqlite(options: StorageOptions): Storage {
   connection.pragma('synchronous = FULL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
-  });
+  const statements = withStatementCache(connection);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   const wal = new WalSync();
+  const setSynchronous = (schemas: readonly { name: string }[], mode: 'NORMAL' | 'FULL') => {
+    for (const s of schemas) statements.prepare(`pragma "${s.name}".synchronous = ${mode}`).run();
+  };
   return {
     db,
     dialect: 'sqlite',
@@ -80,22 +88,22 @@ function openSqlite(options: StorageOptions): Storage {
     },
     async durableWrite(work) {
       // The connection is held throughout, so no other commit runs while the setting is relaxed.
+      // The pragmas run on the driver directly (cached statements): they cost more through the builder.
       const { result, files } = await db.connection().execute(async (held) => {
         const schemas = (
-          await sql<{ name: string; file: string }>`pragma database_list`.execute(held)
-        ).rows.filter((row) => row.file !== '');
-        const setSynchronous = (mode: 'NORMAL' | 'FULL') =>
-          Promise.all(schemas.map((s) => sql.raw(`pragma "${s.name}".synchronous = ${mode}`).execute(held)));
-        await setSynchronous('NORMAL');
+          statements.prepare('pragma database_list').all() as { name: string; file: string }[]
+        ).filter((row) => row.file !== '');
+        setSynchronous(schemas, 'NORMAL');
         try {
           return { result: await work(held), files: schemas.map((s) => `${s.file}-wal`) };
         } finally {
-          await setSynchronous('FULL');
+          setSynchronous(schemas, 'FULL');
         }
       });
       await wal.sync(files);
       return result;
     },
+    sqliteStatement: (text) => statements.prepare(text),
     async close() {
       await db.destroy();
       await wal.close();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { DialectName, Storage } from '../../../storage/database.js';
+import type { Storage } from '../../../storage/database.js';
 import type { Database, UnsValueTable } from '../../../storage/tables.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { Quality } from '../record-fields.js';
@@ -45,14 +45,10 @@ export class HistorianWriter {
   /** Topic ids by organization and path; only ids of committed rows enter it. */
   private readonly topicIds = new Map<string, number>();
 
-  private readonly dialect: DialectName;
-
   constructor(
     private readonly storage: Storage,
     private readonly layout: HistorianLayout,
-  ) {
-    this.dialect = storage.dialect;
-  }
+  ) {}
 
   /** Forgets cached topic ids under `path` (itself and its subtree), after a delete. */
   forgetSubtree(organizationId: string, path: string): void {
@@ -113,13 +109,13 @@ export class HistorianWriter {
       }
       // A stable order keeps concurrent transactions from deadlocking on PostgreSQL.
       const rows = [...values.values()].sort((a, b) => a.topic_id - b.topic_id || a.ts_us - b.ts_us);
-      await upsertValues(trx, this.dialect, 'uns_values', rows);
+      await upsertValues(trx, this.storage, 'uns_values', rows);
       const newest = new Map<number, UnsValueTable>();
       for (const row of rows) {
         const held = newest.get(row.topic_id);
         if (!held || row.ts_us >= held.ts_us) newest.set(row.topic_id, row);
       }
-      await upsertValues(trx, this.dialect, 'uns_latest', [...newest.values()]);
+      await upsertValues(trx, this.storage, 'uns_latest', [...newest.values()]);
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
   }
