@@ -179,6 +179,45 @@ for (const dialect of testDialects()) {
         assert.equal((await latest('v1/batch/ok/m3')).value, 493);
       });
 
+      it('keeps text exactly, whatever it holds (quotes, backslashes, braces, commas, NULL)', async () => {
+        const texts = ['say "hi"', 'C:\\dir\\', '{a,b}', 'NULL', '', 'ünï\u{1F600}', '\\"', 'x\ny\tz'];
+        const source = (i: number) => `sensor "${i}" \\ {a,b} NULL`;
+        const records = texts.flatMap((text, i) => [
+          { topic: `v1/batch/text/t${i}`, value: text, source: source(i), timestamp: '2026-01-01T00:00:00Z' },
+          { topic: `v1/batch/text/t${i}`, value: { text, list: [text] }, timestamp: '2026-01-01T00:00:01Z' },
+        ]);
+        const res = await api.post(`${PUBLISH}/batch`, { records });
+        assert.equal(res.status, 200, res.text);
+        for (const [i, text] of texts.entries()) {
+          const history = await api.get(`/api/v1/uns/data/history?topic=v1/batch/text/t${i}&order=asc`);
+          assert.deepEqual(
+            history.body.data.map((v: { value: unknown; source: unknown }) => [v.value, v.source]),
+            [
+              [text, source(i)],
+              [{ text, list: [text] }, null],
+            ],
+          );
+        }
+      });
+
+      it('keeps the later of two records with the same topic and timestamp in one batch', async () => {
+        const timestamp = '2026-01-02T00:00:00Z';
+        const records = [
+          { topic: 'v1/batch/dup/a', value: 1, timestamp },
+          { topic: 'v1/batch/dup/b', value: 10, timestamp },
+          { topic: 'v1/batch/dup/a', value: 2, timestamp },
+          { topic: 'v1/batch/dup/a', value: 3, timestamp },
+        ];
+        assert.equal((await api.post(`${PUBLISH}/batch`, { records })).status, 200);
+        const history = await api.get('/api/v1/uns/data/history?topic=v1/batch/dup/a');
+        assert.deepEqual(
+          history.body.data.map((v: { value: unknown }) => v.value),
+          [3],
+        );
+        assert.equal((await latest('v1/batch/dup/a')).value, 3);
+        assert.equal((await latest('v1/batch/dup/b')).value, 10);
+      });
+
       it('refuses the whole batch, listing the index and field of each refused record', async () => {
         const before = await unsCounts(server);
         const res = await api.post(`${PUBLISH}/batch`, {

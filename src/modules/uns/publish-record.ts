@@ -53,6 +53,8 @@ export interface PublishOptions {
   now: () => number;
   /** Prepended to every field name in errors, e.g. `records[3].`. */
   fieldPrefix?: string;
+  /** Topics already validated (a batch repeats its topics); valid ones parsed here are added. */
+  topics?: Map<string, TopicPath>;
 }
 
 /** The record members other than the topic, as received. */
@@ -124,8 +126,16 @@ export function parsePublishRecord(body: unknown, opts: PublishOptions): Publish
   if (!isPlainObject(body))
     throw inputError(bodyField, `must be a JSON object, not ${describeJsonType(body)}`);
   refuseUnknownMembers(body, PUBLISH_MEMBERS, at);
-  const topic = parseTopicPath(body.topic, opts.prefix, `${at}topic`);
-  return buildPublishRecord(topic, body, opts);
+  return buildPublishRecord(validTopic(body.topic, opts, `${at}topic`), body, opts);
+}
+
+/** Validates a topic, once per distinct topic when `opts.topics` remembers the valid ones. */
+function validTopic(topic: unknown, opts: PublishOptions, field: string): TopicPath {
+  const known = typeof topic === 'string' ? opts.topics?.get(topic) : undefined;
+  if (known) return known;
+  const parsed = parseTopicPath(topic, opts.prefix, field);
+  opts.topics?.set(parsed.path, parsed);
+  return parsed;
 }
 
 /**
@@ -151,10 +161,11 @@ export function parseBatch(body: unknown, opts: PublishOptions): PublishRecord[]
   };
   const parsed: PublishRecord[] = [];
   const errors: UnsRecordError[] = [];
+  const topics = new Map<string, TopicPath>();
   records.forEach((record: unknown, index) => {
     try {
       parsed.push(
-        parsePublishRecord(record, { prefix: opts.prefix, now, fieldPrefix: `records[${index}].` }),
+        parsePublishRecord(record, { prefix: opts.prefix, now, fieldPrefix: `records[${index}].`, topics }),
       );
     } catch (error) {
       if (!(error instanceof UnsInputError)) throw error;

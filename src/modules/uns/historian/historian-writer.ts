@@ -7,6 +7,7 @@ import type { Quality } from '../record-fields.js';
 import type { Violation } from '../schema-evaluation.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
 import type { HistorianLayout } from './historian-layout.js';
+import { TopicIdCache } from './topic-id-cache.js';
 import { upsertValues } from './value-upsert.js';
 
 /** A record that passed validation and schema evaluation, with the quality to store. */
@@ -33,7 +34,37 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
-const cacheKey = (organizationId: string, path: string) => `${organizationId}\u0000${path}`;
+/** Topic ids of one commit, by organization and path. */
+type TopicIds = Map<string, Map<string, number>>;
+
+const byTopicAndTime = (a: UnsValueTable, b: UnsValueTable) => a.topic_id - b.topic_id || a.ts_us - b.ts_us;
+
+/**
+ * Sorts value rows by topic and declared time (a stable order keeps concurrent transactions from
+ * deadlocking on PostgreSQL) and keeps the last of rows with the same topic and time, as a retry would
+ * replace the earlier record (PostgreSQL refuses to upsert one row twice in a statement). The sort is
+ * stable, so "last" is the order of publishing.
+ */
+export function sortedUniqueRows(rows: UnsValueTable[]): UnsValueTable[] {
+  rows.sort(byTopicAndTime);
+  const out: UnsValueTable[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const next = rows[i + 1];
+    const row = rows[i]!;
+    if (next === undefined || next.topic_id !== row.topic_id || next.ts_us !== row.ts_us) out.push(row);
+  }
+  return out;
+}
+
+/** The newest row of each topic among rows sorted by topic and time: the last of each topic's run. */
+function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
+  const out: UnsValueTable[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const row = sorted[i]!;
+    if (sorted[i + 1]?.topic_id !== row.topic_id) out.push(row);
+  }
+  return out;
+}
 
 /**
  * Writes committed publishes: creates missing topic nodes (INSERT ... ON CONFLICT DO NOTHING, so each
@@ -43,7 +74,7 @@ const cacheKey = (organizationId: string, path: string) => `${organizationId}\u0
  */
 export class HistorianWriter {
   /** Topic ids by organization and path; only ids of committed rows enter it. */
-  private readonly topicIds = new Map<string, number>();
+  private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
 
   constructor(
     private readonly storage: Storage,
@@ -52,11 +83,7 @@ export class HistorianWriter {
 
   /** Forgets cached topic ids under `path` (itself and its subtree), after a delete. */
   forgetSubtree(organizationId: string, path: string): void {
-    const exact = cacheKey(organizationId, path);
-    const below = `${exact}/`;
-    for (const key of this.topicIds.keys()) {
-      if (key === exact || key.startsWith(below)) this.topicIds.delete(key);
-    }
+    this.topicIds.forgetSubtree(organizationId, path);
   }
 
   /** Forgets every cached topic id, after the bus may have missed a delete. */
@@ -69,23 +96,22 @@ export class HistorianWriter {
     const timestamps: number[] = [];
     for (const job of jobs) for (const accepted of job.records) timestamps.push(accepted.record.timestampUs);
     await this.layout.ensureDays(timestamps);
-    const learned = new Map<string, number>();
+    const learned: TopicIds = new Map();
     // durableWrite: on SQLite the disk flush of the commit does not block the event loop.
     await this.storage.durableWrite((db) => this.commit(db, jobs, learned));
-    if (this.topicIds.size + learned.size > TOPIC_CACHE_LIMIT) this.topicIds.clear();
-    for (const [key, id] of learned) this.topicIds.set(key, id);
+    this.topicIds.learn(learned);
   }
 
-  private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: Map<string, number>) {
+  private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: TopicIds) {
     return db.transaction().execute(async (trx) => {
       const ids = await this.ensureTopics(trx, jobs, learned);
-      const values = new Map<string, UnsValueTable>();
+      const values: UnsValueTable[] = [];
       const violations: Database['uns_violations'][] = [];
       for (const job of jobs) {
+        const topicIds = ids.get(job.organizationId)!;
         for (const { record, quality, violations: found } of job.records) {
-          const topicId = ids.get(cacheKey(job.organizationId, record.topic))!;
-          // The same topic and timestamp twice in one commit: the later record wins, as a retry would.
-          values.set(`${topicId} ${record.timestampUs}`, {
+          const topicId = topicIds.get(record.topic)!;
+          values.push({
             topic_id: topicId,
             ts_us: record.timestampUs,
             value_json: record.valueJson,
@@ -107,15 +133,9 @@ export class HistorianWriter {
           }
         }
       }
-      // A stable order keeps concurrent transactions from deadlocking on PostgreSQL.
-      const rows = [...values.values()].sort((a, b) => a.topic_id - b.topic_id || a.ts_us - b.ts_us);
+      const rows = sortedUniqueRows(values);
       await upsertValues(trx, this.storage, 'uns_values', rows);
-      const newest = new Map<number, UnsValueTable>();
-      for (const row of rows) {
-        const held = newest.get(row.topic_id);
-        if (!held || row.ts_us >= held.ts_us) newest.set(row.topic_id, row);
-      }
-      await upsertValues(trx, this.storage, 'uns_latest', [...newest.values()]);
+      await upsertValues(trx, this.storage, 'uns_latest', newestPerTopic(rows));
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
   }
@@ -124,29 +144,40 @@ export class HistorianWriter {
   private async ensureTopics(
     trx: Transaction<Database>,
     jobs: readonly CommitJob[],
-    learned: Map<string, number>,
-  ): Promise<Map<string, number>> {
-    const ids = new Map<string, number>();
+    learned: TopicIds,
+  ): Promise<TopicIds> {
+    const ids: TopicIds = new Map();
     const missing = new Map<string, Set<string>>();
     for (const job of jobs) {
+      const organizationId = job.organizationId;
+      const cached = this.topicIds.of(organizationId);
+      let found = ids.get(organizationId);
+      if (!found) {
+        found = new Map();
+        ids.set(organizationId, found);
+      }
       for (const { record } of job.records) {
-        const key = cacheKey(job.organizationId, record.topic);
-        const cached = this.topicIds.get(key);
-        if (cached !== undefined) {
-          ids.set(key, cached);
+        const topic = record.topic;
+        if (found.has(topic)) continue;
+        const id = cached.get(topic);
+        if (id !== undefined) {
+          found.set(topic, id);
           continue;
         }
-        let paths = missing.get(job.organizationId);
+        let paths = missing.get(organizationId);
         if (!paths) {
           paths = new Set();
-          missing.set(job.organizationId, paths);
+          missing.set(organizationId, paths);
         }
-        paths.add(record.topic);
+        paths.add(topic);
         for (const parent of record.parentPaths) paths.add(parent);
       }
     }
     const now = Date.now();
     for (const [organizationId, pathSet] of [...missing].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const found = ids.get(organizationId)!;
+      const learnedHere = new Map<string, number>();
+      learned.set(organizationId, learnedHere);
       const paths = [...pathSet].sort();
       for (const part of chunks(paths)) {
         await trx
@@ -164,16 +195,15 @@ export class HistorianWriter {
           )
           .onConflict((oc) => oc.columns(['organization_id', 'path']).doNothing())
           .execute();
-        const found = await trx
+        const rows = await trx
           .selectFrom('uns_topics')
           .select(['id', 'path'])
           .where('organization_id', '=', organizationId)
           .where('path', 'in', part)
           .execute();
-        for (const row of found) {
-          const key = cacheKey(organizationId, row.path);
-          ids.set(key, Number(row.id));
-          learned.set(key, Number(row.id));
+        for (const row of rows) {
+          found.set(row.path, Number(row.id));
+          learnedHere.set(row.path, Number(row.id));
         }
       }
     }
