@@ -45,7 +45,7 @@ end
     { encoding: 'utf8' },
   );
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
-  const p99 = /99%\s+(\S+)/.exec(out)?.[1] ?? '?';
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?';
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   return { rps, p99, non2xx };
 }
