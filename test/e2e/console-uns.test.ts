@@ -146,10 +146,20 @@ describe('console: UNS explorer', () => {
     await page.getByTestId('live-value').filter({ hasText: '25.75' }).waitFor();
   });
 
-  it('changes the history time range', async () => {
+  it('changes the history time range, and the time axis spans the chosen range', async () => {
+    // The span in seconds the chart's time axis shows, once it shows `seconds`.
+    const spanOf = (seconds: number) =>
+      page.waitForFunction((expected) => {
+        const root = document.querySelector<HTMLElement>('.chart .uplot');
+        const span = Number(root?.dataset.xMax) - Number(root?.dataset.xMin);
+        return Math.abs(span - expected) < 5 ? span : false;
+      }, seconds);
+    await spanOf(3600);
     await page.getByLabel('Range').selectOption({ label: 'Last 15 minutes' });
+    await spanOf(900);
     await page.locator('.chart canvas').first().waitFor();
     await page.getByLabel('Range').selectOption({ label: 'Last 7 days' });
+    await spanOf(604_800);
     await page.locator('.chart canvas').first().waitFor();
   });
 

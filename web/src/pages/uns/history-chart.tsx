@@ -17,14 +17,14 @@ const REFRESH_MS = 5000;
 const MAX_POINTS = 1000;
 
 type Series = [number[], (number | null)[], (number | null)[], (number | null)[]];
+/** What one read of the range gave: the series and the time span they were read for (seconds). */
+type Loaded = { data: Series; bucketed: boolean; numeric: boolean; span: [number, number] };
 
 /** Reads the range: every value when there are few, averages per bucket when there are many. */
-async function loadSeries(
-  topic: string,
-  seconds: number,
-): Promise<{ data: Series; bucketed: boolean; numeric: boolean }> {
+async function loadSeries(topic: string, seconds: number): Promise<Loaded> {
   const to = new Date(Date.now() + 1000);
   const from = new Date(to.getTime() - seconds * 1000);
+  const span: [number, number] = [from.getTime() / 1000, to.getTime() / 1000];
   const page = await history(topic, from, to, MAX_POINTS);
   if (page.more) {
     const buckets = await aggregate(topic, from, to, seconds / 400);
@@ -33,6 +33,7 @@ async function loadSeries(
       data: [xs, buckets.map((b) => b.avg), xs.map(() => null), xs.map(() => null)],
       bucketed: true,
       numeric: true,
+      span,
     };
   }
   const numeric = page.values.filter((v) => typeof v.value === 'number');
@@ -43,17 +44,29 @@ async function loadSeries(
     data: [xs, ys, at(1), at(2)],
     bucketed: false,
     numeric: page.values.length === 0 || numeric.length > 0,
+    span,
   };
 }
 
-function chartOptions(width: number, unit: string): uPlot.Options {
+/** The time axis spans the chosen range (`span`), not just the values in it: one value is not a year. */
+function chartOptions(width: number, unit: string, span: () => [number, number]): uPlot.Options {
   const points = (colour: string) => ({ show: true, size: 7, stroke: colour, fill: colour, width: 0 });
   return {
     width,
     height: 260,
-    scales: { x: { time: true } },
+    scales: { x: { time: true, range: span } },
     axes: [{}, { label: unit || undefined, size: 60 }],
     legend: { show: true },
+    hooks: {
+      // The shown time span on the chart's element (seconds), for tests and tools to read.
+      setScale: [
+        (u, key) => {
+          if (key !== 'x') return;
+          u.root.dataset.xMin = String(u.scales.x?.min);
+          u.root.dataset.xMax = String(u.scales.x?.max);
+        },
+      ],
+    },
     series: [
       {},
       { label: 'Value', stroke: '#1f5fbf', width: 2, points: { show: true, size: 4 } },
@@ -66,10 +79,11 @@ function chartOptions(width: number, unit: string): uPlot.Options {
 /** History of a numeric topic with a time range picker; uncertain and bad values are coloured. */
 export function HistoryChart({ topic, unit = '' }: { topic: string; unit?: string }) {
   const [seconds, setSeconds] = useState<number>(3600);
-  const [state, setState] = useState<{ data: Series; bucketed: boolean; numeric: boolean } | null>(null);
+  const [state, setState] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
+  const span = useRef<[number, number]>([0, 1]);
 
   useEffect(() => {
     let stopped = false;
@@ -98,8 +112,10 @@ export function HistoryChart({ topic, unit = '' }: { topic: string; unit?: strin
   useEffect(() => {
     const element = box.current;
     if (!element || !state || !hasData) return;
+    span.current = state.span;
     if (!plot.current) {
-      plot.current = new uPlot(chartOptions(element.clientWidth || 600, unit), state.data, element);
+      const options = chartOptions(element.clientWidth || 600, unit, () => span.current);
+      plot.current = new uPlot(options, state.data, element);
     } else {
       plot.current.setData(state.data);
     }
