@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { formatRfc3339Micros, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from './rfc3339.js';
+import {
+  formatRfc3339Micros,
+  MAX_TIMESTAMP_US,
+  MIN_TIMESTAMP_US,
+  parseRfc3339Micros,
+  parseRfc3339MicrosByPattern,
+} from './rfc3339.js';
 
 const BASE_MS = Date.UTC(2026, 10, 22, 10, 15, 30);
 
@@ -145,6 +151,68 @@ describe('parseRfc3339Micros', () => {
       field: 'records[2].timestamp',
       message: /^records\[2\]\.timestamp must be/,
     });
+  });
+});
+
+/** What a parser makes of `text`: the value, or the message it refuses with. */
+function outcome(parse: (text: unknown) => number, text: string): number | string {
+  try {
+    return parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+describe('parseRfc3339Micros by char codes', () => {
+  // Fields drawn around and beyond their limits, so that many strings are almost valid.
+  const twoDigits = fc.integer({ min: 0, max: 99 }).map((n) => String(n).padStart(2, '0'));
+  const dateTime = fc
+    .record({
+      year: fc.constantFrom(
+        '1899',
+        '1900',
+        '1969',
+        '1970',
+        '2000',
+        '2024',
+        '2100',
+        '2199',
+        '2200',
+        '0099',
+        '12x4',
+      ),
+      month: twoDigits,
+      day: fc.oneof(twoDigits, fc.constantFrom('28', '29', '30', '31')),
+      t: fc.constantFrom('T', 't', ' ', 'X'),
+      hour: fc.oneof(twoDigits, fc.constantFrom('23', '24', '0a')),
+      minute: twoDigits,
+      second: fc.oneof(twoDigits, fc.constantFrom('59', '60')),
+      fraction: fc.oneof(fc.constant(''), fc.stringMatching(/^\.[0-9]{0,11}$/), fc.constantFrom('.', '.1a')),
+      zone: fc.oneof(
+        fc.constantFrom('Z', 'z', '', 'Zz', '+00:00', '-00:00', '+1:00', '+01:0', '+0100'),
+        fc.tuple(fc.constantFrom('+', '-'), twoDigits, twoDigits).map(([s, h, m]) => `${s}${h}:${m}`),
+      ),
+    })
+    .map((f) => `${f.year}-${f.month}-${f.day}${f.t}${f.hour}:${f.minute}:${f.second}${f.fraction}${f.zone}`);
+
+  it('reads every string exactly as the pattern does: the same value or the same refusal', () => {
+    fc.assert(
+      fc.property(fc.oneof(dateTime, fc.string({ maxLength: 40 })), (text) => {
+        assert.deepEqual(outcome(parseRfc3339Micros, text), outcome(parseRfc3339MicrosByPattern, text));
+      }),
+      { numRuns: 50_000 },
+    );
+  });
+
+  it('reads the first and last day of every month of the accepted range as the pattern does', () => {
+    for (let year = 1900; year < 2200; year++) {
+      for (let month = 1; month <= 12; month++) {
+        for (const day of ['01', '28', '29', '30', '31']) {
+          const text = `${year}-${String(month).padStart(2, '0')}-${day}T23:59:59.999999999-23:59`;
+          assert.deepEqual(outcome(parseRfc3339Micros, text), outcome(parseRfc3339MicrosByPattern, text));
+        }
+      }
+    }
   });
 });
 
