@@ -21,6 +21,13 @@ export interface ResolvedBinding {
 // bus sends `*` after a gap in which notifications may have been lost. This covers a silent loss.
 const CACHE_TTL_MS = 60_000;
 
+interface CacheEntry {
+  at: number;
+  bindings: Promise<ResolvedBinding[]>;
+  /** The bindings once read, for callers that must not wait a turn of the event loop for them. */
+  loaded?: ResolvedBinding[];
+}
+
 /**
  * The schema bindings of each organization, compiled once and cached (compiling a JSON Schema costs
  * milliseconds; a publish must not). A change of a binding or schema version is announced on the
@@ -28,7 +35,7 @@ const CACHE_TTL_MS = 60_000;
  * other replica, so the next publish anywhere is evaluated with it.
  */
 export class BindingResolver {
-  private readonly cache = new Map<string, { at: number; bindings: Promise<ResolvedBinding[]> }>();
+  private readonly cache = new Map<string, CacheEntry>();
   private readonly compiled = new Map<string, CompiledSchema>();
 
   constructor(
@@ -52,13 +59,28 @@ export class BindingResolver {
     const now = Date.now();
     const held = this.cache.get(organizationId);
     if (held && now - held.at < CACHE_TTL_MS) return held.bindings;
-    const entry = { at: now, bindings: this.load(organizationId) };
+    const entry: CacheEntry = { at: now, bindings: this.load(organizationId) };
     this.cache.set(organizationId, entry);
-    // A failed read is not cached; an entry that replaced this one meanwhile stays.
-    entry.bindings.catch(() => {
-      if (this.cache.get(organizationId) === entry) this.cache.delete(organizationId);
-    });
+    entry.bindings.then(
+      (bindings) => {
+        entry.loaded = bindings;
+      },
+      // A failed read is not cached; an entry that replaced this one meanwhile stays.
+      () => {
+        if (this.cache.get(organizationId) === entry) this.cache.delete(organizationId);
+      },
+    );
     return entry.bindings;
+  }
+
+  /**
+   * The organization's bindings when they are cached, read and fresh (what bindingsOf would resolve
+   * to), otherwise undefined: then call bindingsOf. An invalidated entry is gone, so never stale.
+   */
+  cachedBindingsOf(organizationId: string): ResolvedBinding[] | undefined {
+    const held = this.cache.get(organizationId);
+    if (held?.loaded === undefined || Date.now() - held.at >= CACHE_TTL_MS) return undefined;
+    return held.loaded;
   }
 
   /**

@@ -3,6 +3,7 @@ import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
+import type { PublishRecord } from '../publish-record.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import type { MessageRates } from './message-rates.js';
@@ -27,6 +28,15 @@ export interface EmbeddedBrokerDeps {
  */
 export const namespaceOf = (organizationId: string) => `o/${organizationId}/`;
 
+/** An authenticated MQTT connection: who it is, and its organization's namespace. */
+interface MqttSession {
+  identity: MqttIdentity;
+  namespace: string;
+}
+
+/** A single publish whose committed value the broker relays itself (no fan-out by the service). */
+const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
+
 function authError(message: string, returnCode: number): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
 }
@@ -39,7 +49,8 @@ function authError(message: string, returnCode: number): AuthenticateError {
  * needs `uns:read`; a refused subscription gets the failure return code.
  */
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
-  const identities = new WeakMap<Client, MqttIdentity>();
+  const sessions = new WeakMap<Client, MqttSession>();
+  const parseOptions = { prefix: deps.topicPrefix, now: deps.now };
   const broker = await Aedes.createBroker({
     authenticate(client, username, password, done) {
       if (!username || !password) {
@@ -54,7 +65,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
             done(authError(identity, 4), null);
             return;
           }
-          identities.set(client, identity);
+          sessions.set(client, { identity, namespace: namespaceOf(identity.organizationId) });
           done(null, true);
         },
         (error: unknown) => {
@@ -64,48 +75,48 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       );
     },
     authorizePublish(client, packet, callback) {
-      const identity = client ? identities.get(client) : undefined;
-      if (!identity) return callback(new Error('not authenticated'));
+      const session = client ? sessions.get(client) : undefined;
+      if (!session) return callback(new Error('not authenticated'));
+      const identity = session.identity;
       if (!identity.scopes.has('uns:publish')) return callback(new Error('publishing requires uns:publish'));
       if (identity.expiresAt !== undefined && identity.expiresAt <= Date.now()) {
         return callback(new Error('the credential has expired'));
       }
-      let record: ReturnType<typeof parseMqttPayload>;
+      let record: PublishRecord;
       try {
         const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-        record = parseMqttPayload(packet.topic, payload, { prefix: deps.topicPrefix, now: deps.now });
+        record = parseMqttPayload(packet.topic, payload, parseOptions);
       } catch (error) {
         deps.rates.add('refused');
         return callback(error as Error);
       }
-      const organizationId = identity.organizationId;
-      const relay = () => {
-        deps.rates.add('received');
-        packet.topic = namespaceOf(organizationId) + packet.topic;
-        callback(null);
-      };
-      const refuse = (error: unknown) => {
-        deps.rates.add('refused');
-        deps.log.info({ err: error, clientId: client?.id }, 'mqtt publish refused');
-        callback(error as Error);
-      };
       // Relayed only once committed: subscribers see committed values, a QoS 1 PUBACK means committed.
-      deps.publisher.publish(organizationId, [record], { batch: false, fanout: false }).then(relay, refuse);
+      // The handlers are written inline: one closure each per message, nothing else allocated for them.
+      deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER).then(
+        () => {
+          deps.rates.add('received');
+          packet.topic = session.namespace + packet.topic;
+          callback(null);
+        },
+        (error: unknown) => {
+          deps.rates.add('refused');
+          deps.log.info({ err: error, clientId: client?.id }, 'mqtt publish refused');
+          callback(error as Error);
+        },
+      );
     },
     authorizeSubscribe(client, subscription, callback) {
-      const identity = identities.get(client);
-      if (!identity?.scopes.has('uns:read') || subscription.topic.startsWith('$')) {
+      const session = sessions.get(client);
+      if (!session?.identity.scopes.has('uns:read') || subscription.topic.startsWith('$')) {
         callback(null, null);
         return;
       }
-      subscription.topic = namespaceOf(identity.organizationId) + subscription.topic;
+      subscription.topic = session.namespace + subscription.topic;
       callback(null, subscription);
     },
     authorizeForward(client, packet) {
-      const identity = identities.get(client);
-      if (!identity) return null;
-      const namespace = namespaceOf(identity.organizationId);
-      if (!packet.topic.startsWith(namespace)) return null;
+      const namespace = sessions.get(client)?.namespace;
+      if (namespace === undefined || !packet.topic.startsWith(namespace)) return null;
       deps.rates.add('delivered');
       return { ...packet, topic: packet.topic.slice(namespace.length) };
     },
