@@ -56,9 +56,9 @@ export async function signAccessToken(
     exp: iat + opts.ttlSeconds,
     jti: randomUUID(),
   };
-  const header = base64url({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: key.kid });
-  const input = `${header}.${base64url(full)}`;
-  const signature = await signOnThreadPool(Buffer.from(input), keyObjectOf(key.key));
+  const input = `${encodedHeaderOf(key.kid)}.${base64url(full)}`;
+  // The signing input is base64url, plain ASCII: latin1 copies it without UTF-8 encoding.
+  const signature = await signOnThreadPool(Buffer.from(input, 'latin1'), keyObjectOf(key.key));
   return { token: `${input}.${signature.toString('base64url')}`, claims: full };
 }
 
@@ -75,6 +75,20 @@ function signOnThreadPool(input: Buffer, key: KeyObject): Promise<Buffer> {
       error ? reject(error) : resolve(signature),
     );
   });
+}
+
+const encodedHeaders = new Map<string, string>();
+
+/** The protected header of an access token signed with key `kid`, base64url-encoded once per key. */
+function encodedHeaderOf(kid: string): string {
+  let header = encodedHeaders.get(kid);
+  if (header === undefined) {
+    header = base64url({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid });
+    // Key ids come only from the ring; a bound keeps a long-running process with many rotations small.
+    if (encodedHeaders.size >= 64) encodedHeaders.clear();
+    encodedHeaders.set(kid, header);
+  }
+  return header;
 }
 
 const keyObjects = new WeakMap<CryptoKey, KeyObject>();

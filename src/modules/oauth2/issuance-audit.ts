@@ -1,5 +1,5 @@
-import { v7 as timeOrderedUuid } from 'uuid';
 import type { AuditWriter } from './audit-writer.js';
+import { timeOrderedId } from './time-ordered-id.js';
 
 export interface IssuanceEntry {
   at: number;
@@ -54,7 +54,7 @@ export class IssuanceAudit {
       batch.map((entry) => ({
         // Time-ordered (RFC 9562 UUIDv7): each batch appends to the primary key index instead of dirtying a
         // random page of it per row, which made SQLite's WAL checkpoints the token endpoint's largest cost.
-        id: timeOrderedUuid(),
+        id: timeOrderedId(entry.at),
         at: entry.at,
         organization_id: null,
         actor_user_id: entry.userId,
