@@ -1,8 +1,9 @@
-import { type KeyObject, KeyObject as NodeKeyObject, randomUUID, sign } from 'node:crypto';
+import { type KeyObject, KeyObject as NodeKeyObject, randomUUID } from 'node:crypto';
 import type { CryptoKey, JWTPayload } from 'jose';
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { InvalidTokenError } from './oauth2-errors.js';
 import type { SigningKeyRing } from './signing-keys.js';
+import { createSigningThread } from './signing-thread.js';
 
 /** Access tokens are ES256 only; no other algorithm is ever accepted for them. */
 export const ACCESS_TOKEN_ALGORITHM = 'ES256';
@@ -57,26 +58,13 @@ export async function signAccessToken(
     jti: randomUUID(),
   };
   const input = `${encodedHeaderOf(key.kid)}.${base64url(full)}`;
-  // The signing input is base64url, plain ASCII: latin1 copies it without UTF-8 encoding.
-  const signature = await signOnThreadPool(Buffer.from(input, 'latin1'), keyObjectOf(key.key));
-  return { token: `${input}.${signature.toString('base64url')}`, claims: full };
+  // The event loop only hands the input over; the signing thread batches what one turn produced.
+  const signature = await signingThread.sign(input, keyObjectOf(key.key));
+  return { token: `${input}.${signature}`, claims: full };
 }
 
-/**
- * ES256 over `input` (a JWS signature, RFC 7515 §7.1, in IEEE P1363 form as RFC 7518 §3.4 wants) on
- * libuv's thread pool. The token endpoint's hottest work: signed synchronously it took about 60 µs of
- * the event loop per token under load (the curve's precomputed tables fall out of the cache between
- * requests), through the pool about 9 µs, while another core signs. WebCrypto would also use the pool,
- * but with several times this overhead per call.
- */
-function signOnThreadPool(input: Buffer, key: KeyObject): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, (error, signature) =>
-      error ? reject(error) : resolve(signature),
-    );
-  });
-}
-
+// One per process; its thread starts on first use (see signing-thread.ts for why not libuv's pool).
+const signingThread = createSigningThread();
 const encodedHeaders = new Map<string, string>();
 
 /** The protected header of an access token signed with key `kid`, base64url-encoded once per key. */
