@@ -6,7 +6,7 @@
  * Run: npx tsx bench/oauth2/token-issuance.bench.ts [seconds]
  */
 import Fastify from 'fastify';
-import { exportJWK, generateKeyPair } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, type JSONWebKeySet, jwtVerify } from 'jose';
 import Provider from 'oidc-provider';
 import { freePort } from '../../test/helpers/free-port.js';
 import { startTestServer } from '../../test/helpers/test-server.js';
@@ -113,6 +113,21 @@ async function main() {
     if (res.status !== 200 || !body.access_token?.startsWith('ey'))
       throw new Error(`${target.url}: ${res.status} ${JSON.stringify(body)}`);
   }
+  // Meridian's token is a valid RFC 9068 JWT under its own JWKS, with the claims the spec names.
+  const sample = (await (
+    await fetch(meridianTarget.url, { method: 'POST', headers: form, body: meridianTarget.body })
+  ).json()) as { access_token: string };
+  const jwks = createLocalJWKSet(
+    (await (await fetch(`${meridian.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet,
+  );
+  const verified = await jwtVerify(sample.access_token, jwks, {
+    algorithms: ['ES256'],
+    typ: 'at+jwt',
+    issuer: meridian.url,
+    requiredClaims: ['iss', 'sub', 'client_id', 'scope', 'aud', 'iat', 'exp', 'jti'],
+  });
+  if (verified.payload.client_id !== client.clientId || verified.payload.scope !== 'uns:read')
+    throw new Error(`unexpected claims ${JSON.stringify(verified.payload)}`);
   const run = (target: { url: string; body: string }, s: number) =>
     load({ url: target.url, method: 'POST', headers: form, body: target.body, seconds: s });
   await run(meridianTarget, 2);
