@@ -9,7 +9,16 @@ import { randomUUID } from 'node:crypto';
  * same last page of an index).
  */
 export function timeOrderedId(unixMs: number): string {
-  const time = Math.trunc(unixMs).toString(16).padStart(12, '0');
+  const ms = Math.trunc(unixMs);
+  // A batch holds many ids of the same millisecond; its hex form is made once.
+  if (ms !== lastMs) {
+    const time = ms.toString(16).padStart(12, '0');
+    lastMs = ms;
+    lastPrefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-7`;
+  }
   // randomUUID(): xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx; keep everything after the version nibble.
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
+  return lastPrefix + randomUUID().slice(15);
 }
+
+let lastMs = Number.NaN;
+let lastPrefix = '';
