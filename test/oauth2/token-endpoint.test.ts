@@ -27,6 +27,20 @@ for (const dialect of testDialects()) {
 
     const api = (token: string) => server.client.get('/api/v1/organizations', { token, org: server.orgId });
     const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    /** The audit entry of the token with `jti`; entries are written in batches shortly after the response. */
+    const auditRowOf = async (jti: string) => {
+      for (let i = 0; i < 100; i++) {
+        const row = await server.storage.db
+          .selectFrom('audit_log')
+          .selectAll()
+          .where('action', '=', 'oauth2_token.issued')
+          .where('details', 'like', `%${jti}%`)
+          .executeTakeFirst();
+        if (row) return row;
+        await sleep(20);
+      }
+      throw new Error(`no audit entry for ${jti}`);
+    };
 
     describe('client credentials', () => {
       it('issues exactly the RFC 6749 response with no-store, a JWT the API accepts', async () => {
@@ -156,20 +170,38 @@ for (const dialect of testDialects()) {
       it('writes an audit entry naming the user and the client', async () => {
         const res = await clientCredentials(server, client, 'uns:read');
         const jti = JSON.parse(Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString()).jti;
-        // Issuance entries are written in batches shortly after the response; wait for this one, bounded.
-        let row: { actor_client_id: string | null; actor_user_id: string | null } | undefined;
-        for (let i = 0; i < 100 && !row; i++) {
-          const rows = await server.storage.db
-            .selectFrom('audit_log')
-            .selectAll()
-            .where('action', '=', 'oauth2_token.issued')
-            .execute();
-          row = rows.find((r) => r.details?.includes(jti));
-          if (!row) await sleep(20);
-        }
-        assert.ok(row);
+        const row = await auditRowOf(jti);
         assert.equal(row.actor_client_id, client.clientId);
         assert.equal(row.actor_user_id, server.adminId);
+      });
+
+      it('writes every column of each audit entry, in batches of more than one statement', async () => {
+        // 57 tokens at once: one batch, written as a 50-row statement and single-row ones.
+        const started = clock.now();
+        const responses = await Promise.all(
+          Array.from({ length: 57 }, () => clientCredentials(server, client, 'uns:read')),
+        );
+        for (const res of responses) {
+          const jti = JSON.parse(
+            Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString(),
+          ).jti;
+          const row = await auditRowOf(jti);
+          assert.match(row.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+          assert.ok(Number(row.at) >= started - 1_000 && Number(row.at) <= clock.now(), `at ${row.at}`);
+          assert.equal(row.organization_id, null);
+          assert.equal(row.actor_user_id, server.adminId);
+          assert.equal(row.actor_client_id, client.clientId);
+          assert.equal(row.action, 'oauth2_token.issued');
+          assert.equal(row.target_type, 'oauth2_client');
+          assert.equal(row.target_id, client.clientId);
+          assert.deepEqual(JSON.parse(row.details ?? ''), {
+            grantType: 'client_credentials',
+            scope: 'uns:read',
+            jti,
+          });
+          assert.equal(typeof row.request_id, 'string');
+          assert.ok(row.request_id);
+        }
       });
     });
 
