@@ -2,9 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { classifyDriverError } from './driver-errors.js';
+import { SharedSqliteDialect } from './sqlite-driver.js';
 import type { Database } from './tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -72,9 +73,10 @@ function openSqlite(options: StorageOptions): Storage {
   // FULL: a committed transaction survives power loss, not only a process crash (DESIGN: a 200 means committed).
   connection.pragma('synchronous = FULL');
   connection.pragma('foreign_keys = ON');
-  connection.pragma('busy_timeout = 5000');
+  // Waits for another writer's lock happen on timers, never in SQLite's busy handler (sqlite-driver.ts).
+  connection.pragma('busy_timeout = 0');
   const statements = withStatementCache(connection);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  const db = new Kysely<Database>({ dialect: new SharedSqliteDialect({ database: statements }, connection) });
   const wal = new WalSync();
   const setSynchronous = (schemas: readonly { name: string }[], mode: 'NORMAL' | 'FULL') => {
     for (const s of schemas) statements.prepare(`pragma "${s.name}".synchronous = ${mode}`).run();
