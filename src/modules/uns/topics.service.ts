@@ -5,7 +5,7 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Database } from '../../storage/tables.js';
 import type { BindingResolver } from './binding-resolver.js';
 import { DataRepository } from './data.repository.js';
-import type { HistorianWriter } from './historian/historian-writer.js';
+import type { HistorianWrites } from './historian/historian-writer.js';
 import { asBadRequest } from './publish.routes.js';
 import { parseTopicFilter, type TopicFilter } from './topic-filter.js';
 import { depthOf, nameOf, parentOf, parseTopicPath } from './topic-path.js';
@@ -15,7 +15,7 @@ import { type LatestRow, type TopicItem, toLatestValue } from './uns-values.js';
 
 export interface TopicsDeps {
   db: Kysely<Database>;
-  writer: HistorianWriter;
+  writer: HistorianWrites;
   bindings: BindingResolver;
   bus: InvalidationBus;
   clock: Clock;

@@ -9,7 +9,8 @@ import { brokerRoutes, unsSettingsRoutes } from './broker.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
-import { type CommitJob, HistorianWriter } from './historian/historian-writer.js';
+import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
+import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
 import { LiveValues } from './live-values.js';
 import { liveValuesRoutes } from './live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
@@ -25,7 +26,7 @@ import { UnsSettingsService } from './uns-settings.service.js';
 /** The unified namespace of one app instance: its services, its broker and its historian. */
 export interface UnsRuntime {
   layout: HistorianLayout;
-  writer: HistorianWriter;
+  writer: HistorianWrites;
   committer: GroupCommitter<CommitJob>;
   bindings: BindingResolver;
   publisher: PublishService;
@@ -75,11 +76,20 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const { config, storage, clock, bus } = deps;
   const db = storage.db;
   const layout = await openHistorian(storage);
-  const writer = new HistorianWriter(storage, layout);
+  // A SQLite file is written on a thread of its own (an in-memory database cannot be shared with one).
+  const threaded = layout.kind === 'sqlite-file' && storage.location !== ':memory:';
+  const writer: HistorianWrites = threaded
+    ? new SqliteHistorianThread(storage.location, layout.location)
+    : new HistorianWriter(storage, layout);
   const committer = new GroupCommitter<CommitJob>((jobs) => writer.write(jobs), {
     windowMs: config.unsCommitWindow,
     maxRecords: config.unsCommitMaxRecords,
-    concurrency: storage.dialect === 'sqlite' ? 1 : Math.max(1, Math.min(4, config.databasePoolSize - 2)),
+    // The thread takes the next transaction as soon as one commits; SQLite in process has one writer.
+    concurrency: threaded
+      ? 2
+      : storage.dialect === 'sqlite'
+        ? 1
+        : Math.max(1, Math.min(4, config.databasePoolSize - 2)),
   });
   const bindings = new BindingResolver(db, config.topicPrefix, bus);
   const now = () => clock.now();
@@ -184,6 +194,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     await settings.close();
     await broker.stop();
     await committer.drain();
+    await writer.close();
   });
   return runtime;
 }

@@ -24,6 +24,18 @@ export interface CommitJob {
   receivedUs: number;
 }
 
+/** What the publish path and topic deletes need of a historian writer (in process, or its own thread). */
+export interface HistorianWrites {
+  /** Writes every job in one transaction; resolves once it is committed and durable. */
+  write(jobs: readonly CommitJob[]): Promise<void>;
+  /** Forgets cached topic ids under `path` (itself and its subtree), after a delete. */
+  forgetSubtree(organizationId: string, path: string): void;
+  /** Forgets every cached topic id, after the bus may have missed a delete. */
+  forgetAll(): void;
+  /** Releases what the writer holds, once every write in flight is answered. */
+  close(): Promise<void>;
+}
+
 // Rows per statement: stays under SQLite's 32,766 and PostgreSQL's 65,535 bind parameters.
 const CHUNK = 1000;
 const TOPIC_CACHE_LIMIT = 500_000;
@@ -72,7 +84,7 @@ function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
  * replaces its earlier record, advances the latest value only when the declared timestamp is not older
  * than the stored one, and records violations. Everything of one call is one transaction.
  */
-export class HistorianWriter {
+export class HistorianWriter implements HistorianWrites {
   /** Topic ids by organization and path; only ids of committed rows enter it. */
   private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
 
@@ -90,6 +102,8 @@ export class HistorianWriter {
   forgetAll(): void {
     this.topicIds.clear();
   }
+
+  async close(): Promise<void> {}
 
   /** Writes every job in one transaction. */
   async write(jobs: readonly CommitJob[]): Promise<void> {

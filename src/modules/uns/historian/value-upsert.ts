@@ -32,9 +32,7 @@ export async function upsertValues(
   rows: readonly UnsValueTable[],
 ): Promise<void> {
   if (storage.sqliteStatement) {
-    const statement = storage.sqliteStatement(
-      `insert into ${table} ${COLUMNS} values (?, ?, ?, ?, ?, ?, ?) ${CONFLICT[table]}`,
-    );
+    const statement = storage.sqliteStatement(sqliteUpsert(table));
     for (const r of rows) {
       statement.run(r.topic_id, r.ts_us, r.value_json, r.value_num, r.quality, r.source, r.received_us);
     }
@@ -49,6 +47,12 @@ export async function upsertValues(
         ${numberArray(part, 'received_us')}::bigint[])
       ${sql.raw(CONFLICT[table])}`.execute(db);
   }
+}
+
+/** SQLite's upsert of one row into `table` (optionally schema-qualified), parameters in column order. */
+export function sqliteUpsert(table: 'uns_values' | 'uns_latest', schema?: string): string {
+  const name = schema ? `${schema}.${table}` : table;
+  return `insert into ${name} ${COLUMNS} values (?, ?, ?, ?, ?, ?, ?) ${CONFLICT[table]}`;
 }
 
 type NumberColumn = 'topic_id' | 'ts_us' | 'value_num' | 'quality' | 'received_us';

@@ -1,0 +1,318 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { depthOf, nameOf, parentOf } from '../topic-path.js';
+import { HISTORIAN_SCHEMA } from './historian-layout.js';
+import type { CommitJob, HistorianWrites } from './historian-writer.js';
+import { TopicIdCache } from './topic-id-cache.js';
+import { sqliteUpsert } from './value-upsert.js';
+
+/**
+ * The SQLite historian's writes on a thread of their own, with its own connection to `meridian.db` and
+ * the attached `uns-history.db`.
+ *
+ * On the event loop, a commit of publishes spent about a fifth of the loop inside SQLite (the upserts and
+ * the commit writing the WAL), and the loop sat idle while the WAL was flushed. Here the event loop hands
+ * each group commit over in one message and goes on parsing and answering requests; the thread runs the
+ * transaction with `synchronous = FULL` (the commit is on disk when it answers, so a 200 still means
+ * durable) and answers the ids of the topics it created. The event loop's own connection waits for the
+ * thread's write lock on timers (sqlite-driver.ts), never in SQLite's busy handler.
+ *
+ * Topic ids stay cached here, on the event loop, as for the in-process writer: the invalidation bus
+ * forgets them on deletes. If the thread dies, what was in flight is refused (503) and the next commit
+ * starts a new thread.
+ */
+
+// Plain CommonJS, evaluated in the worker: it must run unchanged from sources, tests and the bundle.
+// A message is one transaction: topics to create (stride 5: organization, path, parent, name, depth),
+// value rows (stride 7: topic, ts_us, value_json, value_num, quality, source, received_us; a topic below
+// zero is the created topic -topic-1) and violations. The answer holds the created topics' ids.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { randomUUID } = require('node:crypto');
+const Database = require(workerData.driver);
+
+function open() {
+  const db = new Database(workerData.file);
+  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = FULL');
+  db.prepare('attach database ? as ' + workerData.schema).run(workerData.historianFile);
+  db.pragma(workerData.schema + '.synchronous = FULL');
+  const begin = db.prepare('begin immediate');
+  const commit = db.prepare('commit');
+  const rollback = db.prepare('rollback');
+  const insertTopic = db.prepare('insert into uns_topics (organization_id, path, parent_path, name, depth, ' +
+    'description, created_at) values (?, ?, ?, ?, ?, null, ?) on conflict (organization_id, path) do nothing');
+  const topicId = db.prepare('select id from uns_topics where organization_id = ? and path = ?').pluck();
+  const upsertValue = db.prepare(workerData.upsertValue);
+  const upsertLatest = db.prepare(workerData.upsertLatest);
+  const insertViolation = db.prepare('insert into uns_violations (id, organization_id, topic_id, ts_us, ' +
+    'kind, message, received_us) values (?, ?, ?, ?, ?, ?, ?)');
+
+  function write({ topics, values, violations, now }) {
+    const ids = new Array(topics.length / 5);
+    for (let i = 0; i < topics.length; i += 5) {
+      insertTopic.run(topics[i], topics[i + 1], topics[i + 2], topics[i + 3], topics[i + 4], now);
+      ids[i / 5] = topicId.get(topics[i], topics[i + 1]);
+    }
+    // Rows in publishing order: a repeated topic and time replaces the earlier row. The latest value is
+    // the newest row of each topic (the last published among equal times); a newer stored one stays.
+    const newest = new Map();
+    for (let i = 0; i < values.length; i += 7) {
+      const ref = values[i];
+      const topic = ref < 0 ? ids[-ref - 1] : ref;
+      upsertValue.run(topic, values[i + 1], values[i + 2], values[i + 3], values[i + 4], values[i + 5], values[i + 6]);
+      const previous = newest.get(topic);
+      if (previous === undefined || values[previous + 1] <= values[i + 1]) newest.set(topic, i);
+    }
+    for (const [topic, i] of newest) {
+      upsertLatest.run(topic, values[i + 1], values[i + 2], values[i + 3], values[i + 4], values[i + 5], values[i + 6]);
+    }
+    for (const v of violations) {
+      const topic = v.topic < 0 ? ids[-v.topic - 1] : v.topic;
+      insertViolation.run(randomUUID(), v.organizationId, topic, v.tsUs, v.kind, v.message, v.receivedUs);
+    }
+    return ids;
+  }
+
+  return {
+    close: () => db.close(),
+    transaction(message) {
+      begin.run();
+      try {
+        const ids = write(message);
+        commit.run();
+        return ids;
+      } catch (error) {
+        if (db.inTransaction) rollback.run();
+        throw error;
+      }
+    },
+  };
+}
+
+const report = (error) => ({ message: String(error && error.message), code: error && error.code });
+let historian;
+try {
+  historian = open();
+} catch (error) {
+  parentPort.postMessage({ fatal: report(error) });
+}
+if (historian) {
+  parentPort.on('message', (message) => {
+    if (message.close) {
+      historian.close();
+      parentPort.close();
+      return;
+    }
+    try {
+      parentPort.postMessage({ ids: historian.transaction(message) });
+    } catch (error) {
+      parentPort.postMessage({ error: report(error) });
+    }
+  });
+  parentPort.postMessage({ ready: true });
+}
+`;
+
+interface Reply {
+  ready?: true;
+  fatal?: { message: string; code?: string };
+  ids?: number[];
+  error?: { message: string; code?: string };
+}
+
+interface InFlight {
+  created: { organizationId: string; path: string }[];
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Violation {
+  topic: number;
+  organizationId: string;
+  tsUs: number;
+  kind: string;
+  message: string;
+  receivedUs: number;
+}
+
+const TOPIC_CACHE_LIMIT = 500_000;
+// Waits for the event loop's own writes (a topic delete, retention), which are short.
+const BUSY_TIMEOUT_MS = 10_000;
+
+/** An error as the driver threw it in the thread: the same message and code, for classifyDriverError. */
+function driverError(reported: { message: string; code?: string | undefined }): Error {
+  return Object.assign(new Error(reported.message), { code: reported.code });
+}
+
+export class SqliteHistorianThread implements HistorianWrites {
+  private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
+  private worker: Worker | undefined;
+  private ready: Promise<void> | undefined;
+  // Messages are answered in order.
+  private readonly inFlight: InFlight[] = [];
+
+  /** `file` is `meridian.db`, `historianFile` the historian's file beside it. */
+  constructor(
+    private readonly file: string,
+    private readonly historianFile: string,
+    private readonly workerSource: string = WORKER_SOURCE,
+  ) {}
+
+  forgetSubtree(organizationId: string, path: string): void {
+    this.topicIds.forgetSubtree(organizationId, path);
+  }
+
+  forgetAll(): void {
+    this.topicIds.clear();
+  }
+
+  /** Writes every job in one transaction on the thread; resolves once it is committed and on disk. */
+  async write(jobs: readonly CommitJob[]): Promise<void> {
+    const created: InFlight['created'] = [];
+    const createdIndex = new Map<string, Map<string, number>>();
+    const topics: (string | number | null)[] = [];
+    const values: (string | number | null)[] = [];
+    const violations: Violation[] = [];
+    const refOf = (organizationId: string, path: string): number => {
+      const id = this.topicIds.of(organizationId).get(path);
+      if (id !== undefined) return id;
+      let index = createdIndex.get(organizationId);
+      if (!index) {
+        index = new Map();
+        createdIndex.set(organizationId, index);
+      }
+      let position = index.get(path);
+      if (position === undefined) {
+        position = created.length;
+        index.set(path, position);
+        created.push({ organizationId, path });
+        topics.push(organizationId, path, parentOf(path), nameOf(path), depthOf(path));
+      }
+      return -position - 1;
+    };
+    for (const job of jobs) {
+      const { organizationId, receivedUs } = job;
+      for (const { record, quality, violations: found } of job.records) {
+        // Ancestors first, so that a new subtree is created top down, as the in-process writer does.
+        if (!this.topicIds.of(organizationId).has(record.topic)) {
+          for (const parent of record.parentPaths) refOf(organizationId, parent);
+        }
+        const topic = refOf(organizationId, record.topic);
+        const value = record.value;
+        values.push(
+          topic,
+          record.timestampUs,
+          record.valueJson,
+          typeof value === 'number' ? value : null,
+          quality,
+          record.source,
+          receivedUs,
+        );
+        for (const { kind, message } of found) {
+          violations.push({ topic, organizationId, tsUs: record.timestampUs, kind, message, receivedUs });
+        }
+      }
+    }
+    await this.start();
+    return new Promise<void>((resolve, reject) => {
+      this.inFlight.push({ created, resolve, reject });
+      this.worker!.ref();
+      this.worker!.postMessage({ topics, values, violations, now: Date.now() });
+    });
+  }
+
+  /** Stops the thread once what is in flight has been answered. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    await this.ready?.catch(() => {});
+    if (this.inFlight.length > 0) {
+      await new Promise<void>((resolve) => {
+        const last = this.inFlight[this.inFlight.length - 1]!;
+        const { resolve: done, reject } = last;
+        last.resolve = () => {
+          done();
+          resolve();
+        };
+        last.reject = (error) => {
+          reject(error);
+          resolve();
+        };
+      });
+    }
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.ready = undefined;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // Referenced until it has exited: the process must not end with the database still open.
+    worker.ref();
+    worker.postMessage({ close: true });
+    await exited;
+  }
+
+  private start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const worker = new Worker(this.workerSource, {
+      eval: true,
+      // No inherited flags: the source is plain CommonJS and needs no loaders.
+      execArgv: [],
+      workerData: {
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        file: this.file,
+        historianFile: this.historianFile,
+        schema: HISTORIAN_SCHEMA,
+        busyTimeoutMs: BUSY_TIMEOUT_MS,
+        upsertValue: sqliteUpsert('uns_values', HISTORIAN_SCHEMA),
+        upsertLatest: sqliteUpsert('uns_latest'),
+      },
+    });
+    worker.unref();
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (reply: Reply) => {
+        if (reply.ready) return resolve();
+        // better-sqlite3 reports a missing directory without a code: it is still a database that cannot open.
+        if (reply.fatal)
+          return reject(driverError({ ...reply.fatal, code: reply.fatal.code ?? 'SQLITE_CANTOPEN' }));
+        const done = this.inFlight.shift();
+        if (this.inFlight.length === 0) worker.unref();
+        if (!done) return;
+        if (reply.error) return done.reject(driverError(reply.error));
+        this.learn(done.created, reply.ids!);
+        done.resolve();
+      });
+      const stopped = (error: Error) => {
+        if (this.worker === worker) {
+          this.worker = undefined;
+          this.ready = undefined;
+        }
+        reject(error);
+        for (const pending of this.inFlight.splice(0)) pending.reject(error);
+      };
+      worker.on('error', (error) =>
+        stopped(Object.assign(new Error(`the historian thread failed: ${error.message}`), { code: 'EIO' })),
+      );
+      worker.on('exit', (code) =>
+        stopped(Object.assign(new Error(`the historian thread exited (code ${code})`), { code: 'EIO' })),
+      );
+    });
+    return this.ready;
+  }
+
+  private learn(created: InFlight['created'], ids: readonly number[]): void {
+    if (created.length === 0) return;
+    const learned = new Map<string, Map<string, number>>();
+    for (let i = 0; i < created.length; i++) {
+      const { organizationId, path } = created[i]!;
+      let ofOrganization = learned.get(organizationId);
+      if (!ofOrganization) {
+        ofOrganization = new Map();
+        learned.set(organizationId, ofOrganization);
+      }
+      ofOrganization.set(path, Number(ids[i]));
+    }
+    this.topicIds.learn(learned);
+  }
+}

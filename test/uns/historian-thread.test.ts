@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
+import { SqliteHistorianThread } from '../../src/modules/uns/historian/sqlite-historian-thread.js';
+import type { PublishRecord } from '../../src/modules/uns/publish-record.js';
+import { classifyDriverError } from '../../src/storage/driver-errors.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+const BASE_US = Date.UTC(2026, 0, 1) * 1000;
+
+function record(topic: string, value: number | string, timestampUs: number): PublishRecord {
+  const segments = topic.split('/');
+  return {
+    topic,
+    segments,
+    parentPaths: segments.slice(1, -1).map((_, i) => segments.slice(0, i + 2).join('/')),
+    value,
+    valueType: typeof value === 'number' ? 'number' : 'string',
+    valueJson: JSON.stringify(value),
+    source: 'test',
+    timestampUs,
+    timestampDeclared: true,
+    quality: 0,
+  };
+}
+
+// The SQLite historian writes on its own thread; these tests hold it to the in-process writer's rules.
+describe('SQLite historian thread', () => {
+  let server: TestServer;
+  let thread: SqliteHistorianThread;
+  let job: (records: PublishRecord[], violations?: CommitJob['records'][number]['violations']) => CommitJob;
+
+  before(async () => {
+    server = await startTestServer('sqlite');
+    thread = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location);
+    job = (records, violations = []) => ({
+      organizationId: server.orgId,
+      receivedUs: Date.now() * 1000,
+      records: records.map((r) => ({ record: r, quality: r.quality, violations })),
+    });
+  });
+  after(async () => {
+    await thread?.close();
+    await server?.close();
+  });
+
+  const history = (topic: string) =>
+    server.storage.db
+      .selectFrom('uns_values')
+      .innerJoin('uns_topics', 'uns_topics.id', 'uns_values.topic_id')
+      .select(['uns_values.ts_us', 'uns_values.value_json'])
+      .where('uns_topics.path', '=', topic)
+      .orderBy('uns_values.ts_us')
+      .execute();
+  const latest = (topic: string) =>
+    server.storage.db
+      .selectFrom('uns_latest')
+      .innerJoin('uns_topics', 'uns_topics.id', 'uns_latest.topic_id')
+      .select(['uns_latest.ts_us', 'uns_latest.value_json'])
+      .where('uns_topics.path', '=', topic)
+      .executeTakeFirst();
+  const topicCount = async () =>
+    Number(
+      (
+        await server.storage.db
+          .selectFrom('uns_topics')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('is what the server publishes through on a SQLite file', () => {
+    assert.ok(server.app.uns.writer instanceof SqliteHistorianThread);
+  });
+
+  it('creates a topic with its parents once, and reuses their ids afterwards', async () => {
+    const before = await topicCount();
+    await thread.write([job([record('v1/thread/a/b/c', 1, BASE_US)])]);
+    assert.equal(await topicCount(), before + 4, 'v1/thread, v1/thread/a, v1/thread/a/b, v1/thread/a/b/c');
+    await thread.write([job([record('v1/thread/a/b/c', 2, BASE_US + 1)])]);
+    assert.equal(await topicCount(), before + 4);
+    const parents = await server.storage.db
+      .selectFrom('uns_topics')
+      .select(['path', 'parent_path', 'name', 'depth'])
+      .where('path', 'like', 'v1/thread%')
+      .orderBy('path')
+      .execute();
+    assert.deepEqual(
+      parents.map((p) => [p.path, p.parent_path, p.name, p.depth]),
+      parents.map((p) => {
+        const at = p.path.lastIndexOf('/');
+        const parent = p.path.slice(0, at);
+        return [
+          p.path,
+          parent.includes('/') ? parent : null,
+          p.path.slice(at + 1),
+          p.path.split('/').length - 1,
+        ];
+      }),
+    );
+    assert.deepEqual(
+      (await history('v1/thread/a/b/c')).map((r) => r.value_json),
+      ['1', '2'],
+    );
+  });
+
+  it('keeps the newest value as latest: a backfill never wins, the last of equal times does', async () => {
+    const topic = 'v1/thread/latest';
+    await thread.write([job([record(topic, 'new', BASE_US + 10), record(topic, 'old', BASE_US + 5)])]);
+    assert.deepEqual(await latest(topic), { ts_us: BASE_US + 10, value_json: '"new"' });
+    await thread.write([job([record(topic, 'older', BASE_US + 1)])]);
+    assert.deepEqual(await latest(topic), { ts_us: BASE_US + 10, value_json: '"new"' });
+    await thread.write([
+      job([record(topic, 'first', BASE_US + 20)]),
+      job([record(topic, 'second', BASE_US + 20)]),
+    ]);
+    assert.deepEqual(await latest(topic), { ts_us: BASE_US + 20, value_json: '"second"' });
+    assert.deepEqual(
+      (await history(topic)).map((r) => [r.ts_us - BASE_US, r.value_json]),
+      [
+        [1, '"older"'],
+        [5, '"old"'],
+        [10, '"new"'],
+        [20, '"second"'],
+      ],
+      'the same topic and time keeps the last record',
+    );
+  });
+
+  it('records violations against the topic', async () => {
+    const topic = 'v1/thread/violated';
+    await thread.write([job([record(topic, 7, BASE_US)], [{ kind: 'range', message: 'too big' }])]);
+    const rows = await server.storage.db
+      .selectFrom('uns_violations')
+      .innerJoin('uns_topics', 'uns_topics.id', 'uns_violations.topic_id')
+      .select(['uns_violations.kind', 'uns_violations.message', 'uns_violations.ts_us', 'uns_violations.id'])
+      .where('uns_topics.path', '=', topic)
+      .execute();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.kind, 'range');
+    assert.equal(rows[0]!.message, 'too big');
+    assert.equal(rows[0]!.ts_us, BASE_US);
+    assert.match(rows[0]!.id, /^[0-9a-f-]{36}$/);
+  });
+
+  it('stores nothing of a transaction that fails, and rejects with the driver error code', async () => {
+    const topic = 'v1/thread/failed';
+    const broken = job([record(topic, 1, BASE_US)], [{ kind: null as unknown as 'range', message: 'x' }]);
+    await assert.rejects(thread.write([job([record('v1/thread/failed-too', 1, BASE_US)]), broken]), {
+      code: 'SQLITE_CONSTRAINT_NOTNULL',
+    });
+    assert.equal(await latest(topic), undefined);
+    assert.equal(await latest('v1/thread/failed-too'), undefined);
+    // The topics created in that transaction were rolled back too, and are not remembered: a later write creates them.
+    await thread.write([job([record(topic, 2, BASE_US)])]);
+    assert.deepEqual(await latest(topic), { ts_us: BASE_US, value_json: '2' });
+  });
+
+  it('answers writes in flight before it closes', async () => {
+    const closing = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location);
+    const writes = [1, 2, 3].map((n) => closing.write([job([record('v1/thread/closing', n, BASE_US + n)])]));
+    await closing.close();
+    await Promise.all(writes);
+    assert.equal((await history('v1/thread/closing')).length, 3);
+  });
+
+  it('refuses what was in flight when the thread dies (503), and starts a new thread for the next write', async () => {
+    const dying = new SqliteHistorianThread(
+      server.storage.location,
+      server.app.uns.layout.location,
+      `const { parentPort } = require('node:worker_threads');
+       parentPort.on('message', () => process.exit(7));
+       parentPort.postMessage({ ready: true });`,
+    );
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await assert.rejects(dying.write([job([record('v1/thread/dying', 1, BASE_US)])]), (error: Error) => {
+        assert.match(error.message, /historian thread exited \(code 7\)/);
+        assert.equal(classifyDriverError(error), 'unavailable');
+        return true;
+      });
+    }
+    await dying.close();
+  });
+
+  it('refuses writes with the driver error when it cannot open the database', async () => {
+    const missing = join(server.storage.location, 'no-such-directory', 'meridian.db');
+    const unopened = new SqliteHistorianThread(missing, `${missing}-history`);
+    await assert.rejects(unopened.write([job([record('v1/thread/nowhere', 1, BASE_US)])]), (error: Error) => {
+      assert.equal(classifyDriverError(error), 'unavailable');
+      return true;
+    });
+    await unopened.close();
+  });
+});
