@@ -14,6 +14,11 @@ export const STANDING_TOPICS = {
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 50_000;
 
+interface CachedStanding {
+  standing: CallerStanding | undefined;
+  expiresAt: number;
+}
+
 /** One query for the user's state and their membership in one organization. */
 function lookUpStanding(db: Kysely<Database>) {
   return async (userId: string, organizationId: string | null): Promise<CallerStanding | undefined> => {
@@ -48,42 +53,74 @@ export function createAccessDirectory(db: Kysely<Database>, bus?: InvalidationBu
   const lookUp = lookUpStanding(db);
   if (!bus) return { standing: lookUp };
 
-  const cache = new Map<string, { standing: CallerStanding | undefined; expiresAt: number }>();
+  // By user, then by organization id ('' for none): a cached request looks up the principal's user id
+  // (hash already computed) and the short organization header, rather than hashing a joined key each time.
+  const cache = new Map<string, Map<string, CachedStanding>>();
+  let size = 0;
   let generation = 0;
-  const evict = (matches: (userId: string, organizationId: string) => boolean) => {
-    generation++;
-    for (const key of cache.keys()) {
-      const [userId, organizationId] = key.split('|') as [string, string];
-      if (matches(userId, organizationId)) cache.delete(key);
-    }
+  const forgetUser = (userId: string) => {
+    const byOrganization = cache.get(userId);
+    if (byOrganization === undefined) return;
+    size -= byOrganization.size;
+    cache.delete(userId);
+  };
+  const forget = (userId: string, byOrganization: Map<string, CachedStanding>, organizationId: string) => {
+    if (!byOrganization.delete(organizationId)) return;
+    size--;
+    if (byOrganization.size === 0) cache.delete(userId);
   };
   bus.subscribe((event) => {
     if (event.topic === '*') {
       generation++;
       cache.clear();
-    } else if (event.topic === STANDING_TOPICS.user) evict((userId) => userId === event.id);
-    else if (event.topic === STANDING_TOPICS.organization)
-      evict((_u, organizationId) => organizationId === event.id);
-    else if (event.topic === STANDING_TOPICS.membership) {
+      size = 0;
+    } else if (event.topic === STANDING_TOPICS.user) {
+      generation++;
+      if (event.id) forgetUser(event.id);
+    } else if (event.topic === STANDING_TOPICS.organization) {
+      generation++;
+      if (event.id) for (const [userId, byOrganization] of cache) forget(userId, byOrganization, event.id);
+    } else if (event.topic === STANDING_TOPICS.membership) {
+      generation++;
       const [userId, organizationId] = (event.id ?? '').split('|');
-      evict((u, o) => u === userId && o === organizationId);
+      const byOrganization = userId ? cache.get(userId) : undefined;
+      if (byOrganization && organizationId) forget(userId!, byOrganization, organizationId);
     }
   });
 
+  const fresh = (userId: string, organizationId: string | null) => {
+    const hit = cache.get(userId)?.get(organizationId ?? '');
+    return hit !== undefined && hit.expiresAt > Date.now() ? hit : undefined;
+  };
+  const remember = (userId: string, organizationId: string | null, entry: CachedStanding) => {
+    if (size >= CACHE_MAX_ENTRIES) {
+      cache.clear();
+      size = 0;
+    }
+    let byOrganization = cache.get(userId);
+    if (byOrganization === undefined) {
+      byOrganization = new Map();
+      cache.set(userId, byOrganization);
+    }
+    const key = organizationId ?? '';
+    if (!byOrganization.has(key)) size++;
+    byOrganization.set(key, entry);
+  };
+
   return {
     async standing(userId, organizationId) {
-      const key = `${userId}|${organizationId ?? ''}`;
-      const now = Date.now();
-      const hit = cache.get(key);
-      if (hit && hit.expiresAt > now) return hit.standing;
+      const hit = fresh(userId, organizationId);
+      if (hit) return hit.standing;
       // An eviction that lands while the query runs must not be undone by caching its (older) answer.
       const before = generation;
+      const now = Date.now();
       const standing = await lookUp(userId, organizationId);
-      if (before === generation) {
-        if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-        cache.set(key, { standing, expiresAt: now + CACHE_TTL_MS });
-      }
+      if (before === generation)
+        remember(userId, organizationId, { standing, expiresAt: now + CACHE_TTL_MS });
       return standing;
+    },
+    cachedStanding(userId, organizationId) {
+      return fresh(userId, organizationId)?.standing;
     },
   };
 }
