@@ -1,8 +1,10 @@
 import { dirname, join } from 'node:path';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import { createValueTable } from '../../../storage/migrations/0003-uns.js';
+import type { Database } from '../../../storage/tables.js';
+import { VALUE_COLUMNS } from './value-upsert.js';
 
 /** Where and how the historian keeps values; the one place that knows about partitions and files. */
 export interface HistorianLayout {
@@ -22,8 +24,8 @@ export const HISTORIAN_FILE = 'uns-history.db';
 
 /**
  * Opens the historian of `storage`. SQLite: the file `uns-history.db` beside `meridian.db`, ATTACHed to
- * the one connection as `historian` (WAL, synchronous FULL like the main file), so one transaction
- * writes topics, latest values and history; unqualified `uns_values` resolves to it. PostgreSQL: the
+ * the one connection as `historian` (WAL, synchronous FULL like the main file), holding history and
+ * latest values; unqualified `uns_values` and `uns_latest` resolve to it. PostgreSQL: the
  * partitioned table of migration 0003 (or its hypertable).
  */
 export async function openHistorian(storage: Storage): Promise<HistorianLayout> {
@@ -41,6 +43,7 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
   // FULL: a commit survives power loss, as for the main file (a 200 means committed).
   await sql.raw(`pragma ${HISTORIAN_SCHEMA}.synchronous = FULL`).execute(db);
   await createValueTable(db, 'sqlite', `${HISTORIAN_SCHEMA}.uns_values`, ['topic_id', 'ts_us']);
+  await moveLatestIntoHistorian(db);
   return {
     kind: 'sqlite-file',
     location: file,
@@ -58,6 +61,29 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
       return `${total} values deleted`;
     },
   };
+}
+
+/**
+ * SQLite: the latest values live in the historian file too, so that a commit of publishes (history and
+ * latest) writes and flushes one WAL instead of two (about a quarter less time a commit). Migration
+ * 0003 created `uns_latest` in `meridian.db`; its rows move over once, in one transaction, and the old
+ * table is dropped, so that the unqualified name resolves to the historian's. Moving again after an
+ * interrupted move keeps what was already copied.
+ */
+async function moveLatestIntoHistorian(db: Kysely<Database>): Promise<void> {
+  await createValueTable(db, 'sqlite', `${HISTORIAN_SCHEMA}.uns_latest`, ['topic_id']);
+  const old = await sql<{ name: string }>`
+    select name from main.sqlite_master where type = 'table' and name = 'uns_latest'`.execute(db);
+  if (old.rows.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    await sql
+      .raw(
+        `insert into ${HISTORIAN_SCHEMA}.uns_latest ${VALUE_COLUMNS} select ${VALUE_COLUMNS.slice(1, -1)}
+         from main.uns_latest where true on conflict (topic_id) do nothing`,
+      )
+      .execute(trx);
+    await sql`drop table main.uns_latest`.execute(trx);
+  });
 }
 
 async function openPostgresHistorian(storage: Storage): Promise<HistorianLayout> {

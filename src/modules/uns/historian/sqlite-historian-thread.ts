@@ -38,7 +38,9 @@ function open() {
   db.pragma('synchronous = FULL');
   db.prepare('attach database ? as ' + workerData.schema).run(workerData.historianFile);
   db.pragma(workerData.schema + '.synchronous = FULL');
-  const begin = db.prepare('begin immediate');
+  // Deferred: a commit of values takes the historian file's write lock only, and meridian.db's only when
+  // it creates topics or records violations, each time with a write first (so never a stale snapshot).
+  const begin = db.prepare('begin');
   const commit = db.prepare('commit');
   const rollback = db.prepare('rollback');
   const insertTopic = db.prepare('insert into uns_topics (organization_id, path, parent_path, name, depth, ' +
@@ -265,7 +267,7 @@ export class SqliteHistorianThread implements HistorianWrites {
         schema: HISTORIAN_SCHEMA,
         busyTimeoutMs: BUSY_TIMEOUT_MS,
         upsertValue: sqliteUpsert('uns_values', HISTORIAN_SCHEMA),
-        upsertLatest: sqliteUpsert('uns_latest'),
+        upsertLatest: sqliteUpsert('uns_latest', HISTORIAN_SCHEMA),
       },
     });
     worker.unref();

@@ -5,7 +5,8 @@ import type { Database, UnsValueTable } from '../../../storage/tables.js';
 // PostgreSQL rows per statement: a whole batch in a few statements, without a query tree per row.
 const ROWS_PER_STATEMENT = 5000;
 
-const COLUMNS = '(topic_id, ts_us, value_json, value_num, quality, source, received_us)';
+/** The columns of a value row, in the order of the value tables and of every statement here. */
+export const VALUE_COLUMNS = '(topic_id, ts_us, value_json, value_num, quality, source, received_us)';
 const CONFLICT = {
   // The same topic and timestamp replaces the earlier record (idempotent retries).
   uns_values: `on conflict (topic_id, ts_us) do update set value_json = excluded.value_json,
@@ -40,7 +41,7 @@ export async function upsertValues(
   }
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const part = rows.slice(i, i + ROWS_PER_STATEMENT);
-    await sql`insert into ${sql.table(table)} ${sql.raw(COLUMNS)}
+    await sql`insert into ${sql.table(table)} ${sql.raw(VALUE_COLUMNS)}
       select * from unnest(${numberArray(part, 'topic_id')}::bigint[], ${numberArray(part, 'ts_us')}::bigint[],
         ${textArray(part, 'value_json')}::text[], ${numberArray(part, 'value_num')}::float8[],
         ${numberArray(part, 'quality')}::smallint[], ${textArray(part, 'source')}::text[],
@@ -52,7 +53,7 @@ export async function upsertValues(
 /** SQLite's upsert of one row into `table` (optionally schema-qualified), parameters in column order. */
 export function sqliteUpsert(table: 'uns_values' | 'uns_latest', schema?: string): string {
   const name = schema ? `${schema}.${table}` : table;
-  return `insert into ${name} ${COLUMNS} values (?, ?, ?, ?, ?, ?, ?) ${CONFLICT[table]}`;
+  return `insert into ${name} ${VALUE_COLUMNS} values (?, ?, ?, ?, ?, ?, ?) ${CONFLICT[table]}`;
 }
 
 type NumberColumn = 'topic_id' | 'ts_us' | 'value_num' | 'quality' | 'received_us';
