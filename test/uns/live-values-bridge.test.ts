@@ -64,8 +64,13 @@ describe('UNS live values across replicas, bridge mode [postgres]', {
     assert.equal(res.status, 200, res.text);
   };
   /** Waits for `end` (published after `topic`) on both streams, then counts `topic`'s values on each. */
+  // Waits for both values: with a shared subscription, two messages of one device may be committed by
+  // different replicas, so `end` can reach a stream before `topic` does.
   const countOnBoth = async (topic: string, end: string) => {
-    for (const stream of [streamA, streamB]) await stream.next(isValue(end), `${end} on both replicas`);
+    for (const stream of [streamA, streamB]) {
+      await stream.next(isValue(topic), `${topic} on both replicas`);
+      await stream.next(isValue(end), `${end} on both replicas`);
+    }
     return [streamA, streamB].map((stream) => stream.values().filter((v) => v.topic === topic).length);
   };
 
