@@ -124,8 +124,11 @@ interface Reply {
   error?: { message: string; code?: string };
 }
 
+/** Topics a transaction creates, by organization and path: their place in the message, then their ids. */
+type CreatedTopics = Map<string, Map<string, number>>;
+
 interface InFlight {
-  created: { organizationId: string; path: string }[];
+  created: CreatedTopics;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -154,6 +157,8 @@ export class SqliteHistorianThread implements HistorianWrites {
   private ready: Promise<void> | undefined;
   // Messages are answered in order.
   private readonly inFlight: InFlight[] = [];
+  /** Settles once the last write sent has been answered (so every earlier one too). */
+  private answered: Promise<unknown> = Promise.resolve();
 
   /** `file` is `meridian.db`, `historianFile` the historian's file beside it. */
   constructor(
@@ -172,36 +177,41 @@ export class SqliteHistorianThread implements HistorianWrites {
 
   /** Writes every job in one transaction on the thread; resolves once it is committed and on disk. */
   async write(jobs: readonly CommitJob[]): Promise<void> {
-    const created: InFlight['created'] = [];
-    const createdIndex = new Map<string, Map<string, number>>();
+    const created: CreatedTopics = new Map();
     const topics: (string | number | null)[] = [];
     const values: (string | number | null)[] = [];
     const violations: Violation[] = [];
-    const refOf = (organizationId: string, path: string): number => {
-      const id = this.topicIds.of(organizationId).get(path);
+    /** The topic's id when known, else its place among the topics to create (below zero). */
+    const refOf = (
+      organizationId: string,
+      known: ReadonlyMap<string, number>,
+      creating: Map<string, number>,
+      path: string,
+    ): number => {
+      const id = known.get(path);
       if (id !== undefined) return id;
-      let index = createdIndex.get(organizationId);
-      if (!index) {
-        index = new Map();
-        createdIndex.set(organizationId, index);
-      }
-      let position = index.get(path);
+      let position = creating.get(path);
       if (position === undefined) {
-        position = created.length;
-        index.set(path, position);
-        created.push({ organizationId, path });
+        position = topics.length / 5;
+        creating.set(path, position);
         topics.push(organizationId, path, parentOf(path), nameOf(path), depthOf(path));
       }
       return -position - 1;
     };
     for (const job of jobs) {
       const { organizationId, receivedUs } = job;
+      const known = this.topicIds.of(organizationId);
+      let creating = created.get(organizationId);
+      if (!creating) {
+        creating = new Map();
+        created.set(organizationId, creating);
+      }
       for (const { record, quality, violations: found } of job.records) {
         // Ancestors first, so that a new subtree is created top down, as the in-process writer does.
-        if (!this.topicIds.of(organizationId).has(record.topic)) {
-          for (const parent of record.parentPaths) refOf(organizationId, parent);
+        if (!known.has(record.topic)) {
+          for (const parent of record.parentPaths) refOf(organizationId, known, creating, parent);
         }
-        const topic = refOf(organizationId, record.topic);
+        const topic = refOf(organizationId, known, creating, record.topic);
         const value = record.value;
         values.push(
           topic,
@@ -218,11 +228,13 @@ export class SqliteHistorianThread implements HistorianWrites {
       }
     }
     await this.start();
-    return new Promise<void>((resolve, reject) => {
+    const answer = new Promise<void>((resolve, reject) => {
       this.inFlight.push({ created, resolve, reject });
       this.worker!.ref();
       this.worker!.postMessage({ topics, values, violations, now: Date.now() });
     });
+    this.answered = answer.catch(() => {});
+    return answer;
   }
 
   /** Stops the thread once what is in flight has been answered. */
@@ -230,20 +242,7 @@ export class SqliteHistorianThread implements HistorianWrites {
     const worker = this.worker;
     if (!worker) return;
     await this.ready?.catch(() => {});
-    if (this.inFlight.length > 0) {
-      await new Promise<void>((resolve) => {
-        const last = this.inFlight[this.inFlight.length - 1]!;
-        const { resolve: done, reject } = last;
-        last.resolve = () => {
-          done();
-          resolve();
-        };
-        last.reject = (error) => {
-          reject(error);
-          resolve();
-        };
-      });
-    }
+    await this.answered;
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.ready = undefined;
@@ -303,18 +302,12 @@ export class SqliteHistorianThread implements HistorianWrites {
     return this.ready;
   }
 
-  private learn(created: InFlight['created'], ids: readonly number[]): void {
-    if (created.length === 0) return;
-    const learned = new Map<string, Map<string, number>>();
-    for (let i = 0; i < created.length; i++) {
-      const { organizationId, path } = created[i]!;
-      let ofOrganization = learned.get(organizationId);
-      if (!ofOrganization) {
-        ofOrganization = new Map();
-        learned.set(organizationId, ofOrganization);
-      }
-      ofOrganization.set(path, Number(ids[i]));
+  /** Turns the places of the created topics into their committed ids, and remembers those. */
+  private learn(created: CreatedTopics, ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    for (const paths of created.values()) {
+      for (const [path, position] of paths) paths.set(path, Number(ids[position]));
     }
-    this.topicIds.learn(learned);
+    this.topicIds.learn(created);
   }
 }
