@@ -54,9 +54,10 @@ const PG_INSERT =
   `select * from unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`;
 
 /**
- * The writer of token-issuance audit batches. Batches go through the storage's own connection: on SQLite
- * a second connection (a worker thread) would be a second writer, and better-sqlite3 waits for the file
- * lock synchronously, stalling the event loop under load (seen in the soak: 503s and MQTT stalls).
+ * The writer of token-issuance audit batches. Batches go through the storage's own connection, which
+ * waits for another writer's lock (the SQLite historian thread) on timers, never in SQLite's busy handler
+ * (storage/sqlite-driver.ts); a connection of its own, as before that driver, stalled the event loop under
+ * load (seen in the soak: 503s and MQTT stalls).
  *
  * These rows may be lost in a crash anyway (they are queued for up to 50 ms before the batch), so their
  * commit does not wait for the disk: on SQLite the batch runs with `synchronous = NORMAL` (the WAL is
