@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
+import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { Database, UnsValueTable } from '../../../storage/tables.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { Quality } from '../record-fields.js';
@@ -8,7 +9,7 @@ import type { Violation } from '../schema-evaluation.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
 import type { HistorianLayout } from './historian-layout.js';
 import { TopicIdCache } from './topic-id-cache.js';
-import { upsertValues } from './value-upsert.js';
+import { insertNewValues, upsertValues } from './value-upsert.js';
 
 /** A record that passed validation and schema evaluation, with the quality to store. */
 export interface AcceptedRecord {
@@ -148,10 +149,31 @@ export class HistorianWriter implements HistorianWrites {
         }
       }
       const rows = sortedUniqueRows(values);
-      await upsertValues(trx, this.storage, 'uns_values', rows);
+      await this.storeHistory(trx, rows);
       await upsertValues(trx, this.storage, 'uns_latest', newestPerTopic(rows));
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
+  }
+
+  /**
+   * Stores history rows (sorted, unique by topic and time). PostgreSQL: most commits bring only new
+   * (topic, time) pairs, so a plain insert is tried first under a savepoint; when a value with the same
+   * topic and time is already stored (a retry, a backfill over history) the savepoint is rolled back and
+   * the rows are upserted, the later record winning. SQLite upserts row by row anyway.
+   */
+  private async storeHistory(trx: Transaction<Database>, rows: readonly UnsValueTable[]): Promise<void> {
+    if (this.storage.dialect === 'postgres') {
+      await sql`savepoint new_values`.execute(trx);
+      try {
+        await insertNewValues(trx, rows);
+        await sql`release savepoint new_values`.execute(trx);
+        return;
+      } catch (error) {
+        if (classifyDriverError(error) !== 'unique_violation') throw error;
+        await sql`rollback to savepoint new_values`.execute(trx);
+      }
+    }
+    await upsertValues(trx, this.storage, 'uns_values', rows);
   }
 
   /** Ids of every topic the jobs publish to, creating missing nodes and their ancestors. */

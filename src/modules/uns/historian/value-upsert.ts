@@ -39,6 +39,25 @@ export async function upsertValues(
     }
     return;
   }
+  await insertInParts(db, table, rows, CONFLICT[table]);
+}
+
+/**
+ * PostgreSQL: inserts history rows that are all new, without a conflict clause (an upsert costs about
+ * half as much again: each row is inserted speculatively and confirmed). A row whose topic and
+ * timestamp are already stored fails the statement with unique_violation; the caller then upserts.
+ */
+export async function insertNewValues(db: Kysely<Database>, rows: readonly UnsValueTable[]): Promise<void> {
+  await insertInParts(db, 'uns_values', rows, '');
+}
+
+/** PostgreSQL: the rows travel as one array parameter per column, read with unnest. */
+async function insertInParts(
+  db: Kysely<Database>,
+  table: 'uns_values' | 'uns_latest',
+  rows: readonly UnsValueTable[],
+  conflict: string,
+): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const part = rows.slice(i, i + ROWS_PER_STATEMENT);
     await sql`insert into ${sql.table(table)} ${sql.raw(VALUE_COLUMNS)}
@@ -46,7 +65,7 @@ export async function upsertValues(
         ${textArray(part, 'value_json')}::text[], ${numberArray(part, 'value_num')}::float8[],
         ${numberArray(part, 'quality')}::smallint[], ${textArray(part, 'source')}::text[],
         ${numberArray(part, 'received_us')}::bigint[])
-      ${sql.raw(CONFLICT[table])}`.execute(db);
+      ${sql.raw(conflict)}`.execute(db);
   }
 }
 
