@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
@@ -77,8 +78,16 @@ export function generateIdentifier(prefix: TokenPrefix, length = 24): string {
 
 /** SHA-256 of the full value, base64url: the only form in which a secret is stored. */
 export function hashOpaqueToken(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
+  return sha256Base64url(value);
 }
+
+// `crypto.hash` (Node 20.12+) hashes in one call, without a Hash object per value: a client's secret is
+// hashed on every token request. Older Node 20 releases fall back to createHash.
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string })
+  .hash;
+const sha256Base64url: (value: string) => string = oneShotHash
+  ? (value) => oneShotHash('sha256', value, 'base64url')
+  : (value) => createHash('sha256').update(value).digest('base64url');
 
 /** True when `value` has the given prefix, the right length and a matching checksum. */
 export function isWellFormedOpaqueToken(value: string, prefix: TokenPrefix): boolean {

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
 import { HISTORIAN_SCHEMA } from './historian-layout.js';
 import type { CommitJob, HistorianWrites } from './historian-writer.js';
@@ -22,16 +21,13 @@ import { sqliteUpsert } from './value-upsert.js';
  * starts a new thread.
  */
 
-// Plain CommonJS, evaluated in the worker: it must run unchanged from sources, tests and the bundle.
-// A message is one transaction: topics to create (stride 5: organization, path, parent, name, depth),
+// The thread's connection (storage/sqlite-thread.ts). A message is one transaction: topics to create (stride 5: organization, path, parent, name, depth),
 // value rows (stride 7: topic, ts_us, value_json, value_num, quality, source, received_us; a topic below
 // zero is the created topic -topic-1) and violations. The answer holds the created topics' ids.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const WORKER_SOURCE = sqliteThreadSource(`
 const { randomUUID } = require('node:crypto');
-const Database = require(workerData.driver);
 
-function open() {
+function open(Database, workerData) {
   const db = new Database(workerData.file);
   db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
   db.pragma('foreign_keys = ON');
@@ -79,7 +75,7 @@ function open() {
 
   return {
     close: () => db.close(),
-    transaction(message) {
+    run(message) {
       begin.run();
       try {
         const ids = write(message);
@@ -92,46 +88,17 @@ function open() {
     },
   };
 }
+`);
 
-const report = (error) => ({ message: String(error && error.message), code: error && error.code });
-let historian;
-try {
-  historian = open();
-} catch (error) {
-  parentPort.postMessage({ fatal: report(error) });
-}
-if (historian) {
-  parentPort.on('message', (message) => {
-    if (message.close) {
-      historian.close();
-      parentPort.close();
-      return;
-    }
-    try {
-      parentPort.postMessage({ ids: historian.transaction(message) });
-    } catch (error) {
-      parentPort.postMessage({ error: report(error) });
-    }
-  });
-  parentPort.postMessage({ ready: true });
-}
-`;
-
-interface Reply {
-  ready?: true;
-  fatal?: { message: string; code?: string };
-  ids?: number[];
-  error?: { message: string; code?: string };
+interface TransactionMessage {
+  topics: (string | number | null)[];
+  values: (string | number | null)[];
+  violations: Violation[];
+  now: number;
 }
 
 /** Topics a transaction creates, by organization and path: their place in the message, then their ids. */
 type CreatedTopics = Map<string, Map<string, number>>;
-
-interface InFlight {
-  created: CreatedTopics;
-  resolve(): void;
-  reject(error: Error): void;
-}
 
 interface Violation {
   topic: number;
@@ -146,26 +113,21 @@ const TOPIC_CACHE_LIMIT = 500_000;
 // Waits for the event loop's own writes (a topic delete, retention), which are short.
 const BUSY_TIMEOUT_MS = 10_000;
 
-/** An error as the driver threw it in the thread: the same message and code, for classifyDriverError. */
-function driverError(reported: { message: string; code?: string | undefined }): Error {
-  return Object.assign(new Error(reported.message), { code: reported.code });
-}
-
 export class SqliteHistorianThread implements HistorianWrites {
   private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
-  private worker: Worker | undefined;
-  private ready: Promise<void> | undefined;
-  // Messages are answered in order.
-  private readonly inFlight: InFlight[] = [];
-  /** Settles once the last write sent has been answered (so every earlier one too). */
-  private answered: Promise<unknown> = Promise.resolve();
+  private readonly thread: SqliteThread<TransactionMessage, number[]>;
 
   /** `file` is `meridian.db`, `historianFile` the historian's file beside it. */
-  constructor(
-    private readonly file: string,
-    private readonly historianFile: string,
-    private readonly workerSource: string = WORKER_SOURCE,
-  ) {}
+  constructor(file: string, historianFile: string, workerSource: string = WORKER_SOURCE) {
+    this.thread = new SqliteThread('historian thread', workerSource, {
+      file,
+      historianFile,
+      schema: HISTORIAN_SCHEMA,
+      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      upsertValue: sqliteUpsert('uns_values', HISTORIAN_SCHEMA),
+      upsertLatest: sqliteUpsert('uns_latest', HISTORIAN_SCHEMA),
+    });
+  }
 
   forgetSubtree(organizationId: string, path: string): void {
     this.topicIds.forgetSubtree(organizationId, path);
@@ -227,79 +189,12 @@ export class SqliteHistorianThread implements HistorianWrites {
         }
       }
     }
-    await this.start();
-    const answer = new Promise<void>((resolve, reject) => {
-      this.inFlight.push({ created, resolve, reject });
-      this.worker!.ref();
-      this.worker!.postMessage({ topics, values, violations, now: Date.now() });
-    });
-    this.answered = answer.catch(() => {});
-    return answer;
+    this.learn(created, await this.thread.request({ topics, values, violations, now: Date.now() }));
   }
 
   /** Stops the thread once what is in flight has been answered. */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    if (!worker) return;
-    await this.ready?.catch(() => {});
-    await this.answered;
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    this.ready = undefined;
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    // Referenced until it has exited: the process must not end with the database still open.
-    worker.ref();
-    worker.postMessage({ close: true });
-    await exited;
-  }
-
-  private start(): Promise<void> {
-    if (this.ready) return this.ready;
-    const worker = new Worker(this.workerSource, {
-      eval: true,
-      // No inherited flags: the source is plain CommonJS and needs no loaders.
-      execArgv: [],
-      workerData: {
-        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-        file: this.file,
-        historianFile: this.historianFile,
-        schema: HISTORIAN_SCHEMA,
-        busyTimeoutMs: BUSY_TIMEOUT_MS,
-        upsertValue: sqliteUpsert('uns_values', HISTORIAN_SCHEMA),
-        upsertLatest: sqliteUpsert('uns_latest', HISTORIAN_SCHEMA),
-      },
-    });
-    worker.unref();
-    this.worker = worker;
-    this.ready = new Promise<void>((resolve, reject) => {
-      worker.on('message', (reply: Reply) => {
-        if (reply.ready) return resolve();
-        // better-sqlite3 reports a missing directory without a code: it is still a database that cannot open.
-        if (reply.fatal)
-          return reject(driverError({ ...reply.fatal, code: reply.fatal.code ?? 'SQLITE_CANTOPEN' }));
-        const done = this.inFlight.shift();
-        if (this.inFlight.length === 0) worker.unref();
-        if (!done) return;
-        if (reply.error) return done.reject(driverError(reply.error));
-        this.learn(done.created, reply.ids!);
-        done.resolve();
-      });
-      const stopped = (error: Error) => {
-        if (this.worker === worker) {
-          this.worker = undefined;
-          this.ready = undefined;
-        }
-        reject(error);
-        for (const pending of this.inFlight.splice(0)) pending.reject(error);
-      };
-      worker.on('error', (error) =>
-        stopped(Object.assign(new Error(`the historian thread failed: ${error.message}`), { code: 'EIO' })),
-      );
-      worker.on('exit', (code) =>
-        stopped(Object.assign(new Error(`the historian thread exited (code ${code})`), { code: 'EIO' })),
-      );
-    });
-    return this.ready;
+  close(): Promise<void> {
+    return this.thread.close();
   }
 
   /** Turns the places of the created topics into their committed ids, and remembers those. */
