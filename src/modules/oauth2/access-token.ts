@@ -57,10 +57,13 @@ export async function signAccessToken(
     exp: iat + opts.ttlSeconds,
     jti: randomUUID(),
   };
-  const input = `${encodedHeaderOf(key.kid)}.${base64url(full)}`;
-  // The event loop only hands the input over; the signing thread batches what one turn produced.
-  const signature = await signingThread.sign(input, keyObjectOf(key.key));
-  return { token: `${input}.${signature}`, claims: full };
+  // The event loop only hands the payload over; the signing thread encodes and signs what one turn produced.
+  const token = await signingThread.signJws(
+    encodedHeaderOf(key.kid),
+    JSON.stringify(full),
+    keyObjectOf(key.key),
+  );
+  return { token, claims: full };
 }
 
 // One per process; its thread starts on first use (see signing-thread.ts for why not libuv's pool).
@@ -71,7 +74,9 @@ const encodedHeaders = new Map<string, string>();
 function encodedHeaderOf(kid: string): string {
   let header = encodedHeaders.get(kid);
   if (header === undefined) {
-    header = base64url({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid });
+    header = Buffer.from(
+      JSON.stringify({ alg: ACCESS_TOKEN_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid }),
+    ).toString('base64url');
     // Key ids come only from the ring; a bound keeps a long-running process with many rotations small.
     if (encodedHeaders.size >= 64) encodedHeaders.clear();
     encodedHeaders.set(kid, header);
@@ -89,10 +94,6 @@ function keyObjectOf(key: CryptoKey): KeyObject {
     keyObjects.set(key, keyObject);
   }
   return keyObject;
-}
-
-function base64url(value: object): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 /**
