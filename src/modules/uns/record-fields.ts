@@ -69,7 +69,8 @@ export function parseValue(value: unknown, field = 'value'): ParsedValue {
   let valueType: UnsValueType;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw inputError(field, 'must be a finite number');
-    valueType = 'number';
+    // The JSON of a finite number is a few ASCII characters: nothing inside to check, never too large.
+    return { value, valueType: 'number', valueJson: JSON.stringify(value) };
   } else if (typeof value === 'string') {
     // JSON text is at least two quotes longer than the string: refuse huge strings before copying them.
     if (value.length > MAX_VALUE_JSON_BYTES) throw tooLarge(field, value.length);
