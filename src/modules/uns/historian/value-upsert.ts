@@ -80,25 +80,33 @@ type NumberColumn = 'topic_id' | 'ts_us' | 'value_num' | 'quality' | 'received_u
 /**
  * A PostgreSQL array literal (`{1,2,NULL}`) of one numeric column, built directly: the driver's generic
  * array serialization inspects every element and costs more than the statement's own parsing. Finite
- * numbers only (validation refuses the others), which print as PostgreSQL reads them.
+ * numbers only (validation refuses the others), which print as PostgreSQL reads them. The elements are
+ * joined once rather than appended one by one (a long chain of appended strings is flattened again when
+ * the driver measures and writes it).
  */
 export function numberArray(rows: readonly UnsValueTable[], column: NumberColumn): string {
-  let out = '{';
+  const elements = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const value = rows[i]![column];
-    out += `${i === 0 ? '' : ','}${value === null ? 'NULL' : value}`;
+    elements[i] = value === null ? 'NULL' : String(value);
   }
-  return `${out}}`;
+  return `{${elements.join(',')}}`;
 }
 
 /** A PostgreSQL array literal of one text column: each element quoted, `"` and `\` escaped. */
 export function textArray(rows: readonly UnsValueTable[], column: 'value_json' | 'source'): string {
-  let out = '{';
+  const elements = new Array<string>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const value = rows[i]![column];
-    out += `${i === 0 ? '' : ','}${value === null ? 'NULL' : `"${value.replace(ARRAY_SPECIAL, '\\$&')}"`}`;
+    elements[i] = value === null ? 'NULL' : `"${escapeArrayText(value)}"`;
   }
-  return `${out}}`;
+  return `{${elements.join(',')}}`;
+}
+
+/** Escapes `"` and `\` for a quoted array element; most values hold neither, found by a plain scan. */
+function escapeArrayText(text: string): string {
+  if (text.indexOf('"') === -1 && text.indexOf('\\') === -1) return text;
+  return text.replace(ARRAY_SPECIAL, '\\$&');
 }
 
 const ARRAY_SPECIAL = /[\\"]/g;
