@@ -51,7 +51,12 @@ export async function insertNewValues(db: Kysely<Database>, rows: readonly UnsVa
   await insertInParts(db, 'uns_values', rows, '');
 }
 
-/** PostgreSQL: the rows travel as one array parameter per column, read with unnest. */
+/**
+ * PostgreSQL: the rows travel as one array parameter per column, each read with unnest in the select
+ * list: the arrays (all of one length) are read in step, row by row (ProjectSet). `select * from
+ * unnest(a, b, ...)` reads the same rows but first collects them all in a tuplestore (Function Scan),
+ * which made an insert of 10,000 rows about a quarter slower.
+ */
 async function insertInParts(
   db: Kysely<Database>,
   table: 'uns_values' | 'uns_latest',
@@ -61,10 +66,10 @@ async function insertInParts(
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const part = rows.slice(i, i + ROWS_PER_STATEMENT);
     await sql`insert into ${sql.table(table)} ${sql.raw(VALUE_COLUMNS)}
-      select * from unnest(${numberArray(part, 'topic_id')}::bigint[], ${numberArray(part, 'ts_us')}::bigint[],
-        ${textArray(part, 'value_json')}::text[], ${numberArray(part, 'value_num')}::float8[],
-        ${numberArray(part, 'quality')}::smallint[], ${textArray(part, 'source')}::text[],
-        ${numberArray(part, 'received_us')}::bigint[])
+      select unnest(${numberArray(part, 'topic_id')}::bigint[]), unnest(${numberArray(part, 'ts_us')}::bigint[]),
+        unnest(${textArray(part, 'value_json')}::text[]), unnest(${numberArray(part, 'value_num')}::float8[]),
+        unnest(${numberArray(part, 'quality')}::smallint[]), unnest(${textArray(part, 'source')}::text[]),
+        unnest(${numberArray(part, 'received_us')}::bigint[])
       ${sql.raw(conflict)}`.execute(db);
   }
 }
