@@ -52,7 +52,10 @@ for (const dialect of testDialects()) {
         '\\\\N',
         'é漢\u{1F600}',
       ];
-      const source = (i: number) => `src ${i} \\N \\t "{NULL}" é`;
+      // `NULL` alone must stay text (unquoted in an array literal it would be SQL NULL); backslashes
+      // without a quote must be escaped too (a string value's JSON always holds quotes).
+      const sources = ['NULL', 'C:\\plant\\N', '\\'];
+      const source = (i: number) => sources[i] ?? `src ${i} \\N \\t "{NULL}" é`;
       const topics = texts.map(() => uniqueTopic('v1/newvalues/text'));
       const records = texts.flatMap((text, i) => [
         { topic: topics[i], value: text, source: source(i), timestamp: at(0) },
