@@ -97,7 +97,7 @@ export async function checkAuthorizationRequest(
         client,
         redirectUri,
         redirectUriGiven: requested !== undefined && requested !== '',
-        scopes: asked.length > 0 ? asked : [...client.allowedScopes],
+        scopes: [...(asked.length > 0 ? asked : client.allowedScopes)],
         state,
         nonce,
         pkce,

@@ -34,6 +34,15 @@ describe('parseScope', () => {
     assert.deepEqual(parseScope('b a b c a'), ['b', 'a', 'c']);
   });
 
+  it('answers a repeated parameter alike, with a list nobody can change, and refuses a bad one every time', () => {
+    const first = parseScope('uns:read b uns:read');
+    assert.deepEqual(parseScope('uns:read b uns:read'), ['uns:read', 'b']);
+    assert.ok(Object.isFrozen(first));
+    assert.throws(() => (first as string[]).push('system:admin'), TypeError);
+    assert.deepEqual(parseScope('uns:read b uns:read'), ['uns:read', 'b']);
+    for (let i = 0; i < 2; i++) assert.throws(() => parseScope('a  b'), invalidScope(/single spaces/));
+  });
+
   it('refuses two spaces in a row', () => {
     assert.throws(() => parseScope('openid  email'), invalidScope(/single spaces/));
   });

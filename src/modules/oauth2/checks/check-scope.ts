@@ -46,10 +46,26 @@ const CUSTOM_SCOPE = /^[a-z][a-z0-9:._-]{0,63}$/;
 /**
  * Parses a scope parameter (RFC 6749 §3.3): tokens separated by single spaces. An absent or empty
  * parameter gives []. Returns the tokens de-duplicated in first-seen order; throws invalid_scope.
+ * A client asks for the same few scope strings on every token request: their parses are remembered.
  */
-export function parseScope(scopeParam: string | null | undefined): string[] {
-  if (scopeParam === undefined || scopeParam === null || scopeParam === '') return [];
+export function parseScope(scopeParam: string | null | undefined): readonly string[] {
+  if (scopeParam === undefined || scopeParam === null || scopeParam === '') return NO_SCOPES;
   if (typeof scopeParam !== 'string') throw new InvalidScopeError('scope must be a string');
+  let scopes = parsedScopes.get(scopeParam);
+  if (scopes === undefined) {
+    scopes = Object.freeze(parseScopeText(scopeParam));
+    // Bounded: anyone can send scope strings; a full cache starts over.
+    if (parsedScopes.size >= PARSED_SCOPES_LIMIT) parsedScopes.clear();
+    parsedScopes.set(scopeParam, scopes);
+  }
+  return scopes;
+}
+
+const NO_SCOPES: readonly string[] = Object.freeze([]);
+const PARSED_SCOPES_LIMIT = 1_000;
+const parsedScopes = new Map<string, readonly string[]>();
+
+function parseScopeText(scopeParam: string): string[] {
   const tokens = scopeParam.split(' ');
   const seen = new Set<string>();
   for (const [index, token] of tokens.entries()) {
