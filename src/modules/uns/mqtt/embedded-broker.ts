@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:net';
-import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
+import { CommittedRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
@@ -37,6 +38,15 @@ interface MqttSession {
 /** A single publish whose committed value the broker relays itself (no fan-out by the service). */
 const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
 
+/**
+ * QoS 0 values received and not yet relayed (awaiting their commit or their turn) beyond which the
+ * broker stops reading from the clients publishing them until their values are committed.
+ */
+export const MAX_QOS0_BACKLOG = 10000;
+
+/** aedes' publish as it runs (its type declarations leave out the publishing client). */
+type AedesPublish = (packet: PublishPacket, client: Client | null, done: (error?: Error) => void) => void;
+
 function authError(message: string, returnCode: number): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
 }
@@ -51,6 +61,48 @@ function authError(message: string, returnCode: number): AuthenticateError {
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
   const sessions = new WeakMap<Client, MqttSession>();
   const parseOptions = { prefix: deps.topicPrefix, now: deps.now };
+  let stopped = false;
+  // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
+  const relayedOnCommit = new WeakSet<PublishPacket>();
+  let publishNow: AedesPublish = () => {};
+  const relay = new CommittedRelay<{ client: Client; packet: PublishPacket }>(({ client, packet }, done) => {
+    if (stopped) done();
+    else publishNow(packet, client, done);
+  });
+
+  /**
+   * QoS 0 has no acknowledgement, so the connection need not wait for the commit. aedes reads a client's
+   * next packets only once every packet of its last read is handled; answering at once lets it read on
+   * while the value commits, and the value is relayed once committed, in the order received
+   * (CommittedRelay). While MAX_QOS0_BACKLOG values wait, the answer waits for the commit as well, which stops reading from that client: storage sets the pace and memory stays
+   * bounded. A refused value disconnects its client, as when aedes is answered with the error.
+   */
+  const relayAfterCommit = (
+    client: Client,
+    packet: PublishPacket,
+    committing: Promise<unknown>,
+    callback: (error?: Error | null) => void,
+  ) => {
+    const entry = relay.add({ client, packet });
+    relayedOnCommit.add(packet);
+    const hold = relay.backlog > MAX_QOS0_BACKLOG;
+    committing.then(
+      () => {
+        deps.rates.add('received');
+        relay.settle(entry, true);
+        if (hold) callback(null);
+      },
+      (error: unknown) => {
+        deps.rates.add('refused');
+        deps.log.info({ err: error, clientId: client.id }, 'mqtt publish refused');
+        relay.settle(entry, false);
+        if (hold) callback(error as Error);
+        else if (!client.closed) client.emit('error', error);
+      },
+    );
+    if (!hold) callback(null);
+  };
+
   const broker = await Aedes.createBroker({
     authenticate(client, username, password, done) {
       if (!username || !password) {
@@ -90,12 +142,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         deps.rates.add('refused');
         return callback(error as Error);
       }
-      // Relayed only once committed: subscribers see committed values, a QoS 1 PUBACK means committed.
+      const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
+      packet.topic = session.namespace + packet.topic;
+      if (packet.qos === 0) {
+        relayAfterCommit(client!, packet, committing, callback);
+        return;
+      }
+      // QoS 1 and 2: the acknowledgement means committed, so aedes acknowledges and relays only then.
       // The handlers are written inline: one closure each per message, nothing else allocated for them.
-      deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER).then(
+      committing.then(
         () => {
           deps.rates.add('received');
-          packet.topic = session.namespace + packet.topic;
           callback(null);
         },
         (error: unknown) => {
@@ -121,6 +178,15 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       return { ...packet, topic: packet.topic.slice(namespace.length) };
     },
   });
+
+  // aedes relays a publish it was answered for through its own publish method: skipped for the QoS 0
+  // publishes relayed once committed (the original runs for them then, with the same packet and client).
+  const aedesPublish = broker.publish.bind(broker) as unknown as AedesPublish;
+  publishNow = aedesPublish;
+  (broker as unknown as { publish: AedesPublish }).publish = (packet, client, done) => {
+    if (relayedOnCommit.delete(packet)) done();
+    else aedesPublish(packet, client, done);
+  };
 
   const server: Server = createServer((socket) => {
     broker.handle(socket);
@@ -152,7 +218,6 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : deps.port;
   const host = deps.host === '0.0.0.0' ? '127.0.0.1' : deps.host;
-  let stopped = false;
 
   return {
     status(): BrokerStatus {
