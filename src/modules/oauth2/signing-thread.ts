@@ -6,11 +6,15 @@ import { Worker } from 'node:worker_threads';
  *
  * The token endpoint used to sign on libuv's thread pool (`crypto.sign` with a callback). Profiled under
  * load (perf), a tenth of the event loop went to dispatching those jobs, mostly in the futex that wakes
- * an idle pool thread for each token. Here the signing inputs of one event-loop turn go to the thread in
- * one message (at most MAX_BATCH a message, so that the thread starts on the first ones while the event
- * loop handles the next requests), and the tokens of a batch come back in one message, whole: the thread
- * also encodes each payload (base64url), which was a few percent of the event loop's time per token. Server CPU per client-credentials token went from about 135 to 114 µs (84 to 68 µs on the
- * event loop) and throughput up by a quarter (bench/oauth2/token-issuance.bench.ts).
+ * an idle pool thread for each token. Here the signing inputs go to the thread in batches, and the tokens
+ * of a batch come back in one message, whole: the thread also encodes each payload (base64url), which was
+ * a few percent of the event loop's time per token.
+ *
+ * At most MAX_IN_FLIGHT batches are with the thread at once: while it signs one and has the next ready,
+ * what the event loop produces meanwhile waits and goes over as one batch when a batch comes back. Every
+ * message wakes a sleeping thread on the other side (a futex and a context switch each way); sending each
+ * turn's inputs at once made a message of one to three tokens under load, and the wake-ups were about a
+ * fifth of the signing thread's time in perf. Batches grow with the load instead of the messages.
  *
  * The thread is started on first use and is unreferenced while nothing is in flight, so it never keeps a
  * process alive. If it dies, what was in flight is rejected and the next signature starts a new one.
@@ -49,8 +53,10 @@ parentPort.on('message', (message) => {
 });
 `;
 
-/** Inputs handed over in one message at most; a batch is also sent at the end of each event-loop turn. */
-export const MAX_BATCH = 8;
+/** Inputs handed over in one message at most. */
+export const MAX_BATCH = 64;
+/** Batches with the thread at once: one being signed, the next ready. */
+export const MAX_IN_FLIGHT = 2;
 
 interface PendingSignature {
   header: string;
@@ -76,6 +82,8 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
     worker = undefined;
     keyIds = new WeakMap();
     for (const pending of lost) pending.reject(error);
+    // Inputs still waiting for room go to the next thread.
+    if (queued.length > 0) schedule();
   };
 
   const start = (): Worker => {
@@ -90,7 +98,9 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
         if (typeof token === 'string') batch[i]!.resolve(token);
         else batch[i]!.reject(new Error(`ES256 signing failed: ${token?.error ?? 'no answer'}`));
       }
-      if (inFlight.length === 0 && worker === started) started.unref();
+      if (worker !== started) return;
+      if (queued.length > 0) flush();
+      else if (inFlight.length === 0) started.unref();
     });
     started.on('error', (error) => {
       if (worker === started) fail(error);
@@ -113,9 +123,9 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
 
   const flush = () => {
     flushScheduled = false;
-    if (queued.length === 0) return;
-    const batch = queued;
-    queued = [];
+    if (queued.length === 0 || inFlight.length >= MAX_IN_FLIGHT) return;
+    const batch = queued.length <= MAX_BATCH ? queued : queued.slice(0, MAX_BATCH);
+    queued = queued.length <= MAX_BATCH ? [] : queued.slice(MAX_BATCH);
     worker ??= start();
     const target = worker;
     // Keys are sent to the thread before the first batch that uses them, once per thread.
@@ -127,6 +137,14 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
       payloads: batch.map((p) => p.payload),
       keyIds: batchKeyIds,
     });
+    if (queued.length > 0) flush();
+  };
+
+  /** Sends what one turn of the event loop queued at the end of the turn, unless the thread is full (then the next answer sends it). */
+  const schedule = () => {
+    if (flushScheduled || inFlight.length >= MAX_IN_FLIGHT) return;
+    flushScheduled = true;
+    setImmediate(flush);
   };
 
   return {
@@ -134,10 +152,7 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
       return new Promise<string>((resolve, reject) => {
         queued.push({ header, payload, key, resolve, reject });
         if (queued.length >= MAX_BATCH) flush();
-        else if (!flushScheduled) {
-          flushScheduled = true;
-          setImmediate(flush);
-        }
+        else schedule();
       });
     },
   };
