@@ -12,6 +12,7 @@ import Fastify from 'fastify';
 import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
 import { report, startBenchServer } from './bench-server.js';
+import { cpuSince, readCpu } from './cpu-meter.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const seconds = Number(process.argv[3] ?? 10);
@@ -58,10 +59,12 @@ await plain.listen({ host: '127.0.0.1', port: plainPort });
 
 try {
   const baseline = await wrk(`http://127.0.0.1:${plainPort}/publish`, {});
+  const cpuStart = readCpu();
   const measured = await wrk(`${bench.server.url}/api/v1/uns/data/publish`, {
     authorization: `Bearer ${bench.token}`,
     'x-organization-id': bench.orgId,
   });
+  const cpu = cpuSince(cpuStart);
   const stats = bench.server.app.uns.committer.stats;
   console.log(`HTTP single publish [${dialect}], ${bench.tokenKind}, wrk -t4 -c${connections} -d${seconds}s`);
   console.log(`  plain Fastify: ${baseline.rps.toFixed(0)} req/s, p99 ${baseline.p99}`);
@@ -70,6 +73,11 @@ try {
   );
   console.log(
     `  group commit:  ${stats.transactions} transactions for ${stats.jobs} publishes (${(stats.jobs / Math.max(1, stats.transactions)).toFixed(1)} per commit)`,
+  );
+  // Committed publishes: the run is the only one that publishes.
+  const perPublish = (ms: number) => ((ms * 1000) / Math.max(1, stats.jobs)).toFixed(0);
+  console.log(
+    `  CPU/publish:   Node ${perPublish(cpu.selfMs)} µs, PostgreSQL ${perPublish(cpu.postgresMs)} µs (all its processes)`,
   );
   report('  ratio', measured.rps, baseline.rps, 'req/s', 0.5);
 } finally {
