@@ -31,6 +31,13 @@ export interface Storage {
    * runs in its transaction): one `run` a row instead of a query built, compiled and awaited a row.
    */
   sqliteStatement?: (text: string) => SQLite.Statement;
+  /**
+   * PostgreSQL only (absent on SQLite): runs one named prepared statement on a pooled connection in
+   * autocommit, so the statement is its own transaction (all or nothing) and has committed durably when
+   * this resolves. PostgreSQL parses and plans it once per connection instead of once per call. `name`
+   * must always come with the same `text`. For hot single-statement writes (the historian).
+   */
+  pgPrepared?: (name: string, text: string, values: unknown[]) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -218,6 +225,20 @@ function openPostgres(databaseUrl: string, poolSize: number): Storage {
       await sql`SELECT 1`.execute(db);
     },
     durableWrite: (work) => work(db),
+    async pgPrepared(name, text, values) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query({ name, text, values });
+      } catch (error) {
+        // pool.query would discard the connection (and its prepared statements) on any error; one the
+        // server answered (a unique violation) leaves the connection usable.
+        if (!(error instanceof pg.DatabaseError)) broken = error as Error;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
     async close() {
       await db.destroy();
     },

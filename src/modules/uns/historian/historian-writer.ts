@@ -8,6 +8,7 @@ import type { Quality } from '../record-fields.js';
 import type { Violation } from '../schema-evaluation.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
 import type { HistorianLayout } from './historian-layout.js';
+import { commitInOneStatement, ONE_STATEMENT_ROWS } from './one-statement-commit.js';
 import { TopicIdCache } from './topic-id-cache.js';
 import { insertNewValues, upsertValues } from './value-upsert.js';
 
@@ -79,6 +80,39 @@ function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
   return out;
 }
 
+/** The history and violation rows of the jobs, with the topic ids of this commit. */
+function rowsOf(jobs: readonly CommitJob[], ids: ReadonlyMap<string, ReadonlyMap<string, number>>) {
+  const values: UnsValueTable[] = [];
+  const violations: Database['uns_violations'][] = [];
+  for (const job of jobs) {
+    const topicIds = ids.get(job.organizationId)!;
+    for (const { record, quality, violations: found } of job.records) {
+      const topicId = topicIds.get(record.topic)!;
+      values.push({
+        topic_id: topicId,
+        ts_us: record.timestampUs,
+        value_json: record.valueJson,
+        value_num: typeof record.value === 'number' ? record.value : null,
+        quality,
+        source: record.source,
+        received_us: job.receivedUs,
+      });
+      for (const violation of found) {
+        violations.push({
+          id: randomUUID(),
+          organization_id: job.organizationId,
+          topic_id: topicId,
+          ts_us: record.timestampUs,
+          kind: violation.kind,
+          message: violation.message,
+          received_us: job.receivedUs,
+        });
+      }
+    }
+  }
+  return { values, violations };
+}
+
 /**
  * Writes committed publishes: creates missing topic nodes (INSERT ... ON CONFLICT DO NOTHING, so each
  * node exists once under any concurrency), upserts history on (topic, declared timestamp) so a retry
@@ -111,6 +145,7 @@ export class HistorianWriter implements HistorianWrites {
     const timestamps: number[] = [];
     for (const job of jobs) for (const accepted of job.records) timestamps.push(accepted.record.timestampUs);
     await this.layout.ensureDays(timestamps);
+    if (await this.writeInOneStatement(jobs)) return;
     const learned: TopicIds = new Map();
     // durableWrite: on SQLite the disk flush of the commit does not block the event loop.
     await this.storage.durableWrite((db) => this.commit(db, jobs, learned));
@@ -120,39 +155,42 @@ export class HistorianWriter implements HistorianWrites {
   private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: TopicIds) {
     return db.transaction().execute(async (trx) => {
       const ids = await this.ensureTopics(trx, jobs, learned);
-      const values: UnsValueTable[] = [];
-      const violations: Database['uns_violations'][] = [];
-      for (const job of jobs) {
-        const topicIds = ids.get(job.organizationId)!;
-        for (const { record, quality, violations: found } of job.records) {
-          const topicId = topicIds.get(record.topic)!;
-          values.push({
-            topic_id: topicId,
-            ts_us: record.timestampUs,
-            value_json: record.valueJson,
-            value_num: typeof record.value === 'number' ? record.value : null,
-            quality,
-            source: record.source,
-            received_us: job.receivedUs,
-          });
-          for (const violation of found) {
-            violations.push({
-              id: randomUUID(),
-              organization_id: job.organizationId,
-              topic_id: topicId,
-              ts_us: record.timestampUs,
-              kind: violation.kind,
-              message: violation.message,
-              received_us: job.receivedUs,
-            });
-          }
-        }
-      }
+      const { values, violations } = rowsOf(jobs, ids);
       const rows = sortedUniqueRows(values);
       await this.storeHistory(trx, rows);
       await upsertValues(trx, this.storage, 'uns_latest', newestPerTopic(rows));
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
+  }
+
+  /**
+   * PostgreSQL's common commit, in one statement and one round trip (one-statement-commit.ts): every
+   * topic id cached and no violation to record. Answers false, having stored nothing, when the commit
+   * needs the transaction instead (new topics, violations, a very large commit).
+   */
+  private async writeInOneStatement(jobs: readonly CommitJob[]): Promise<boolean> {
+    const run = this.storage.pgPrepared;
+    if (!run || jobs.some((job) => job.records.some((accepted) => accepted.violations.length > 0)))
+      return false;
+    const ids = this.cachedTopicIds(jobs);
+    if (!ids) return false;
+    const { values } = rowsOf(jobs, ids);
+    if (values.length > ONE_STATEMENT_ROWS) return false;
+    const rows = sortedUniqueRows(values);
+    await commitInOneStatement(run, rows, newestPerTopic(rows));
+    return true;
+  }
+
+  /** The cached ids of every topic the jobs publish to; null when one is not cached. */
+  private cachedTopicIds(jobs: readonly CommitJob[]): Map<string, ReadonlyMap<string, number>> | null {
+    const ids = new Map<string, ReadonlyMap<string, number>>();
+    for (const job of jobs) {
+      const cached = this.topicIds.of(job.organizationId);
+      for (const { record } of job.records) if (!cached.has(record.topic)) return null;
+      // A live view of the cache: nothing is forgotten before the rows are built (no await between).
+      ids.set(job.organizationId, cached);
+    }
+    return ids;
   }
 
   /**

@@ -7,7 +7,8 @@ const ROWS_PER_STATEMENT = 5000;
 
 /** The columns of a value row, in the order of the value tables and of every statement here. */
 export const VALUE_COLUMNS = '(topic_id, ts_us, value_json, value_num, quality, source, received_us)';
-const CONFLICT = {
+/** The conflict clause of each value table's upsert. */
+export const CONFLICT = {
   // The same topic and timestamp replaces the earlier record (idempotent retries).
   uns_values: `on conflict (topic_id, ts_us) do update set value_json = excluded.value_json,
     value_num = excluded.value_num, quality = excluded.quality, source = excluded.source,
@@ -72,6 +73,38 @@ async function insertInParts(
         unnest(${numberArray(part, 'received_us')}::bigint[])
       ${sql.raw(conflict)}`.execute(db);
   }
+}
+
+// The array type of each value column, in VALUE_COLUMNS order (as insertInParts casts them).
+const ARRAY_TYPES = [
+  'bigint[]',
+  'bigint[]',
+  'text[]',
+  'float8[]',
+  'smallint[]',
+  'text[]',
+  'bigint[]',
+] as const;
+
+/**
+ * PostgreSQL: the select list reading value rows from seven array parameters in VALUE_COLUMNS order,
+ * `$first` to `$first + 6` (see insertInParts for why unnest in the select list).
+ */
+export function unnestSelect(first: number): string {
+  return `select ${ARRAY_TYPES.map((type, c) => `unnest($${first + c}::${type})`).join(', ')}`;
+}
+
+/** The array literals of value rows, one per column in VALUE_COLUMNS order. */
+export function columnArrays(rows: readonly UnsValueTable[]): string[] {
+  return [
+    numberArray(rows, 'topic_id'),
+    numberArray(rows, 'ts_us'),
+    textArray(rows, 'value_json'),
+    numberArray(rows, 'value_num'),
+    numberArray(rows, 'quality'),
+    textArray(rows, 'source'),
+    numberArray(rows, 'received_us'),
+  ];
 }
 
 /** SQLite's upsert of one row into `table` (optionally schema-qualified), parameters in column order. */

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openHistorian } from '../../src/modules/uns/historian/historian-layout.js';
+import { type CommitJob, HistorianWriter } from '../../src/modules/uns/historian/historian-writer.js';
+import { parsePublishRecord } from '../../src/modules/uns/publish-record.js';
+import type { Violation } from '../../src/modules/uns/schema-evaluation.js';
+import type { Storage } from '../../src/storage/database.js';
+import { testDialects } from '../helpers/dialects.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { uniqueTopic } from './uns-helpers.js';
+
+/**
+ * The historian writer's commits of publishes on known topics: on PostgreSQL one statement in
+ * autocommit (history and latest values together), elsewhere and for new topics or violations the
+ * transaction. The stored values must follow the same rules either way.
+ */
+for (const dialect of testDialects()) {
+  describe(`UNS historian commits on known topics [${dialect}]`, () => {
+    let server: TestServer;
+    let writer: HistorianWriter;
+    /** Calls of the one-statement path (PostgreSQL's prepared statement), counted per test. */
+    let oneStatements = 0;
+
+    before(async () => {
+      server = await startTestServer(dialect);
+      const storage: Storage = { ...server.storage };
+      const run = server.storage.pgPrepared;
+      if (run) {
+        storage.pgPrepared = (name, text, values) => {
+          oneStatements++;
+          return run(name, text, values);
+        };
+      }
+      writer = new HistorianWriter(storage, await openHistorian(server.storage));
+    });
+    after(() => server?.close());
+    beforeEach(() => {
+      oneStatements = 0;
+    });
+
+    const at = (second: number) => new Date(Date.UTC(2026, 1, 1, 0, 0, second)).toISOString();
+    const us = (second: number) => Date.UTC(2026, 1, 1, 0, 0, second) * 1000;
+    const job = (records: object[], violations: Violation[] = []): CommitJob => ({
+      organizationId: server.orgId,
+      records: records.map((body) => ({
+        record: parsePublishRecord(body, { prefix: 'v1', now: Date.now }),
+        quality: 0 as const,
+        violations,
+      })),
+      receivedUs: Date.now() * 1000,
+    });
+    /** Publishes one record to each topic, through the transaction: the writer then knows the topics. */
+    const known = async (...topics: string[]) => {
+      await writer.write([job(topics.map((topic) => ({ topic, value: 'first', timestamp: at(0) })))]);
+      oneStatements = 0;
+    };
+    const topicId = async (path: string) => {
+      const row = await server.storage.db
+        .selectFrom('uns_topics')
+        .select('id')
+        .where('organization_id', '=', server.orgId)
+        .where('path', '=', path)
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    };
+    const history = async (topic: string) => {
+      const rows = await server.storage.db
+        .selectFrom('uns_values')
+        .select(['ts_us', 'value_json', 'source'])
+        .where('topic_id', '=', await topicId(topic))
+        .orderBy('ts_us')
+        .execute();
+      return rows.map((r) => [Number(r.ts_us), JSON.parse(r.value_json), r.source]);
+    };
+    const latest = async (topic: string) => {
+      const row = await server.storage.db
+        .selectFrom('uns_latest')
+        .select(['ts_us', 'value_json'])
+        .where('topic_id', '=', await topicId(topic))
+        .executeTakeFirstOrThrow();
+      return [Number(row.ts_us), JSON.parse(row.value_json)];
+    };
+    /** On PostgreSQL, how many commits took the one statement; elsewhere there is none. */
+    const expectOneStatements = (n: number) => assert.equal(oneStatements, dialect === 'postgres' ? n : 0);
+
+    it('stores history and advances the latest value of known topics in one statement', async () => {
+      const a = uniqueTopic('v1/onestatement/advance');
+      const b = uniqueTopic('v1/onestatement/advance');
+      await known(a, b);
+      await writer.write([
+        job([
+          { topic: a, value: 1, timestamp: at(1) },
+          { topic: a, value: 2, timestamp: at(2), source: 'plc' },
+        ]),
+        job([{ topic: b, value: 'b', timestamp: at(3) }]),
+      ]);
+      expectOneStatements(1);
+      assert.deepEqual(await history(a), [
+        [us(0), 'first', null],
+        [us(1), 1, null],
+        [us(2), 2, 'plc'],
+      ]);
+      assert.deepEqual(await latest(a), [us(2), 2]);
+      assert.deepEqual(await latest(b), [us(3), 'b']);
+    });
+
+    it('stores a backfill in history without moving the latest value back', async () => {
+      const topic = uniqueTopic('v1/onestatement/backfill');
+      await known(topic);
+      await writer.write([job([{ topic, value: 'new', timestamp: at(20) }])]);
+      await writer.write([job([{ topic, value: 'old', timestamp: at(10) }])]);
+      expectOneStatements(2);
+      assert.deepEqual(await history(topic), [
+        [us(0), 'first', null],
+        [us(10), 'old', null],
+        [us(20), 'new', null],
+      ]);
+      assert.deepEqual(await latest(topic), [us(20), 'new']);
+    });
+
+    it('replaces the stored record of the same topic and time; of equal timestamps the last wins', async () => {
+      const topic = uniqueTopic('v1/onestatement/retry');
+      await known(topic);
+      await writer.write([job([{ topic, value: 'sent', timestamp: at(5), source: 'first try' }])]);
+      await writer.write([job([{ topic, value: 'retried', timestamp: at(5), source: 'retry' }])]);
+      assert.deepEqual(await latest(topic), [us(5), 'retried']);
+      // Two jobs of one commit with the same topic and time: the one published last wins.
+      await writer.write([
+        job([{ topic, value: 'earlier job', timestamp: at(6) }]),
+        job([{ topic, value: 'later job', timestamp: at(6) }]),
+      ]);
+      expectOneStatements(3);
+      assert.deepEqual(await history(topic), [
+        [us(0), 'first', null],
+        [us(5), 'retried', 'retry'],
+        [us(6), 'later job', null],
+      ]);
+      assert.deepEqual(await latest(topic), [us(6), 'later job']);
+    });
+
+    it('commits new topics and violations through the transaction', async () => {
+      const topic = uniqueTopic('v1/onestatement/transaction');
+      await writer.write([job([{ topic, value: 1, timestamp: at(1) }])]);
+      await writer.write([
+        job([{ topic, value: 2, timestamp: at(2) }], [{ kind: 'type', message: 'not a text' }]),
+      ]);
+      expectOneStatements(0);
+      assert.deepEqual(await history(topic), [
+        [us(1), 1, null],
+        [us(2), 2, null],
+      ]);
+      assert.deepEqual(await latest(topic), [us(2), 2]);
+      const violations = await server.storage.db
+        .selectFrom('uns_violations')
+        .select(['ts_us', 'kind'])
+        .where('topic_id', '=', await topicId(topic))
+        .execute();
+      assert.deepEqual(
+        violations.map((v) => [Number(v.ts_us), v.kind]),
+        [[us(2), 'type']],
+      );
+    });
+
+    if (dialect === 'postgres') {
+      it('stores nothing, history included, when the latest values of the statement are refused', async () => {
+        const topic = uniqueTopic('v1/onestatement/refused');
+        await known(topic);
+        // The latest upsert runs last in the statement: history rows are already inserted when it fails.
+        await sql`create function refuse_latest() returns trigger language plpgsql as $$
+          begin
+            if new.value_json = '"refused"' then raise exception 'refused by the test'; end if;
+            return new;
+          end $$`.execute(server.storage.db);
+        await sql`create trigger refuse_latest before insert or update on uns_latest
+          for each row execute function refuse_latest()`.execute(server.storage.db);
+        try {
+          await assert.rejects(writer.write([job([{ topic, value: 'refused', timestamp: at(30) }])]));
+        } finally {
+          await sql`drop trigger refuse_latest on uns_latest`.execute(server.storage.db);
+          await sql`drop function refuse_latest()`.execute(server.storage.db);
+        }
+        assert.deepEqual(await history(topic), [[us(0), 'first', null]]);
+        assert.deepEqual(await latest(topic), [us(0), 'first']);
+        expectOneStatements(1);
+      });
+    }
+  });
+}
