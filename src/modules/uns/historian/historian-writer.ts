@@ -80,6 +80,10 @@ function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
   return out;
 }
 
+function hasViolations(jobs: readonly CommitJob[]): boolean {
+  return jobs.some((job) => job.records.some((accepted) => accepted.violations.length > 0));
+}
+
 /** The history and violation rows of the jobs, with the topic ids of this commit. */
 function rowsOf(jobs: readonly CommitJob[], ids: ReadonlyMap<string, ReadonlyMap<string, number>>) {
   const values: UnsValueTable[] = [];
@@ -170,8 +174,7 @@ export class HistorianWriter implements HistorianWrites {
    */
   private async writeInOneStatement(jobs: readonly CommitJob[]): Promise<boolean> {
     const run = this.storage.pgPrepared;
-    if (!run || jobs.some((job) => job.records.some((accepted) => accepted.violations.length > 0)))
-      return false;
+    if (!run || hasViolations(jobs)) return false;
     const ids = this.cachedTopicIds(jobs);
     if (!ids) return false;
     const { values } = rowsOf(jobs, ids);
