@@ -8,6 +8,7 @@ import {
   parseBatch,
   parsePublishRecord,
 } from './publish-record.js';
+import { createReceiptClock } from './receipt-clock.js';
 import { BATCH_MESSAGE_RECORD_LIMIT, UnsBatchError, UnsInputError } from './uns-errors.js';
 
 const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -167,10 +168,14 @@ describe('parseBatch', () => {
     );
   });
 
-  it('gives every undeclared timestamp in a batch the same time of receipt', () => {
-    let ms = NOW_MS;
-    const records = parseBatch({ records: [record(0), record(1)] }, { prefix: 'v1', now: () => ms++ });
-    assert.equal(records[0]?.timestampUs, records[1]?.timestampUs);
+  it('gives each undeclared timestamp in a batch its own time of receipt, in record order', () => {
+    const now = createReceiptClock(() => NOW_MS);
+    const same = { topic: 'v1/plant/line/temp', value: 1 };
+    const records = parseBatch({ records: [same, { ...same, value: 2 }, same] }, { prefix: 'v1', now });
+    assert.deepEqual(
+      records.map((r) => r.timestampUs),
+      [NOW_MS * 1000, NOW_MS * 1000 + 1, NOW_MS * 1000 + 2],
+    );
   });
 
   it(`accepts ${MAX_BATCH_RECORDS} records`, () => {

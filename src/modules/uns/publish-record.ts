@@ -49,7 +49,10 @@ export interface PublishRecord {
 export interface PublishOptions {
   /** Topic version prefix, e.g. `v1`. */
   prefix: string;
-  /** Current time in epoch milliseconds; used when a record declares no timestamp. */
+  /**
+   * Time of receipt in epoch milliseconds, for a record that declares no timestamp; in the server a
+   * receipt clock (receipt-clock.ts), strictly increasing, so that no two such records share a time.
+   */
   now: () => number;
   /** Prepended to every field name in errors, e.g. `records[3].`. */
   fieldPrefix?: string;
@@ -140,8 +143,9 @@ function validTopic(topic: unknown, opts: PublishOptions, field: string): TopicP
 
 /**
  * Validates a batch body `{records: [...]}` of 1 to 10,000 records, all or nothing: every refused
- * record is collected and a single UnsBatchError lists them all. Records without a timestamp all get
- * the same time of receipt (one `now()` per batch).
+ * record is collected and a single UnsBatchError lists them all. Each record without a timestamp gets a
+ * time of receipt of its own, in record order (`now` is a receipt clock, receipt-clock.ts), so that two
+ * of them for one topic are both stored.
  */
 export function parseBatch(body: unknown, opts: PublishOptions): PublishRecord[] {
   if (!isPlainObject(body)) throw inputError('body', `must be a JSON object, not ${describeJsonType(body)}`);
@@ -154,14 +158,13 @@ export function parseBatch(body: unknown, opts: PublishOptions): PublishRecord[]
   if (records.length > MAX_BATCH_RECORDS) {
     throw inputError('records', `must hold at most ${MAX_BATCH_RECORDS} records (got ${records.length})`);
   }
-  let nowMs: number | undefined;
-  const now = () => {
-    nowMs ??= opts.now();
-    return nowMs;
-  };
   const parsed: PublishRecord[] = [];
   const errors: UnsRecordError[] = [];
-  const recordOpts: PublishOptions = { prefix: opts.prefix, now, topics: new Map<string, TopicPath>() };
+  const recordOpts: PublishOptions = {
+    prefix: opts.prefix,
+    now: opts.now,
+    topics: new Map<string, TopicPath>(),
+  };
   for (let index = 0; index < records.length; index++) {
     const record: unknown = records[index];
     try {

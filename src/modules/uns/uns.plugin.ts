@@ -17,6 +17,7 @@ import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
 import { publishRoutes } from './publish.routes.js';
 import { PublishService } from './publish.service.js';
+import { createReceiptClock } from './receipt-clock.js';
 import { schemasRoutes } from './schemas.routes.js';
 import { SchemasService } from './schemas.service.js';
 import { topicsRoutes } from './topics.routes.js';
@@ -89,7 +90,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     concurrency: storage.dialect === 'sqlite' ? 1 : Math.max(1, Math.min(4, config.databasePoolSize - 2)),
   });
   const bindings = new BindingResolver(db, config.topicPrefix, bus);
-  const now = () => clock.now();
+  // Receipt times stand for omitted timestamps: strictly increasing, so none replaces another (receipt-clock.ts).
+  const now = createReceiptClock(() => clock.now());
   const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log);
   let publisher: PublishService | null = null;
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
