@@ -10,6 +10,14 @@ import { UnsBatchError, UnsInputError, type UnsRecordError } from './uns-errors.
 /** The violations of a record without any (shared: never written to). */
 const NO_VIOLATIONS: Violation[] = [];
 
+/** Why a record is refused: the field, and what is wrong with it. */
+interface Refusal {
+  field: string;
+  message: string;
+}
+
+const isRefusal = (judged: AcceptedRecord | Refusal): judged is Refusal => !('record' in judged);
+
 /** Where committed values go next: the MQTT subscribers of the organization. */
 export interface PublishFanout {
   deliver(organizationId: string, records: readonly AcceptedRecord[]): void;
@@ -73,6 +81,28 @@ export class PublishService {
     });
   }
 
+  /**
+   * Evaluates one record with the organization's cached bindings, without waiting: the accepted record,
+   * or undefined when the bindings are not cached (call `publish` then). Throws UnsInputError when the
+   * record is refused. Commit what it accepts with `commitAccepted`.
+   */
+  acceptCached(organizationId: string, record: PublishRecord): AcceptedRecord | undefined {
+    const bindings = this.deps.bindings.cachedBindingsOf(organizationId);
+    if (bindings === undefined) return undefined;
+    const judged = this.judge(bindings, record, this.deps.clock.now() * 1000, '');
+    if (isRefusal(judged)) throw new UnsInputError(judged.field, judged.message);
+    return judged;
+  }
+
+  /**
+   * Commits records accepted by `acceptCached` (of one organization) as one job, all or nothing, and
+   * tells the live value streams once committed. No fan-out: the broker relays them itself.
+   */
+  commitAccepted(organizationId: string, accepted: AcceptedRecord[]): Promise<void> {
+    const job = { organizationId, records: accepted, receivedUs: this.deps.clock.now() * 1000 };
+    return this.deps.committer.submit(job, accepted.length).then(() => this.deps.onCommitted?.(job));
+  }
+
   /** Applies the future-timestamp rule and the governing schema binding to each record; throws on refusal. */
   private evaluate(
     bindings: readonly ResolvedBinding[],
@@ -80,31 +110,12 @@ export class PublishService {
     batch: boolean,
   ): AcceptedRecord[] {
     const nowUs = this.deps.clock.now() * 1000;
-    const latestAllowedUs = nowUs + this.deps.futureToleranceSeconds * 1_000_000;
     const errors: UnsRecordError[] = [];
     const accepted: AcceptedRecord[] = [];
     for (let index = 0; index < records.length; index++) {
-      const record = records[index]!;
-      const at = batch ? `records[${index}].` : '';
-      if (record.timestampDeclared && record.timestampUs > latestAllowedUs) {
-        errors.push({
-          index,
-          field: `${at}timestamp`,
-          message: `${at}timestamp ${formatRfc3339Micros(record.timestampUs)} lies more than ${this.deps.futureToleranceSeconds} s in the future (MERIDIAN_UNS_FUTURE_TOLERANCE)`,
-        });
-        continue;
-      }
-      const binding = bindings.length > 0 ? selectBinding(bindings, record.topic) : null;
-      if (!binding) {
-        accepted.push({ record, quality: record.quality, violations: NO_VIOLATIONS });
-        continue;
-      }
-      const evaluation = evaluateRecord(binding.compiled, binding.mode, record, nowUs, at);
-      if (evaluation.refused) {
-        errors.push({ index, field: evaluation.refused.field, message: evaluation.refused.message });
-        continue;
-      }
-      accepted.push({ record, quality: evaluation.quality, violations: evaluation.violations });
+      const judged = this.judge(bindings, records[index]!, nowUs, batch ? `records[${index}].` : '');
+      if (isRefusal(judged)) errors.push({ index, field: judged.field, message: judged.message });
+      else accepted.push(judged);
     }
     const first = errors[0];
     if (first) {
@@ -112,5 +123,26 @@ export class PublishService {
       throw new UnsInputError(first.field, first.message);
     }
     return accepted;
+  }
+
+  /** One record under the future-timestamp rule and its governing binding; `at` prefixes field names. */
+  private judge(
+    bindings: readonly ResolvedBinding[],
+    record: PublishRecord,
+    nowUs: number,
+    at: string,
+  ): AcceptedRecord | Refusal {
+    const latestAllowedUs = nowUs + this.deps.futureToleranceSeconds * 1_000_000;
+    if (record.timestampDeclared && record.timestampUs > latestAllowedUs) {
+      return {
+        field: `${at}timestamp`,
+        message: `${at}timestamp ${formatRfc3339Micros(record.timestampUs)} lies more than ${this.deps.futureToleranceSeconds} s in the future (MERIDIAN_UNS_FUTURE_TOLERANCE)`,
+      };
+    }
+    const binding = bindings.length > 0 ? selectBinding(bindings, record.topic) : null;
+    if (!binding) return { record, quality: record.quality, violations: NO_VIOLATIONS };
+    const evaluation = evaluateRecord(binding.compiled, binding.mode, record, nowUs, at);
+    if (evaluation.refused) return evaluation.refused;
+    return { record, quality: evaluation.quality, violations: evaluation.violations };
   }
 }

@@ -1,15 +1,17 @@
 import { createServer, type Server } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
+import type { AcceptedRecord } from '../historian/historian-writer.js';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
-import { CommittedRelay } from './committed-relay.js';
+import { CommittedRelay, type PendingRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
+import { TurnCommits } from './turn-commits.js';
 
 export interface EmbeddedBrokerDeps {
   host: string;
@@ -44,6 +46,15 @@ const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
  */
 export const MAX_QOS0_BACKLOG = 10000;
 
+/** A QoS 0 publish awaiting its commit; `held` is aedes' answer while the backlog is full. */
+interface Qos0Publish {
+  client: Client;
+  packet: PublishPacket;
+  held: AuthorizeCallback | null;
+}
+
+type AuthorizeCallback = (error?: Error | null) => void;
+
 /** aedes' publish as it runs (its type declarations leave out the publishing client). */
 type AedesPublish = (packet: PublishPacket, client: Client | null, done: (error?: Error) => void) => void;
 
@@ -65,42 +76,43 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
   const relayedOnCommit = new WeakSet<PublishPacket>();
   let publishNow: AedesPublish = () => {};
-  const relay = new CommittedRelay<{ client: Client; packet: PublishPacket }>(({ client, packet }, done) => {
+  const relay = new CommittedRelay<Qos0Publish>(({ client, packet }, done) => {
     if (stopped) done();
     else publishNow(packet, client, done);
+  });
+  const qos0Committed = (entry: PendingRelay<Qos0Publish>) => {
+    deps.rates.add('received');
+    relay.settle(entry, true);
+    entry.item.held?.(null);
+  };
+  const qos0Refused = (entry: PendingRelay<Qos0Publish>, error: unknown) => {
+    const { client, held } = entry.item;
+    deps.rates.add('refused');
+    deps.log.info({ err: error, clientId: client.id }, 'mqtt publish refused');
+    relay.settle(entry, false);
+    if (held) held(error as Error);
+    else if (!client.closed) client.emit('error', error);
+  };
+  const turnCommits = new TurnCommits<PendingRelay<Qos0Publish>>({
+    commit: (organizationId, accepted) => deps.publisher.commitAccepted(organizationId, accepted),
+    committed: qos0Committed,
+    refused: qos0Refused,
   });
 
   /**
    * QoS 0 has no acknowledgement, so the connection need not wait for the commit. aedes reads a client's
    * next packets only once every packet of its last read is handled; answering at once lets it read on
    * while the value commits, and the value is relayed once committed, in the order received
-   * (CommittedRelay). While MAX_QOS0_BACKLOG values wait, the answer waits for the commit as well, which stops reading from that client: storage sets the pace and memory stays
-   * bounded. A refused value disconnects its client, as when aedes is answered with the error.
+   * (CommittedRelay). While MAX_QOS0_BACKLOG values wait, the answer waits for the commit as well, which
+   * stops reading from that client: storage sets the pace and memory stays bounded. A refused value
+   * disconnects its client, as when aedes is answered with the error.
    */
-  const relayAfterCommit = (
-    client: Client,
-    packet: PublishPacket,
-    committing: Promise<unknown>,
-    callback: (error?: Error | null) => void,
-  ) => {
-    const entry = relay.add({ client, packet });
+  const awaitCommit = (client: Client, packet: PublishPacket, callback: AuthorizeCallback) => {
+    const entry = relay.add({ client, packet, held: null });
     relayedOnCommit.add(packet);
-    const hold = relay.backlog > MAX_QOS0_BACKLOG;
-    committing.then(
-      () => {
-        deps.rates.add('received');
-        relay.settle(entry, true);
-        if (hold) callback(null);
-      },
-      (error: unknown) => {
-        deps.rates.add('refused');
-        deps.log.info({ err: error, clientId: client.id }, 'mqtt publish refused');
-        relay.settle(entry, false);
-        if (hold) callback(error as Error);
-        else if (!client.closed) client.emit('error', error);
-      },
-    );
-    if (!hold) callback(null);
+    if (relay.backlog > MAX_QOS0_BACKLOG) entry.item.held = callback;
+    else callback(null);
+    return entry;
   };
 
   const broker = await Aedes.createBroker({
@@ -142,12 +154,31 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         deps.rates.add('refused');
         return callback(error as Error);
       }
-      const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
-      packet.topic = session.namespace + packet.topic;
       if (packet.qos === 0) {
-        relayAfterCommit(client!, packet, committing, callback);
+        let accepted: AcceptedRecord | undefined;
+        try {
+          accepted = deps.publisher.acceptCached(identity.organizationId, record);
+        } catch (error) {
+          deps.rates.add('refused');
+          deps.log.info({ err: error, clientId: client!.id }, 'mqtt publish refused');
+          return callback(error as Error);
+        }
+        packet.topic = session.namespace + packet.topic;
+        if (accepted !== undefined) {
+          // Committed with the other values of this turn (TurnCommits).
+          turnCommits.add(identity.organizationId, accepted, awaitCommit(client!, packet, callback));
+        } else {
+          const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
+          const entry = awaitCommit(client!, packet, callback);
+          committing.then(
+            () => qos0Committed(entry),
+            (error: unknown) => qos0Refused(entry, error),
+          );
+        }
         return;
       }
+      const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
+      packet.topic = session.namespace + packet.topic;
       // QoS 1 and 2: the acknowledgement means committed, so aedes acknowledges and relays only then.
       // The handlers are written inline: one closure each per message, nothing else allocated for them.
       committing.then(
