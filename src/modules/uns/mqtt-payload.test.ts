@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isEnvelope, MAX_MQTT_PAYLOAD_BYTES, parseMqttPayload } from './mqtt-payload.js';
-import type { PublishOptions } from './publish-record.js';
+import { type PublishOptions, REMEMBERED_TOPICS } from './publish-record.js';
+import type { TopicPath } from './topic-path.js';
 
 const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
 const opts: PublishOptions = { prefix: 'v1', now: () => NOW_MS };
@@ -128,4 +129,34 @@ describe('isEnvelope', () => {
   });
 
   it('is false for a bare scalar', () => assert.equal(isEnvelope(42), false));
+});
+
+describe('parseMqttPayload remembered topics', () => {
+  it('parses each distinct topic once and shares a path nobody can change', () => {
+    const topics = new Map<string, TopicPath>();
+    const remembering: PublishOptions = { ...opts, topics };
+    const first = parseMqttPayload(TOPIC, Buffer.from('1'), remembering);
+    const second = parseMqttPayload(TOPIC, Buffer.from('2'), remembering);
+    assert.equal(second.segments, first.segments);
+    assert.equal(second.parentPaths, first.parentPaths);
+    assert.deepEqual(first.parentPaths, ['v1/plant', 'v1/plant/line']);
+    assert.throws(() => (first.segments as string[]).push('x'), TypeError);
+    assert.throws(() => (first.parentPaths as string[]).push('x'), TypeError);
+    assert.deepEqual([...topics.keys()], [TOPIC]);
+  });
+
+  it('remembers no refused topic, and at most REMEMBERED_TOPICS topics', () => {
+    const topics = new Map<string, TopicPath>();
+    const remembering: PublishOptions = { ...opts, topics };
+    for (let i = 0; i < 2; i++) {
+      assert.throws(() => parseMqttPayload('v1/only', Buffer.from('1'), remembering), { field: 'topic' });
+    }
+    assert.equal(topics.size, 0);
+    for (let i = 0; i <= REMEMBERED_TOPICS; i++) parseMqttPayload(`v1/a/${i}`, Buffer.from('1'), remembering);
+    assert.ok(topics.size <= REMEMBERED_TOPICS);
+    assert.equal(
+      parseMqttPayload(`v1/a/${REMEMBERED_TOPICS}`, Buffer.from('1'), remembering).topic,
+      `v1/a/${REMEMBERED_TOPICS}`,
+    );
+  });
 });

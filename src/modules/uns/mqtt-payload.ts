@@ -1,6 +1,5 @@
-import { buildPublishRecord, type PublishOptions, type PublishRecord } from './publish-record.js';
+import { buildPublishRecord, type PublishOptions, type PublishRecord, validTopic } from './publish-record.js';
 import { MAX_VALUE_JSON_BYTES } from './record-fields.js';
-import { parseTopicPath } from './topic-path.js';
 import { inputError, isPlainObject } from './uns-errors.js';
 
 /** Most bytes an MQTT payload may have: the largest value plus room for an envelope and whitespace. */
@@ -19,7 +18,8 @@ export function isEnvelope(parsed: unknown): parsed is Record<string, unknown> {
 
 /**
  * Turns an MQTT PUBLISH into a record under the same rules and quality contract as HTTP. The topic is
- * the packet's topic name (after the broker strips any per-organization namespace). The payload must be
+ * the packet's topic name (after the broker strips any per-organization namespace); pass `opts.topics`
+ * to parse each distinct topic once. The payload must be
  * non-empty UTF-8 JSON (a BOM is skipped), at most 128 KiB, and is either an envelope
  * `{"value":..,"timestamp":..,"quality":..,"source":..}` (an object with `value` and no other members)
  * or a bare value (number, string, boolean or object), which gets quality 0 and the time of receipt.
@@ -28,7 +28,7 @@ export function isEnvelope(parsed: unknown): parsed is Record<string, unknown> {
  * object as the value. Errors name `topic`, `payload`, or the envelope member (`value`, `quality`, ...).
  */
 export function parseMqttPayload(topic: string, payload: Uint8Array, opts: PublishOptions): PublishRecord {
-  const topicPath = parseTopicPath(topic, opts.prefix, 'topic');
+  const topicPath = validTopic(topic, opts, 'topic');
   // An empty payload clears a retained message (MQTT 3.1.1 §3.3.1.3); it carries no value.
   if (payload.length === 0) throw inputError('payload', 'must not be empty; send a JSON value');
   if (payload.length > MAX_MQTT_PAYLOAD_BYTES) {

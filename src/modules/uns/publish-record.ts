@@ -29,10 +29,10 @@ export const PUBLISH_MEMBERS: readonly string[] = ['topic', 'value', 'timestamp'
 export interface PublishRecord {
   /** Topic path, e.g. `v1/plant/line/temp`. */
   topic: string;
-  /** Every segment, the prefix first. */
-  segments: string[];
+  /** Every segment, the prefix first (shared by the records of a topic: never written to). */
+  segments: readonly string[];
   /** Ancestor node paths to create when missing, outermost first (`v1/plant`, `v1/plant/line`). */
-  parentPaths: string[];
+  parentPaths: readonly string[];
   value: UnsValue;
   valueType: UnsValueType;
   /** The value as JSON text (at most 64 KiB), what storage keeps. */
@@ -56,7 +56,10 @@ export interface PublishOptions {
   now: () => number;
   /** Prepended to every field name in errors, e.g. `records[3].`. */
   fieldPrefix?: string;
-  /** Topics already validated (a batch repeats its topics); valid ones parsed here are added. */
+  /**
+   * Topics already validated (a batch, an MQTT connection repeat their topics); valid ones parsed here
+   * are added, at most REMEMBERED_TOPICS of them.
+   */
   topics?: Map<string, TopicPath>;
 }
 
@@ -132,12 +135,23 @@ export function parsePublishRecord(body: unknown, opts: PublishOptions): Publish
   return buildPublishRecord(validTopic(body.topic, opts, `${at}topic`), body, opts);
 }
 
-/** Validates a topic, once per distinct topic when `opts.topics` remembers the valid ones. */
-function validTopic(topic: unknown, opts: PublishOptions, field: string): TopicPath {
-  const known = typeof topic === 'string' ? opts.topics?.get(topic) : undefined;
+/** Most topics PublishOptions.topics remembers: anyone can publish new topics, so a full map starts over. */
+export const REMEMBERED_TOPICS = 10_000;
+
+/**
+ * Validates a topic, once per distinct topic when `opts.topics` remembers the valid ones. A remembered
+ * path is frozen: every record of the topic shares it.
+ */
+export function validTopic(topic: unknown, opts: PublishOptions, field: string): TopicPath {
+  const topics = opts.topics;
+  if (topics === undefined) return parseTopicPath(topic, opts.prefix, field);
+  const known = typeof topic === 'string' ? topics.get(topic) : undefined;
   if (known) return known;
   const parsed = parseTopicPath(topic, opts.prefix, field);
-  opts.topics?.set(parsed.path, parsed);
+  Object.freeze(parsed.segments);
+  Object.freeze(parsed.parentPaths);
+  if (topics.size >= REMEMBERED_TOPICS) topics.clear();
+  topics.set(parsed.path, Object.freeze(parsed));
   return parsed;
 }
 

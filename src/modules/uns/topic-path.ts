@@ -7,14 +7,14 @@ export const DEFAULT_TOPIC_PREFIX = 'v1';
 /** A validated topic path. */
 export interface TopicPath {
   /** The topic exactly as published, e.g. `v1/plant/line/temp`. */
-  path: string;
+  readonly path: string;
   /** Every segment, the version prefix first: `['v1', 'plant', 'line', 'temp']`. */
-  segments: string[];
+  readonly segments: readonly string[];
   /**
    * Every ancestor node from `<prefix>/<first>` down to the parent, outermost first:
    * `v1/a/b/c` gives `['v1/a', 'v1/a/b']`. The prefix is the root and not a node.
    */
-  parentPaths: string[];
+  readonly parentPaths: readonly string[];
 }
 
 /**

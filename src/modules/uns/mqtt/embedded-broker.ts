@@ -5,6 +5,7 @@ import type { AcceptedRecord } from '../historian/historian-writer.js';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
 import type { PublishRecord } from '../publish-record.js';
+import type { TopicPath } from '../topic-path.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
@@ -71,7 +72,8 @@ function authError(message: string, returnCode: number): AuthenticateError {
  */
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
   const sessions = new WeakMap<Client, MqttSession>();
-  const parseOptions = { prefix: deps.topicPrefix, now: deps.now };
+  // A publisher repeats its topics: each distinct one is parsed once.
+  const parseOptions = { prefix: deps.topicPrefix, now: deps.now, topics: new Map<string, TopicPath>() };
   let stopped = false;
   // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
   const relayedOnCommit = new WeakSet<PublishPacket>();
