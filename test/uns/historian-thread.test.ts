@@ -128,6 +128,48 @@ describe('SQLite historian thread', () => {
     );
   });
 
+  it('stores every column of a value row as published, jobs with their own time of receipt', async () => {
+    const topic = 'v1/thread/columns';
+    const rows = [
+      { ...record(topic, 21.5, BASE_US + 1), source: null, quality: 1 as const },
+      { ...record(topic, 'on', BASE_US + 2), source: 'plc-7' },
+      { ...record(topic, 0, BASE_US + 3), quality: 2 as const },
+    ];
+    const object = {
+      ...record(topic, 0, BASE_US + 4),
+      value: { a: 1 },
+      valueType: 'object' as const,
+      valueJson: '{"a":1}',
+    };
+    await thread.write([
+      { ...job(rows), receivedUs: BASE_US + 100 },
+      { ...job([{ ...object, source: null }]), receivedUs: BASE_US + 200 },
+    ]);
+    const stored = await server.storage.db
+      .selectFrom('uns_values')
+      .innerJoin('uns_topics', 'uns_topics.id', 'uns_values.topic_id')
+      .select(['ts_us', 'value_json', 'value_num', 'quality', 'source', 'received_us'])
+      .where('uns_topics.path', '=', topic)
+      .orderBy('ts_us')
+      .execute();
+    assert.deepEqual(
+      stored.map((r) => [
+        r.ts_us - BASE_US,
+        r.value_json,
+        r.value_num,
+        r.quality,
+        r.source,
+        r.received_us - BASE_US,
+      ]),
+      [
+        [1, '21.5', 21.5, 1, null, 100],
+        [2, '"on"', null, 0, 'plc-7', 100],
+        [3, '0', 0, 2, 'test', 100],
+        [4, '{"a":1}', null, 0, null, 200],
+      ],
+    );
+  });
+
   it('records violations against the topic', async () => {
     const topic = 'v1/thread/violated';
     await thread.write([job([record(topic, 7, BASE_US)], [{ kind: 'range', message: 'too big' }])]);

@@ -21,9 +21,9 @@ import { sqliteUpsert } from './value-upsert.js';
  * starts a new thread.
  */
 
-// The thread's connection (storage/sqlite-thread.ts). A message is one transaction: topics to create (stride 5: organization, path, parent, name, depth),
-// value rows (stride 7: topic, ts_us, value_json, value_num, quality, source, received_us; a topic below
-// zero is the created topic -topic-1) and violations. The answer holds the created topics' ids.
+// The thread's connection (storage/sqlite-thread.ts). A message is one transaction: topics to create
+// (stride 5: organization, path, parent, name, depth), value rows column by column (ValueRows) and
+// violations. The answer holds the created topics' ids.
 const WORKER_SOURCE = sqliteThreadSource(`
 const { randomUUID } = require('node:crypto');
 
@@ -47,25 +47,30 @@ function open(Database, workerData) {
   const insertViolation = db.prepare('insert into uns_violations (id, organization_id, topic_id, ts_us, ' +
     'kind, message, received_us) values (?, ?, ?, ?, ?, ?, ?)');
 
-  function write({ topics, values, violations, now }) {
+  function write({ topics, rows, violations, now }) {
     const ids = new Array(topics.length / 5);
     for (let i = 0; i < topics.length; i += 5) {
       insertTopic.run(topics[i], topics[i + 1], topics[i + 2], topics[i + 3], topics[i + 4], now);
       ids[i / 5] = topicId.get(topics[i], topics[i + 1]);
     }
+    const { topic, tsUs, valueJson, valueNum, quality, receivedUs } = rows;
+    const source = new Array(valueJson.length).fill(null);
+    for (let i = 0; i < rows.sources.length; i += 2) source[rows.sources[i]] = rows.sources[i + 1];
+    const store = (statement, id, i) => {
+      const num = valueNum[i];
+      statement.run(id, tsUs[i], valueJson[i], num === num ? num : null, quality[i], source[i], receivedUs[i]);
+    };
     // Rows in publishing order: a repeated topic and time replaces the earlier row. The latest value is
     // the newest row of each topic (the last published among equal times); a newer stored one stays.
     const newest = new Map();
-    for (let i = 0; i < values.length; i += 7) {
-      const ref = values[i];
-      const topic = ref < 0 ? ids[-ref - 1] : ref;
-      upsertValue.run(topic, values[i + 1], values[i + 2], values[i + 3], values[i + 4], values[i + 5], values[i + 6]);
-      const previous = newest.get(topic);
-      if (previous === undefined || values[previous + 1] <= values[i + 1]) newest.set(topic, i);
+    for (let i = 0; i < valueJson.length; i++) {
+      const ref = topic[i];
+      const id = ref < 0 ? ids[-ref - 1] : ref;
+      store(upsertValue, id, i);
+      const previous = newest.get(id);
+      if (previous === undefined || tsUs[previous] <= tsUs[i]) newest.set(id, i);
     }
-    for (const [topic, i] of newest) {
-      upsertLatest.run(topic, values[i + 1], values[i + 2], values[i + 3], values[i + 4], values[i + 5], values[i + 6]);
-    }
+    for (const [id, i] of newest) store(upsertLatest, id, i);
     for (const v of violations) {
       const topic = v.topic < 0 ? ids[-v.topic - 1] : v.topic;
       insertViolation.run(randomUUID(), v.organizationId, topic, v.tsUs, v.kind, v.message, v.receivedUs);
@@ -92,9 +97,26 @@ function open(Database, workerData) {
 
 interface TransactionMessage {
   topics: (string | number | null)[];
-  values: (string | number | null)[];
+  rows: ValueRows;
   violations: Violation[];
   now: number;
+}
+
+/**
+ * The value rows of one transaction, column by column: a typed array is copied to the thread whole, where
+ * an array of mixed values is cloned element by element (and boxes every timestamp on the way).
+ */
+interface ValueRows {
+  /** The topic's id, or below zero the created topic -topic-1. */
+  topic: Float64Array;
+  tsUs: Float64Array;
+  valueJson: string[];
+  /** The value when it is a number, else NaN, stored as null (a published number is always finite). */
+  valueNum: Float64Array;
+  quality: Uint8Array;
+  /** Row and source of each row that has a source (most have none). */
+  sources: (number | string)[];
+  receivedUs: Float64Array;
 }
 
 /** Topics a transaction creates, by organization and path: their place in the message, then their ids. */
@@ -110,6 +132,18 @@ interface Violation {
 }
 
 const TOPIC_CACHE_LIMIT = 500_000;
+
+function emptyRows(count: number): ValueRows {
+  return {
+    topic: new Float64Array(count),
+    tsUs: new Float64Array(count),
+    valueJson: [],
+    valueNum: new Float64Array(count),
+    quality: new Uint8Array(count),
+    sources: [],
+    receivedUs: new Float64Array(count),
+  };
+}
 // Waits for the event loop's own writes (a topic delete, retention), which are short.
 const BUSY_TIMEOUT_MS = 10_000;
 
@@ -138,10 +172,18 @@ export class SqliteHistorianThread implements HistorianWrites {
   }
 
   /** Writes every job in one transaction on the thread; resolves once it is committed and on disk. */
-  async write(jobs: readonly CommitJob[]): Promise<void> {
+  write(jobs: readonly CommitJob[]): Promise<void> {
     const created: CreatedTopics = new Map();
+    // Not awaited here: the message is garbage once sent, rather than held until the commit answers.
+    return this.thread.request(this.transactionOf(jobs, created)).then((ids) => this.learn(created, ids));
+  }
+
+  /** The message of one transaction; the topics it creates are noted in `created`. */
+  private transactionOf(jobs: readonly CommitJob[], created: CreatedTopics): TransactionMessage {
+    let count = 0;
+    for (const job of jobs) count += job.records.length;
     const topics: (string | number | null)[] = [];
-    const values: (string | number | null)[] = [];
+    const rows = emptyRows(count);
     const violations: Violation[] = [];
     /** The topic's id when known, else its place among the topics to create (below zero). */
     const refOf = (
@@ -160,6 +202,7 @@ export class SqliteHistorianThread implements HistorianWrites {
       }
       return -position - 1;
     };
+    let row = 0;
     for (const job of jobs) {
       const { organizationId, receivedUs } = job;
       const known = this.topicIds.of(organizationId);
@@ -174,22 +217,20 @@ export class SqliteHistorianThread implements HistorianWrites {
           for (const parent of record.parentPaths) refOf(organizationId, known, creating, parent);
         }
         const topic = refOf(organizationId, known, creating, record.topic);
-        const value = record.value;
-        values.push(
-          topic,
-          record.timestampUs,
-          record.valueJson,
-          typeof value === 'number' ? value : null,
-          quality,
-          record.source,
-          receivedUs,
-        );
+        rows.topic[row] = topic;
+        rows.tsUs[row] = record.timestampUs;
+        rows.valueJson.push(record.valueJson);
+        rows.valueNum[row] = typeof record.value === 'number' ? record.value : Number.NaN;
+        rows.quality[row] = quality;
+        if (record.source !== null) rows.sources.push(row, record.source);
+        rows.receivedUs[row] = receivedUs;
+        row++;
         for (const { kind, message } of found) {
           violations.push({ topic, organizationId, tsUs: record.timestampUs, kind, message, receivedUs });
         }
       }
     }
-    this.learn(created, await this.thread.request({ topics, values, violations, now: Date.now() }));
+    return { topics, rows, violations, now: Date.now() };
   }
 
   /** Stops the thread once what is in flight has been answered. */
