@@ -11,6 +11,7 @@ import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
+import { NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { TurnCommits } from './turn-commits.js';
 
@@ -77,6 +78,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   let stopped = false;
   // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
   const relayedOnCommit = new WeakSet<PublishPacket>();
+  const namespacedTopics = new NamespacedTopics();
   let publishNow: AedesPublish = () => {};
   const relay = new CommittedRelay<Qos0Publish>(({ client, packet }, done) => {
     if (stopped) done();
@@ -165,7 +167,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
           deps.log.info({ err: error, clientId: client!.id }, 'mqtt publish refused');
           return callback(error as Error);
         }
-        packet.topic = session.namespace + packet.topic;
+        packet.topic = namespacedTopics.of(session.namespace, packet.topic);
         if (accepted !== undefined) {
           // Committed with the other values of this turn (TurnCommits).
           turnCommits.add(identity.organizationId, accepted, awaitCommit(client!, packet, callback));
@@ -180,7 +182,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         return;
       }
       const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
-      packet.topic = session.namespace + packet.topic;
+      packet.topic = namespacedTopics.of(session.namespace, packet.topic);
       // QoS 1 and 2: the acknowledgement means committed, so aedes acknowledges and relays only then.
       // The handlers are written inline: one closure each per message, nothing else allocated for them.
       committing.then(
