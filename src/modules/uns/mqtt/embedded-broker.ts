@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:net';
+import type { Writable } from 'node:stream';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
@@ -6,6 +7,7 @@ import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
 import type { PublishRecord } from '../publish-record.js';
 import type { TopicPath } from '../topic-path.js';
+import { BatchedWrites } from './batched-writes.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
@@ -79,6 +81,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
   const relayedOnCommit = new WeakSet<PublishPacket>();
   const namespacedTopics = new NamespacedTopics();
+  const batchedWrites = new BatchedWrites();
   let publishNow: AedesPublish = () => {};
   const relay = new CommittedRelay<Qos0Publish>(({ client, packet }, done) => {
     if (stopped) done();
@@ -210,6 +213,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       const namespace = sessions.get(client)?.namespace;
       if (namespace === undefined || !packet.topic.startsWith(namespace)) return null;
       deps.rates.add('delivered');
+      batchedWrites.hold(client.conn as Writable);
       return { ...packet, topic: packet.topic.slice(namespace.length) };
     },
   });
