@@ -114,12 +114,14 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
    * stops reading from that client: storage sets the pace and memory stays bounded. A refused value
    * disconnects its client, as when aedes is answered with the error.
    */
-  const awaitCommit = (client: Client, packet: PublishPacket, callback: AuthorizeCallback) => {
-    const entry = relay.add({ client, packet, held: null });
+  const awaitCommit = (client: Client, packet: PublishPacket) => {
     relayedOnCommit.add(packet);
+    return relay.add({ client, packet, held: null });
+  };
+  // Answered last: aedes may handle the client's next packets from within the answer.
+  const answer = (entry: PendingRelay<Qos0Publish>, callback: AuthorizeCallback) => {
     if (relay.backlog > MAX_QOS0_BACKLOG) entry.item.held = callback;
     else callback(null);
-    return entry;
   };
 
   const broker = await Aedes.createBroker({
@@ -171,17 +173,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
           return callback(error as Error);
         }
         packet.topic = namespacedTopics.of(session.namespace, packet.topic);
+        const entry = awaitCommit(client!, packet);
         if (accepted !== undefined) {
           // Committed with the other values of this turn (TurnCommits).
-          turnCommits.add(identity.organizationId, accepted, awaitCommit(client!, packet, callback));
+          turnCommits.add(identity.organizationId, accepted, entry);
         } else {
-          const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
-          const entry = awaitCommit(client!, packet, callback);
-          committing.then(
+          deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER).then(
             () => qos0Committed(entry),
             (error: unknown) => qos0Refused(entry, error),
           );
         }
+        answer(entry, callback);
         return;
       }
       const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
