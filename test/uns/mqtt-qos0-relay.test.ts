@@ -134,5 +134,38 @@ for (const dialect of testDialects()) {
       const latest = await api.get('/api/v1/uns/data/latest?topic=v1/qos0/backlog/x');
       assert.equal(latest.body.data.value, total);
     });
+
+    it('keeps a publisher held while a subscriber reads nothing, so values wait for their relay in bounded number', async () => {
+      const publisher = await open();
+      const subscriber = await open();
+      let relayed = 0;
+      subscriber.on('message', () => relayed++);
+      await subscriber.subscribeAsync('v1/qos0/stalled/#');
+      // The subscriber stops reading its socket: deliveries back up, and relays wait for room.
+      (subscriber.stream as unknown as { pause(): void }).pause();
+      const committer = server.app.uns.committer;
+      const committedBefore = committer.stats.records;
+      const total = MAX_QOS0_BACKLOG + 20_000;
+      const pad = 'x'.repeat(1000);
+      for (let n = 1; n <= total; n++) {
+        publisher.publish('v1/qos0/stalled/x', JSON.stringify({ n, pad }), { qos: 0 });
+        if (n % 1000 === 0) await new Promise((r) => setImmediate(r));
+      }
+      let last = -1;
+      await until(async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        const now = committer.stats.records;
+        const settled = now === last;
+        last = now;
+        return settled;
+      }, 'commits to stop');
+      const committed = committer.stats.records - committedBefore;
+      // Reading stopped with the read that found the backlog full: committed, not relayed, bounded.
+      assert.ok(committed < total, `${committed} of ${total} values read while nothing was relayed`);
+      assert.ok(committed <= MAX_QOS0_BACKLOG + 5_000, `${committed} values committed ahead of their relay`);
+      (subscriber.stream as unknown as { resume(): void }).resume();
+      await until(() => relayed === total, `all ${total} values relayed`, 60_000);
+      assert.equal(committer.stats.records - committedBefore, total);
+    });
   });
 }

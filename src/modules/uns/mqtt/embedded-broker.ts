@@ -50,7 +50,7 @@ const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
  */
 export const MAX_QOS0_BACKLOG = 10000;
 
-/** A QoS 0 publish awaiting its commit; `held` is aedes' answer while the backlog is full. */
+/** A QoS 0 publish awaiting its commit and relay; `held` is aedes' answer while the backlog is full. */
 interface Qos0Publish {
   client: Client;
   packet: PublishPacket;
@@ -83,14 +83,15 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   const namespacedTopics = new NamespacedTopics();
   const batchedWrites = new BatchedWrites();
   let publishNow: AedesPublish = () => {};
-  const relay = new CommittedRelay<Qos0Publish>(({ client, packet }, done) => {
+  const relay = new CommittedRelay<Qos0Publish>((item, done) => {
     if (stopped) done();
-    else publishNow(packet, client, done);
+    else publishNow(item.packet, item.client, done);
+    // A publisher held while the backlog was full reads on once its value is relayed (see answer).
+    item.held?.(null);
   });
   const qos0Committed = (entry: PendingRelay<Qos0Publish>) => {
     deps.rates.add('received');
     relay.settle(entry, true);
-    entry.item.held?.(null);
   };
   const qos0Refused = (entry: PendingRelay<Qos0Publish>, error: unknown) => {
     const { client, held } = entry.item;
@@ -110,9 +111,11 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
    * QoS 0 has no acknowledgement, so the connection need not wait for the commit. aedes reads a client's
    * next packets only once every packet of its last read is handled; answering at once lets it read on
    * while the value commits, and the value is relayed once committed, in the order received
-   * (CommittedRelay). While MAX_QOS0_BACKLOG values wait, the answer waits for the commit as well, which
-   * stops reading from that client: storage sets the pace and memory stays bounded. A refused value
-   * disconnects its client, as when aedes is answered with the error.
+   * (CommittedRelay). While MAX_QOS0_BACKLOG values wait (for their commit, or committed for their turn
+   * to be relayed), the answer waits until the value is relayed, which stops reading from that client:
+   * storage and the subscribers set the pace, as with aedes alone (which reads on once a read's packets
+   * are delivered), and memory stays bounded. A refused value disconnects its client, as when aedes is
+   * answered with the error.
    */
   const awaitCommit = (client: Client, packet: PublishPacket) => {
     relayedOnCommit.add(packet);
