@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
 import { MAX_QOS0_BACKLOG } from '../../src/modules/uns/mqtt/embedded-broker.js';
 import { testDialects } from '../helpers/dialects.js';
-import { freePort } from '../helpers/free-port.js';
 import type { TestClient } from '../helpers/http-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { createPat } from './uns-helpers.js';
+import type { TestServer } from '../helpers/test-server.js';
+import { type MqttTestServer, startMqttTestServer } from './mqtt-test-server.js';
 
 async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -42,31 +40,16 @@ function gateCommits(server: TestServer) {
 
 for (const dialect of testDialects()) {
   describe(`UNS MQTT QoS 0 relay after commit [${dialect}]`, () => {
+    let mqttServer: MqttTestServer;
     let server: TestServer;
     let api: TestClient;
-    let url: string;
-    let token: string;
-    const clients: MqttClient[] = [];
-    const open = async () => {
-      const client = await mqtt.connectAsync(url, {
-        username: server.orgId,
-        password: token,
-        reconnectPeriod: 0,
-      });
-      clients.push(client);
-      return client;
-    };
+    const open = () => mqttServer.open();
 
     before(async () => {
-      server = await startTestServer(dialect, { config: { mqttPort: await freePort() } });
-      url = `mqtt://127.0.0.1:${server.config.mqttPort}`;
-      token = await createPat(server.admin, ['uns:publish', 'uns:read']);
-      api = server.client.as({ token, org: server.orgId });
+      mqttServer = await startMqttTestServer(dialect);
+      ({ server, api } = mqttServer);
     });
-    after(async () => {
-      for (const client of clients) client.end(true);
-      await server?.close();
-    });
+    after(() => mqttServer?.close());
 
     it('keeps reading QoS 0 publishes while their commits are pending, and relays none before its commit', async () => {
       // The topic exists first, so that every publish below is an ordinary commit.

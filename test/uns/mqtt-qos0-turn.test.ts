@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import mqtt, { type MqttClient } from 'mqtt';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
 import type { PublishRecord } from '../../src/modules/uns/publish-record.js';
 import { testDialects } from '../helpers/dialects.js';
-import { freePort } from '../helpers/free-port.js';
 import type { TestClient } from '../helpers/http-client.js';
 import type { TestServer } from '../helpers/test-server.js';
-import { startTestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
-import { createPat } from './uns-helpers.js';
+import { type MqttTestServer, startMqttTestServer } from './mqtt-test-server.js';
 
 // Declared timestamps a millisecond apart, so that no two values share a topic and time (which replaces).
 const BASE_MS = Date.now() - 3_600_000;
@@ -37,21 +34,10 @@ function watchCommits(server: TestServer, failing: (record: PublishRecord) => bo
 
 for (const dialect of testDialects()) {
   describe(`UNS MQTT QoS 0 values committed by turn [${dialect}]`, () => {
+    let mqttServer: MqttTestServer;
     let server: TestServer;
     let api: TestClient;
-    let url: string;
-    let token: string;
-    const clients: MqttClient[] = [];
-    const open = async () => {
-      const client = await mqtt.connectAsync(url, {
-        username: server.orgId,
-        password: token,
-        reconnectPeriod: 0,
-      });
-      client.on('error', () => {});
-      clients.push(client);
-      return client;
-    };
+    const open = () => mqttServer.open();
     /** A subscriber to `filter` and the values it receives, by topic. */
     const subscribe = async (filter: string) => {
       const seen = new Map<string, number[]>();
@@ -72,15 +58,10 @@ for (const dialect of testDialects()) {
     };
 
     before(async () => {
-      server = await startTestServer(dialect, { config: { mqttPort: await freePort() } });
-      url = `mqtt://127.0.0.1:${server.config.mqttPort}`;
-      token = await createPat(server.admin, ['uns:publish', 'uns:read']);
-      api = server.client.as({ token, org: server.orgId });
+      mqttServer = await startMqttTestServer(dialect);
+      ({ server, api } = mqttServer);
     });
-    after(async () => {
-      for (const client of clients) client.end(true);
-      await server?.close();
-    });
+    after(() => mqttServer?.close());
 
     it('refuses a value among accepted ones of the same turn alone: only its client is disconnected', async () => {
       const [offender, other] = [await open(), await open()];
