@@ -175,10 +175,13 @@ export class HistorianWriter implements HistorianWrites {
   private async writeInOneStatement(jobs: readonly CommitJob[]): Promise<boolean> {
     const run = this.storage.pgPrepared;
     if (!run || hasViolations(jobs)) return false;
+    let records = 0;
+    for (const job of jobs) records += job.records.length;
+    // Checked before any row is built: a large commit builds its rows in the transaction instead.
+    if (records > ONE_STATEMENT_ROWS) return false;
     const ids = this.cachedTopicIds(jobs);
     if (!ids) return false;
     const { values } = rowsOf(jobs, ids);
-    if (values.length > ONE_STATEMENT_ROWS) return false;
     const rows = sortedUniqueRows(values);
     await commitInOneStatement(run, rows, newestPerTopic(rows));
     return true;
