@@ -80,6 +80,7 @@ function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
   return out;
 }
 
+/** True when a record of the jobs brings violations (which only the transaction records). */
 function hasViolations(jobs: readonly CommitJob[]): boolean {
   return jobs.some((job) => job.records.some((accepted) => accepted.violations.length > 0));
 }
@@ -174,11 +175,11 @@ export class HistorianWriter implements HistorianWrites {
    */
   private async writeInOneStatement(jobs: readonly CommitJob[]): Promise<boolean> {
     const run = this.storage.pgPrepared;
-    if (!run || hasViolations(jobs)) return false;
+    if (!run) return false;
     let records = 0;
     for (const job of jobs) records += job.records.length;
-    // Checked before any row is built: a large commit builds its rows in the transaction instead.
-    if (records > ONE_STATEMENT_ROWS) return false;
+    // Checked first, by job sizes alone: a large commit goes to the transaction without a look at its rows.
+    if (records > ONE_STATEMENT_ROWS || hasViolations(jobs)) return false;
     const ids = this.cachedTopicIds(jobs);
     if (!ids) return false;
     const { values } = rowsOf(jobs, ids);
