@@ -2,96 +2,55 @@
  * MQTT QoS 0 publishes historized per second by Meridian's embedded broker, against aedes alone
  * relaying the same messages to one subscriber, in the same run. Meridian relays a message only after
  * its value is committed, so the subscriber's count is also the committed count; the stored row count
- * is checked afterwards (no value lost).
+ * is checked afterwards (no value lost). Meridian has this process to itself, aedes one of its own
+ * (aedes-alone.ts), and the publisher and the subscriber run in a third (mqtt-clients.ts).
  *   node --import tsx bench/uns/mqtt.bench.ts [sqlite|postgres] [messages]
  */
-import { createServer } from 'node:net';
-import { Aedes } from 'aedes';
-import mqtt from 'mqtt';
-import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
+import { spawnAedesAlone } from './aedes-alone.js';
 import { report, startBenchServer } from './bench-server.js';
+import { runMqttClients } from './mqtt-clients.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 50_000);
-const BASE_US = Date.UTC(2026, 0, 1) * 1000;
+const rounds = 2;
 
-const payloads = Array.from({ length: messages }, (_, n) => ({
-  topic: `v1/bench/line${n % 100}/value`,
-  payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(BASE_US + n * 1000) }),
-}));
-
-/** Publishes every message at QoS 0 and resolves with messages/s once the subscriber has them all. */
-async function relay(
-  url: string,
-  auth: { username?: string; password?: string },
-  settled: () => Promise<void> = async () => {},
-): Promise<number> {
-  const subscriber = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
-  const publisher = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
-  await subscriber.subscribeAsync('v1/#', { qos: 0 });
-  let received = 0;
-  const done = new Promise<void>((resolve) => {
-    subscriber.on('message', () => {
-      received++;
-      if (received === messages) resolve();
-    });
-  });
-  const started = performance.now();
-  for (let i = 0; i < payloads.length; i++) {
-    const { topic, payload } = payloads[i]!;
-    publisher.publish(topic, payload, { qos: 0 });
-    // Let the socket drain now and then so that the client does not buffer everything in memory.
-    if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
-  }
-  await done;
-  await settled();
-  const rate = messages / ((performance.now() - started) / 1000);
-  await Promise.all([subscriber.endAsync(), publisher.endAsync()]);
-  return rate;
-}
-
-async function aedesAlone(): Promise<number> {
-  const broker = await Aedes.createBroker();
-  const server = createServer(broker.handle);
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  try {
-    return await relay(`mqtt://127.0.0.1:${port}`, {});
-  } finally {
-    await new Promise<void>((r) => broker.close(() => r()));
-    await new Promise<void>((r) => server.close(() => r()));
-  }
-}
-
-async function meridian(): Promise<{ rate: number; stored: number }> {
-  const bench = await startBenchServer(dialect, { mqttPort: await freePort() });
-  try {
-    const rate = await relay(
-      `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`,
-      {
-        username: bench.orgId,
-        password: bench.token,
-      },
-      () => bench.server.app.uns.committer.drain(),
+// Alternating rounds against two running brokers, so that a burst of other load hits both alike.
+const aedes = await spawnAedesAlone();
+const bench = await startBenchServer(dialect, { mqttPort: await freePort() });
+const meridianUrl = `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`;
+const baselineRates: number[] = [];
+const rates: number[] = [];
+try {
+  for (let round = 0; round < rounds; round++) {
+    baselineRates.push(await runMqttClients(aedes.url, {}, messages, round));
+    rates.push(
+      await runMqttClients(meridianUrl, { username: bench.orgId, password: bench.token }, messages, round),
     );
-    const stored = await bench.server.storage.db
-      .selectFrom('uns_values')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirst();
-    const stats = bench.server.app.uns.committer.stats;
-    console.log(`  group commit: ${stats.transactions} transactions for ${stats.records} values`);
-    return { rate, stored: Number(stored?.n ?? 0) };
-  } finally {
-    await bench.close();
+    await bench.server.app.uns.committer.drain();
   }
+  const stored = Number(
+    (
+      await bench.server.storage.db
+        .selectFrom('uns_values')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst()
+    )?.n ?? 0,
+  );
+  const stats = bench.server.app.uns.committer.stats;
+  const mean = (list: number[]) => list.reduce((sum, n) => sum + n, 0) / list.length;
+  const sent = rounds * messages;
+  console.log(
+    `MQTT QoS 0 [${dialect}], ${rounds} alternating rounds of ${messages} messages, one publisher, one subscriber`,
+  );
+  console.log(`  group commit: ${stats.transactions} transactions for ${stats.records} values`);
+  console.log(`  stored values: ${stored} of ${sent} (${stored === sent ? 'none lost' : 'LOST VALUES'})`);
+  console.log(
+    `  rounds (msg/s): aedes ${baselineRates.map((r) => r.toFixed(0)).join(', ')}; Meridian ${rates.map((r) => r.toFixed(0)).join(', ')}`,
+  );
+  report('  historized/s', mean(rates), mean(baselineRates), 'msg/s', 0.8);
+} finally {
+  await bench.close();
+  await aedes.stop();
 }
-
-const baseline = await aedesAlone();
-const measured = await meridian();
-console.log(`MQTT QoS 0 [${dialect}], ${messages} messages, one publisher, one subscriber`);
-console.log(
-  `  stored values: ${measured.stored} of ${messages} (${measured.stored === messages ? 'none lost' : 'LOST VALUES'})`,
-);
-report('  historized/s', measured.rate, baseline, 'msg/s', 0.8);

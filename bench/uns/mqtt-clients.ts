@@ -1,0 +1,78 @@
+/**
+ * The MQTT benchmark's load, in a process of its own so that the broker it measures has its process to
+ * itself: one publisher sends MESSAGES QoS 0 messages, one subscriber (`v1/#`) receives them; prints the
+ * messages per second from the first publish to the last message received, as JSON.
+ *   MQTT_URL=... MQTT_USERNAME=... MQTT_PASSWORD=... MESSAGES=... ROUND=... node --import tsx bench/uns/mqtt-clients.ts
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import mqtt from 'mqtt';
+import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
+
+const BASE_US = Date.UTC(2026, 0, 1) * 1000;
+
+/** Runs the clients against `url`; resolves with messages per second once the subscriber has them all. */
+export async function runMqttClients(
+  url: string,
+  auth: { username?: string; password?: string },
+  messages: number,
+  round = 0,
+): Promise<number> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url)],
+    {
+      env: {
+        ...process.env,
+        MQTT_URL: url,
+        MQTT_USERNAME: auth.username ?? '',
+        MQTT_PASSWORD: auth.password ?? '',
+        MESSAGES: String(messages),
+        ROUND: String(round),
+      },
+      encoding: 'utf8',
+    },
+  );
+  return (JSON.parse(stdout.trim().split('\n').pop()!) as { perSecond: number }).perSecond;
+}
+
+async function relay(): Promise<number> {
+  const messages = Number(process.env.MESSAGES);
+  // Each round publishes values of its own (later timestamps), so that none replaces an earlier round's.
+  const first = Number(process.env.ROUND ?? 0) * messages;
+  const auth = {
+    username: process.env.MQTT_USERNAME || undefined,
+    password: process.env.MQTT_PASSWORD || undefined,
+  };
+  const payloads = Array.from({ length: messages }, (_, n) => ({
+    topic: `v1/bench/line${n % 100}/value`,
+    payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(BASE_US + (first + n) * 1000) }),
+  }));
+  const url = process.env.MQTT_URL!;
+  const subscriber = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
+  const publisher = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
+  await subscriber.subscribeAsync('v1/#', { qos: 0 });
+  let received = 0;
+  const done = new Promise<void>((resolve) => {
+    subscriber.on('message', () => {
+      received++;
+      if (received === messages) resolve();
+    });
+  });
+  const started = performance.now();
+  for (let i = 0; i < payloads.length; i++) {
+    const { topic, payload } = payloads[i]!;
+    publisher.publish(topic, payload, { qos: 0 });
+    // Let the socket drain now and then so that the client does not buffer everything in memory.
+    if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
+  }
+  await done;
+  const rate = messages / ((performance.now() - started) / 1000);
+  await Promise.all([subscriber.endAsync(), publisher.endAsync()]);
+  return rate;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(`${JSON.stringify({ perSecond: await relay() })}\n`);
+}
