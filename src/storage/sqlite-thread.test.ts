@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { classifyDriverError } from './driver-errors.js';
-import { SqliteThread, sqliteThreadSource } from './sqlite-thread.js';
+import { SQLITE_THREAD_NICENESS, SqliteThread, sqliteThreadSource } from './sqlite-thread.js';
 
 // A thread that keeps numbers in a table: `run` inserts a message's numbers and answers their sum.
 const SOURCE = sqliteThreadSource(`
@@ -108,5 +108,25 @@ describe('SQLite thread', () => {
       });
     }
     await thread.close();
+  });
+
+  it('runs at a lower priority than the event loop (niceness +5 on Linux)', async () => {
+    // The thread answers its own niceness, read from /proc as the scheduler sees it.
+    const thread = new SqliteThread<object, number>(
+      'priority thread',
+      sqliteThreadSource(`
+        function open() {
+          const stat = require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8');
+          return { run: () => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]), close() {} };
+        }`),
+      {},
+    );
+    try {
+      const eventLoop = getPriority();
+      assert.equal(await thread.request({}), Math.min(19, eventLoop + SQLITE_THREAD_NICENESS));
+      assert.equal(getPriority(), eventLoop, 'the event loop keeps its priority');
+    } finally {
+      await thread.close();
+    }
   });
 });
