@@ -66,7 +66,7 @@ export async function wrk(options: WrkOptions): Promise<WrkResult> {
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
-export function parseWrkOutput(out: string, seconds: number): WrkResult {
+function parseWrkOutput(out: string, seconds: number): WrkResult {
   const requestsPerSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
   if (!Number.isFinite(requestsPerSecond)) throw new Error(`unexpected wrk output:\n${out}`);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
@@ -79,5 +79,18 @@ export function parseWrkOutput(out: string, seconds: number): WrkResult {
     non2xx,
     errors,
     p99Ms: p99 ? Number(p99[1]) * UNIT_MS[p99[2]!]! : Number.NaN,
+  };
+}
+
+/** Rounds of one target as one result: mean rates, summed counts, the worst round's p99. */
+export function combineWrkResults(rounds: readonly WrkResult[]): WrkResult {
+  const mean = (pick: (r: WrkResult) => number) =>
+    rounds.reduce((sum, r) => sum + pick(r), 0) / rounds.length;
+  return {
+    perSecond: mean((r) => r.perSecond),
+    requestsPerSecond: mean((r) => r.requestsPerSecond),
+    non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
   };
 }

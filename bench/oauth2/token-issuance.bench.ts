@@ -9,7 +9,7 @@
  * Run: npx tsx bench/oauth2/token-issuance.bench.ts [seconds]
  */
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
-import { wrk } from '../wrk.js';
+import { combineWrkResults, type WrkResult, wrk } from '../wrk.js';
 import { rate } from './load.js';
 import { spawnTokenServer, type TokenServer } from './token-servers.js';
 
@@ -17,7 +17,7 @@ const seconds = Number(process.argv[2] ?? 10);
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
 async function main() {
-  // Each server in a process of its own; the load generator runs in a worker thread of this one.
+  // Each server in a process of its own; wrk is a process of its own too.
   const meridian = await spawnTokenServer('meridian');
   const baseline = await spawnTokenServer('oidc-provider');
   const ceiling = await spawnTokenServer('bare-fastify');
@@ -48,30 +48,17 @@ async function main() {
   await run(meridian, 2);
   await run(baseline, 2);
   // Interleaved, twice, so that a burst of other load on the machine hits both alike.
-  const results = {
-    ours: [] as Awaited<ReturnType<typeof run>>[],
-    theirs: [] as Awaited<ReturnType<typeof run>>[],
-    bare: [] as Awaited<ReturnType<typeof run>>[],
-  };
+  const rounds = { ours: [] as WrkResult[], theirs: [] as WrkResult[], bare: [] as WrkResult[] };
   for (let round = 0; round < 2; round++) {
-    results.ours.push(await run(meridian, seconds / 2));
-    results.theirs.push(await run(baseline, seconds / 2));
-    results.bare.push(await run(ceiling, seconds / 2));
+    rounds.ours.push(await run(meridian, seconds / 2));
+    rounds.theirs.push(await run(baseline, seconds / 2));
+    rounds.bare.push(await run(ceiling, seconds / 2));
   }
-  const mean = (list: { perSecond: number }[]) => list.reduce((sum, r) => sum + r.perSecond, 0) / list.length;
-  const ours = {
-    ...results.ours[1]!,
-    perSecond: mean(results.ours),
-    non2xx: results.ours.reduce((n, r) => n + r.non2xx, 0),
-  };
-  const theirs = {
-    ...results.theirs[1]!,
-    perSecond: mean(results.theirs),
-    non2xx: results.theirs.reduce((n, r) => n + r.non2xx, 0),
-  };
+  const ours = combineWrkResults(rounds.ours);
+  const theirs = combineWrkResults(rounds.theirs);
 
   console.log(
-    `client credentials token issuance, ${seconds} s each (two interleaved rounds), 32 connections (wrk, one thread)`,
+    `client credentials token issuance, ${seconds} s each (two interleaved rounds; p99: the worse round), 32 connections (wrk, one thread)`,
   );
   console.log(
     `  Meridian        ${rate(ours.perSecond)}  (p99 ${ours.p99Ms} ms, non-2xx ${ours.non2xx}, errors ${ours.errors})`,
@@ -79,7 +66,7 @@ async function main() {
   console.log(
     `  oidc-provider   ${rate(theirs.perSecond)}  (p99 ${theirs.p99Ms} ms, non-2xx ${theirs.non2xx}, errors ${theirs.errors})`,
   );
-  const bare = mean(results.bare);
+  const bare = combineWrkResults(rounds.bare).perSecond;
   console.log(
     `  bare Fastify    ${rate(bare)}  (constant answer: the ceiling, ${(bare / theirs.perSecond).toFixed(2)}x oidc-provider)`,
   );

@@ -5,7 +5,7 @@
  *   node --import tsx bench/uns/http-publish.bench.ts [sqlite|postgres] [seconds] [connections]
  */
 import type { DialectName } from '../../src/storage/database.js';
-import { type WrkResult, wrk } from '../wrk.js';
+import { combineWrkResults, type WrkResult, wrk } from '../wrk.js';
 import { report, startBenchServer } from './bench-server.js';
 import { cpuSince, readCpu } from './cpu-meter.js';
 import { spawnPlainRoute } from './plain-route.js';
@@ -36,8 +36,6 @@ const bench = await startBenchServer(dialect);
 const plain = await spawnPlainRoute();
 
 const rounds = 2;
-const mean = (list: WrkResult[], pick: (r: WrkResult) => number) =>
-  list.reduce((sum, r) => sum + pick(r), 0) / list.length;
 
 const meridianUrl = `${bench.server.url}/api/v1/uns/data/publish`;
 const meridianHeaders = { authorization: `Bearer ${bench.token}`, 'x-organization-id': bench.orgId };
@@ -60,18 +58,8 @@ try {
     cpu.selfMs += used.selfMs;
     cpu.postgresMs += used.postgresMs;
   }
-  const baseline = {
-    perSecond: mean(baselines, (r) => r.perSecond),
-    requestsPerSecond: mean(baselines, (r) => r.requestsPerSecond),
-    p99Ms: Math.max(...baselines.map((r) => r.p99Ms)),
-  };
-  const measured = {
-    perSecond: mean(runs, (r) => r.perSecond),
-    requestsPerSecond: mean(runs, (r) => r.requestsPerSecond),
-    p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
-    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
-    errors: runs.reduce((n, r) => n + r.errors, 0),
-  };
+  const baseline = combineWrkResults(baselines);
+  const measured = combineWrkResults(runs);
   const total = bench.server.app.uns.committer.stats;
   const stats = { transactions: total.transactions - warm.transactions, jobs: total.jobs - warm.jobs };
   console.log(
