@@ -4,6 +4,7 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config/config.schema.js';
 import { bootstrapIfEmpty } from '../modules/bootstrap/bootstrap.service.js';
 import { systemClock } from '../platform/clock.js';
+import { tuneGarbageCollector } from '../platform/gc-tuning.js';
 import {
   createLocalInvalidationBus,
   createPostgresInvalidationBus,
@@ -25,6 +26,7 @@ export async function startServer(
   config: Config,
   print: (line: string) => void = console.log,
 ): Promise<RunningServer> {
+  tuneGarbageCollector();
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
