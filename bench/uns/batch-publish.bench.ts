@@ -17,6 +17,7 @@ import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import { report, startBenchServer } from './bench-server.js';
+import { type CpuUse, cpuSince, readCpu } from './cpu-meter.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const batches = Number(process.argv[3] ?? 30);
@@ -31,7 +32,13 @@ function rowsOf(batch: number) {
   });
 }
 
-async function meridian(): Promise<number> {
+/** Values per second of one side, and the CPU it used (this process and PostgreSQL's). */
+interface Side {
+  valuesPerSecond: number;
+  cpu: CpuUse;
+}
+
+async function meridian(): Promise<Side> {
   const bench = await startBenchServer(dialect, { unsCommitMaxRecords: 20_000 });
   try {
     const bodies = Array.from({ length: batches }, (_, b) =>
@@ -50,6 +57,7 @@ async function meridian(): Promise<number> {
       'content-type': 'application/json',
     };
     const started = performance.now();
+    const cpuStart = readCpu();
     let next = 0;
     const worker = async () => {
       while (next < bodies.length) {
@@ -60,18 +68,19 @@ async function meridian(): Promise<number> {
     };
     await Promise.all([worker(), worker()]);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSince(cpuStart);
     const stored = await bench.server.storage.db
       .selectFrom('uns_values')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirst();
     if (Number(stored?.n) !== batches * PER_BATCH) throw new Error(`stored ${stored?.n} values`);
-    return (batches * PER_BATCH) / seconds;
+    return { valuesPerSecond: (batches * PER_BATCH) / seconds, cpu };
   } finally {
     await bench.close();
   }
 }
 
-async function bareSqlite(): Promise<number> {
+async function bareSqlite(): Promise<Side> {
   const database = await createTestDatabase('sqlite');
   const db = new SQLite(join(database.dataDir, 'bare.db'));
   db.pragma('journal_mode = WAL');
@@ -81,6 +90,7 @@ async function bareSqlite(): Promise<number> {
     primary key (topic_id, ts_us)) without rowid`);
   const insert = db.prepare('insert into uns_values values (?, ?, ?, ?, 0, null, ?)');
   const started = performance.now();
+  const cpuStart = readCpu();
   for (let b = 0; b < batches; b++) {
     const rows = rowsOf(b);
     const now = Date.now() * 1000;
@@ -89,12 +99,13 @@ async function bareSqlite(): Promise<number> {
     })();
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSince(cpuStart);
   db.close();
   await database.drop();
-  return (batches * PER_BATCH) / seconds;
+  return { valuesPerSecond: (batches * PER_BATCH) / seconds, cpu };
 }
 
-async function barePostgres(): Promise<number> {
+async function barePostgres(): Promise<Side> {
   const database = await createTestDatabase('postgres');
   const client = new pg.Client({ connectionString: database.databaseUrl });
   await client.connect();
@@ -109,6 +120,7 @@ async function barePostgres(): Promise<number> {
       );
     }
     const started = performance.now();
+    const cpuStart = readCpu();
     for (let b = 0; b < batches; b++) {
       const rows = rowsOf(b);
       const now = Date.now() * 1000;
@@ -117,7 +129,8 @@ async function barePostgres(): Promise<number> {
         .join('');
       await pipeline(Readable.from([text]), client.query(copyFrom('COPY uns_values FROM STDIN')));
     }
-    return (batches * PER_BATCH) / ((performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    return { valuesPerSecond: (batches * PER_BATCH) / seconds, cpu: cpuSince(cpuStart) };
   } finally {
     await client.end();
     await database.drop();
@@ -130,4 +143,12 @@ console.log(`Batch publish [${dialect}], ${batches} batches of ${PER_BATCH} reco
 console.log(
   `  baseline: ${dialect === 'sqlite' ? 'bare better-sqlite3 prepared inserts' : 'bare COPY FROM STDIN'}`,
 );
-report('  values/s', measured, baseline, 'values/s', 0.5);
+report('  values/s', measured.valuesPerSecond, baseline.valuesPerSecond, 'values/s', 0.5);
+const perValue = (ms: number) => ((ms * 1000) / (batches * PER_BATCH)).toFixed(2);
+for (const [name, side] of [
+  ['Meridian', measured],
+  ['baseline', baseline],
+] as const) {
+  const postgres = dialect === 'postgres' ? `, PostgreSQL ${perValue(side.cpu.postgresMs)} µs` : '';
+  console.log(`  CPU/value, ${name}: Node ${perValue(side.cpu.selfMs)} µs${postgres}`);
+}
