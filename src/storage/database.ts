@@ -1,14 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { classifyDriverError } from './driver-errors.js';
 import { SharedSqliteDialect } from './sqlite-driver.js';
 import type { Database } from './tables.js';
 
 export type DialectName = 'sqlite' | 'postgres';
+
+/** A named prepared statement and its parameters (PostgreSQL). */
+export interface PreparedStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
 
 /** An open storage: the query builder, which dialect it speaks, and how to check and close it. */
 export interface Storage {
@@ -38,6 +48,15 @@ export interface Storage {
    * must always come with the same `text`. For hot single-statement writes (the historian).
    */
   pgPrepared?: (name: string, text: string, values: unknown[]) => Promise<void>;
+  /**
+   * PostgreSQL only (absent on SQLite): one transaction on a pooled connection that copies `rows` (COPY
+   * text format: a line a row, columns separated by tabs) with `copy` (`COPY <table> (<columns>) FROM
+   * STDIN`), then runs the named prepared statement `then`, and commits: committed durably when this
+   * resolves; on any error rolled back, nothing stored, and the error thrown as the server sent it (a
+   * copied row meeting a stored key: unique_violation). For bulk writes on a hot path (the historian's
+   * large commits); COPY reads rows at about two thirds of the server's cost of an insert.
+   */
+  pgCopy?: (copy: string, rows: Buffer, then: PreparedStatement) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -203,6 +222,27 @@ const pgTypes = {
   },
 };
 
+/**
+ * Runs `work` on a connection of the pool and gives it back. pool.query would discard the connection
+ * (and its prepared statements) on any error; one the server answered (a unique violation) leaves the
+ * connection usable, so only other errors (a lost connection) discard it.
+ */
+async function onPooledClient(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<unknown>,
+): Promise<void> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await work(client);
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError)) broken = error as Error;
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
 function openPostgres(databaseUrl: string, poolSize: number): Storage {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
@@ -225,20 +265,20 @@ function openPostgres(databaseUrl: string, poolSize: number): Storage {
       await sql`SELECT 1`.execute(db);
     },
     durableWrite: (work) => work(db),
-    async pgPrepared(name, text, values) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query({ name, text, values });
-      } catch (error) {
-        // pool.query would discard the connection (and its prepared statements) on any error; one the
-        // server answered (a unique violation) leaves the connection usable.
-        if (!(error instanceof pg.DatabaseError)) broken = error as Error;
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    },
+    pgPrepared: (name, text, values) =>
+      onPooledClient(pool, (client) => client.query({ name, text, values })),
+    pgCopy: (copy, rows, then) =>
+      onPooledClient(pool, async (client) => {
+        await client.query('begin');
+        try {
+          await pipeline(Readable.from([rows]), client.query(copyFrom(copy)));
+          await client.query(then);
+          await client.query('commit');
+        } catch (error) {
+          await client.query('rollback');
+          throw error;
+        }
+      }),
     async close() {
       await db.destroy();
     },

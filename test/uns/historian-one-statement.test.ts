@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { COPY_ROWS } from '../../src/modules/uns/historian/copy-commit.js';
 import { openHistorian } from '../../src/modules/uns/historian/historian-layout.js';
 import { type CommitJob, HistorianWriter } from '../../src/modules/uns/historian/historian-writer.js';
 import { parsePublishRecord } from '../../src/modules/uns/publish-record.js';
@@ -12,8 +13,8 @@ import { uniqueTopic } from './uns-helpers.js';
 
 /**
  * The historian writer's commits of publishes on known topics: on PostgreSQL one statement in
- * autocommit (history and latest values together), elsewhere and for new topics or violations the
- * transaction. The stored values must follow the same rules either way.
+ * autocommit (history and latest values together), or from COPY_ROWS rows on COPY and the latest values
+ * in one transaction; elsewhere and for new topics or violations the transaction. The stored values must follow the same rules either way.
  */
 for (const dialect of testDialects()) {
   describe(`UNS historian commits on known topics [${dialect}]`, () => {
@@ -30,6 +31,13 @@ for (const dialect of testDialects()) {
         storage.pgPrepared = (name, text, values) => {
           statements.push(name.replace(/^meridian_historian_|_v\d+$/g, ''));
           return run(name, text, values);
+        };
+      }
+      const copy = server.storage.pgCopy;
+      if (copy) {
+        storage.pgCopy = (statement, rows, then) => {
+          statements.push('copy');
+          return copy(statement, rows, then);
         };
       }
       writer = new HistorianWriter(storage, await openHistorian(server.storage));
@@ -151,6 +159,67 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await latest(other), [us(5), 'other']);
     });
 
+    /** `count` records alternating between `topics`, a millisecond apart from `fromMs`, values from `valueAt`. */
+    const many = (topics: string[], count: number, fromMs: number, valueAt: (n: number) => unknown) =>
+      Array.from({ length: count }, (_, n) => ({
+        topic: topics[n % topics.length]!,
+        value: valueAt(n),
+        timestamp: new Date(Date.UTC(2026, 1, 1) + fromMs + n).toISOString(),
+        // Sources hold no control characters; a backslash and a literal \N come back as sent.
+        ...(n % 7 === 0 ? { source: `plc \\ ${n} \\N` } : {}),
+      }));
+    const msUs = (ms: number) => (Date.UTC(2026, 1, 1) + ms) * 1000;
+
+    it('copies a large commit: every text, number and source stored as published', async () => {
+      const a = uniqueTopic('v1/onestatement/copy');
+      const b = uniqueTopic('v1/onestatement/copy');
+      await known(a, b);
+      // Texts with what COPY's format escapes, numbers of every kind, objects.
+      const special = ['tab\there', 'new\nline', 'back\\slash \\N', 'cr\r', 'quote " ü 🌡', '\\.'];
+      const valueAt = (n: number) =>
+        n % 4 === 0
+          ? special[n % special.length]
+          : n % 4 === 1
+            ? [-n - 0.25, 2 ** 53 + 2, 1e-7 * n, -(2 ** 60)][(n >> 2) % 4]
+            : n % 4 === 2
+              ? { n, text: special[n % special.length], nested: [true, null] }
+              : n % 2 === 0;
+      const records = many([a, b], COPY_ROWS + 201, 1000, valueAt);
+      await writer.write([job(records.slice(0, 600)), job(records.slice(600))]);
+      expectStatements('copy');
+      for (const topic of [a, b]) {
+        const expected = records
+          .filter((r) => r.topic === topic)
+          .map((r) => [Date.parse(r.timestamp) * 1000, r.value, r.source ?? null]);
+        assert.deepEqual(await history(topic), [[us(0), 'first', null], ...expected]);
+        assert.deepEqual(await latest(topic), expected.at(-1)!.slice(0, 2));
+      }
+    });
+
+    it('upserts a large commit that meets stored values of the same topic and time', async () => {
+      const topic = uniqueTopic('v1/onestatement/copyretry');
+      await known(topic);
+      const first = many([topic], COPY_ROWS, 1000, (n) => `first ${n}`);
+      await writer.write([job(first)]);
+      // Half of it again (a retry) with new values, and as many new ones after it.
+      const again = many([topic], COPY_ROWS, 1000 + COPY_ROWS / 2, (n) => `again ${n}`);
+      await writer.write([job(again)]);
+      // The second COPY meets stored rows and stores nothing; the transaction then upserts.
+      expectStatements('copy', 'copy');
+      const stored = await history(topic);
+      assert.equal(stored.length, 1 + COPY_ROWS + COPY_ROWS / 2);
+      assert.deepEqual(stored[COPY_ROWS / 2 + 1], [msUs(1000 + COPY_ROWS / 2), 'again 0', 'plc \\ 0 \\N']);
+      assert.deepEqual(stored[COPY_ROWS / 2], [
+        msUs(1000 + COPY_ROWS / 2 - 1),
+        `first ${COPY_ROWS / 2 - 1}`,
+        null,
+      ]);
+      assert.deepEqual(await latest(topic), [
+        msUs(1000 + COPY_ROWS / 2 + COPY_ROWS - 1),
+        `again ${COPY_ROWS - 1}`,
+      ]);
+    });
+
     it('commits new topics and violations through the transaction', async () => {
       const topic = uniqueTopic('v1/onestatement/transaction');
       await writer.write([job([{ topic, value: 1, timestamp: at(1) }])]);
@@ -175,7 +244,7 @@ for (const dialect of testDialects()) {
     });
 
     if (dialect === 'postgres') {
-      it('stores nothing, history included, when the latest values of the statement are refused', async () => {
+      it('stores nothing, history included, when the latest values of the statement or the copy are refused', async () => {
         const topic = uniqueTopic('v1/onestatement/refused');
         await known(topic);
         // The latest upsert runs last in the statement: history rows are already inserted when it fails.
@@ -188,13 +257,16 @@ for (const dialect of testDialects()) {
           for each row execute function refuse_latest()`.execute(server.storage.db);
         try {
           await assert.rejects(writer.write([job([{ topic, value: 'refused', timestamp: at(30) }])]));
+          // The same by COPY: the history rows are copied when the latest values' statement fails.
+          const copied = many([topic], COPY_ROWS, 40_000, (n) => (n === COPY_ROWS - 1 ? 'refused' : n));
+          await assert.rejects(writer.write([job(copied)]));
         } finally {
           await sql`drop trigger refuse_latest on uns_latest`.execute(server.storage.db);
           await sql`drop function refuse_latest()`.execute(server.storage.db);
         }
         assert.deepEqual(await history(topic), [[us(0), 'first', null]]);
         assert.deepEqual(await latest(topic), [us(0), 'first']);
-        expectStatements('new_values');
+        expectStatements('new_values', 'copy');
       });
     }
   });

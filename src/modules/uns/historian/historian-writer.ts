@@ -7,8 +7,9 @@ import type { PublishRecord } from '../publish-record.js';
 import type { Quality } from '../record-fields.js';
 import type { Violation } from '../schema-evaluation.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
+import { COPY_ROWS, commitByCopy } from './copy-commit.js';
 import type { HistorianLayout } from './historian-layout.js';
-import { commitInOneStatement, ONE_STATEMENT_ROWS } from './one-statement-commit.js';
+import { commitInOneStatement } from './one-statement-commit.js';
 import { TopicIdCache } from './topic-id-cache.js';
 import { insertNewValues, upsertValues } from './value-upsert.js';
 
@@ -150,7 +151,7 @@ export class HistorianWriter implements HistorianWrites {
     const timestamps: number[] = [];
     for (const job of jobs) for (const accepted of job.records) timestamps.push(accepted.record.timestampUs);
     await this.layout.ensureDays(timestamps);
-    if (await this.writeInOneStatement(jobs)) return;
+    if (await this.writeOnFastPath(jobs)) return;
     const learned: TopicIds = new Map();
     // durableWrite: on SQLite the disk flush of the commit does not block the event loop.
     await this.storage.durableWrite((db) => this.commit(db, jobs, learned));
@@ -169,23 +170,32 @@ export class HistorianWriter implements HistorianWrites {
   }
 
   /**
-   * PostgreSQL's common commit, in one statement and one round trip (one-statement-commit.ts): every
-   * topic id cached and no violation to record. Answers false, having stored nothing, when the commit
-   * needs the transaction instead (new topics, violations, a very large commit).
+   * PostgreSQL's common commit, every topic id cached and no violation to record: in one statement and
+   * one round trip (one-statement-commit.ts), or from COPY_ROWS rows on by COPY (copy-commit.ts).
+   * Answers false, having stored nothing, when the commit needs the transaction instead (new topics,
+   * violations, or a large commit meeting stored values of the same topic and time, which it upserts).
    */
-  private async writeInOneStatement(jobs: readonly CommitJob[]): Promise<boolean> {
-    const run = this.storage.pgPrepared;
-    if (!run) return false;
+  private async writeOnFastPath(jobs: readonly CommitJob[]): Promise<boolean> {
+    const { pgPrepared, pgCopy } = this.storage;
+    if (!pgPrepared || !pgCopy) return false;
     let records = 0;
     for (const job of jobs) records += job.records.length;
-    // Checked first, by job sizes alone: a large commit goes to the transaction without a look at its rows.
-    if (records > ONE_STATEMENT_ROWS || hasViolations(jobs)) return false;
+    if (hasViolations(jobs)) return false;
     const ids = this.cachedTopicIds(jobs);
     if (!ids) return false;
     const { values } = rowsOf(jobs, ids);
     const rows = sortedUniqueRows(values);
-    await commitInOneStatement(run, rows, newestPerTopic(rows));
-    return true;
+    if (records < COPY_ROWS) {
+      await commitInOneStatement(pgPrepared, rows, newestPerTopic(rows));
+      return true;
+    }
+    try {
+      await commitByCopy(pgCopy, rows, newestPerTopic(rows));
+      return true;
+    } catch (error) {
+      if (classifyDriverError(error) === 'unique_violation') return false;
+      throw error;
+    }
   }
 
   /** The cached ids of every topic the jobs publish to; null when one is not cached. */

@@ -3,9 +3,6 @@ import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { UnsValueTable } from '../../../storage/tables.js';
 import { CONFLICT, columnArrays, unnestSelect, VALUE_COLUMNS } from './value-upsert.js';
 
-/** Most history rows the one statement takes; larger commits go through the transaction in parts. */
-export const ONE_STATEMENT_ROWS = 5000;
-
 /**
  * History and latest values in one statement: the main insert stores history, and the CTE upserts the
  * latest values, replacing only when the declared timestamp is not older. A CTE the main query does not

