@@ -11,7 +11,7 @@ import { cpuSince, readCpu } from './cpu-meter.js';
 import { spawnPlainRoute } from './plain-route.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
-const seconds = Number(process.argv[3] ?? 5);
+const seconds = Number(process.argv[3] ?? 3);
 const connections = Number(process.argv[4] ?? 64);
 const threads = Number(process.argv[5] ?? 1);
 
@@ -35,7 +35,9 @@ const drive = (url: string, headers: Record<string, string>, duration = seconds)
 const bench = await startBenchServer(dialect);
 const plain = await spawnPlainRoute();
 
-const rounds = 2;
+// Short rounds, interleaved: the host's load drifts within seconds, and more alternations let a burst
+// of it fall on both sides alike (two rounds of 5 s gave ratios from 0.37x to 0.56x on one afternoon).
+const rounds = 4;
 
 const meridianUrl = `${bench.server.url}/api/v1/uns/data/publish`;
 const meridianHeaders = { authorization: `Bearer ${bench.token}`, 'x-organization-id': bench.orgId };
@@ -66,6 +68,8 @@ try {
     `HTTP single publish [${dialect}], ${bench.tokenKind}, wrk -t${threads} -c${connections}, ${rounds} interleaved rounds of ${seconds}s each (p99: the worse round)`,
   );
   console.log(`  plain Fastify: ${baseline.requestsPerSecond.toFixed(0)} req/s, p99 ${baseline.p99Ms} ms`);
+  const perRound = (list: WrkResult[]) => list.map((r) => r.requestsPerSecond.toFixed(0)).join(', ');
+  console.log(`  rounds (req/s): plain ${perRound(baselines)}; Meridian ${perRound(runs)}`);
   console.log(
     `  Meridian:      ${measured.requestsPerSecond.toFixed(0)} req/s, p99 ${measured.p99Ms} ms, non-2xx ${measured.non2xx}, errors ${measured.errors}`,
   );

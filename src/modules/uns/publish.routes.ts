@@ -2,7 +2,8 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest } from '../../platform/errors.js';
 import type { PublishService } from './publish.service.js';
-import { parseBatch, parsePublishRecord } from './publish-record.js';
+import { type PublishOptions, parseBatch, parsePublishRecord } from './publish-record.js';
+import type { TopicPath } from './topic-path.js';
 import { UnsBatchError, UnsInputError } from './uns-errors.js';
 
 const tags = ['UNS data'];
@@ -39,6 +40,8 @@ export const publishRoutes: FastifyPluginAsync<{
   now: () => number;
   batchBodyLimit: number;
 }> = async (app, { publisher, topicPrefix, now, batchBodyLimit }) => {
+  // Publishers repeat their topics: each distinct one is validated once (validTopic remembers it).
+  const singleOptions: PublishOptions = { prefix: topicPrefix, now, topics: new Map<string, TopicPath>() };
   app.post(
     '/publish',
     {
@@ -55,7 +58,7 @@ export const publishRoutes: FastifyPluginAsync<{
     },
     async (request) => {
       const organizationId = request.organization!.id;
-      const record = asBadRequest(() => parsePublishRecord(request.body, { prefix: topicPrefix, now }));
+      const record = asBadRequest(() => parsePublishRecord(request.body, singleOptions));
       await guard(() => publisher.publish(organizationId, [record], { batch: false, fanout: true }));
       return { data: { message: `value published to ${record.topic}` } };
     },
