@@ -20,9 +20,9 @@ const flags = ${JSON.stringify(flags)};
 if (flags !== null) setFlagsFromString(flags);
 function make(i) { return { a: i, b: i + 1, c: 'x' + i }; }
 const keep = [];
-for (let round = 0; round < 60; round++) {
+for (let round = 0; round < 200; round++) {
   for (let i = 0; i < 50000; i++) keep.push(make(i));
-  if (keep.length > 200000) keep.splice(0, 50000);
+  if (keep.length > 1000000) keep.splice(0, 100000);
 }
 setFlagsFromString('--allow-natives-syntax');
 const inYoung = new Function('o', 'return %InYoungGeneration(o)');
@@ -38,9 +38,14 @@ async function youngOf100(flags: string | null): Promise<number> {
 }
 
 describe('garbage collector tuning', () => {
-  it('keeps V8 from allocating the objects of a site with many survivors in the old generation', async () => {
-    // Without the tuning the workload does get its site pretenured, so the tuned run below can fail.
-    assert.equal(await youngOf100(null), 0);
+  it('keeps V8 from allocating the objects of a site with many survivors in the old generation', async (t) => {
+    // Without the tuning the workload gets its site pretenured (Node 20 and 24; Node 22's V8 did not
+    // pretenure it), so that the tuned run below can fail.
+    const untuned = await youngOf100(null);
+    if (untuned !== 0) {
+      t.skip(`this V8 (${process.versions.v8}) did not pretenure the workload: ${untuned} of 100 young`);
+      return;
+    }
     assert.equal(await youngOf100(SERVER_V8_FLAGS), 100);
   });
 });
