@@ -192,6 +192,7 @@ for (const dialect of testDialects()) {
             ).n,
           );
         const byTopic = async (table: 'uns_values' | 'uns_latest') => {
+          await server.app.uns.writer.settle();
           let n = 0;
           for (let i = 0; i < topicIds.length; i += 500) {
             const row = await db

@@ -69,6 +69,7 @@ async function meridian(): Promise<Side> {
     await Promise.all([worker(), worker()]);
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuSince(cpuStart);
+    await bench.server.app.uns.writer.settle();
     const stored = await bench.server.storage.db
       .selectFrom('uns_values')
       .select((eb) => eb.fn.countAll().as('n'))

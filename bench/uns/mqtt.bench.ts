@@ -42,6 +42,8 @@ try {
     cpu.selfMs += used.selfMs;
     cpu.postgresMs += used.postgresMs;
   }
+  // Staged history (SQLite) merged first, so that the count reads every committed value.
+  await bench.server.app.uns.writer.settle();
   const stored = Number(
     (
       await bench.server.storage.db

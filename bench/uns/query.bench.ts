@@ -92,6 +92,8 @@ try {
   }
 
   const { db } = bench.server.storage;
+  // The bare queries read uns_values directly: staged history (SQLite) merged first.
+  await bench.server.app.uns.writer.settle();
   const bigTopic = await db
     .selectFrom('uns_topics')
     .select('id')

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { STAGED_VALUES } from '../../src/modules/uns/historian/historian-layout.js';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
-import { SqliteHistorianThread } from '../../src/modules/uns/historian/sqlite-historian-thread.js';
+import {
+  MERGE_AT_ROWS,
+  SqliteHistorianThread,
+  STAGE_BELOW_ROWS,
+} from '../../src/modules/uns/historian/sqlite-historian-thread.js';
 import type { PublishRecord } from '../../src/modules/uns/publish-record.js';
 import { classifyDriverError } from '../../src/storage/driver-errors.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -45,14 +51,17 @@ describe('SQLite historian thread', () => {
     await server?.close();
   });
 
-  const history = (topic: string) =>
-    server.storage.db
+  // Reads of history settle the thread's staged rows first, as the data routes do.
+  const history = async (topic: string) => {
+    await thread.settle();
+    return server.storage.db
       .selectFrom('uns_values')
       .innerJoin('uns_topics', 'uns_topics.id', 'uns_values.topic_id')
       .select(['uns_values.ts_us', 'uns_values.value_json'])
       .where('uns_topics.path', '=', topic)
       .orderBy('uns_values.ts_us')
       .execute();
+  };
   const latest = (topic: string) =>
     server.storage.db
       .selectFrom('uns_latest')
@@ -145,6 +154,7 @@ describe('SQLite historian thread', () => {
       { ...job(rows), receivedUs: BASE_US + 100 },
       { ...job([{ ...object, source: null }]), receivedUs: BASE_US + 200 },
     ]);
+    await thread.settle();
     const stored = await server.storage.db
       .selectFrom('uns_values')
       .innerJoin('uns_topics', 'uns_topics.id', 'uns_values.topic_id')
@@ -233,5 +243,101 @@ describe('SQLite historian thread', () => {
       return true;
     });
     await unopened.close();
+  });
+  /** Staged rows, and the rows of `topic` in uns_values, read without settling. */
+  const stagedCount = async () =>
+    Number(
+      (
+        await sql<{ n: number }>`select count(*) as n from ${sql.raw(`historian.${STAGED_VALUES}`)}`.execute(
+          server.storage.db,
+        )
+      ).rows[0]!.n,
+    );
+  const mergedCount = async (topic: string) =>
+    Number(
+      (
+        await server.storage.db
+          .selectFrom('uns_values')
+          .innerJoin('uns_topics', 'uns_topics.id', 'uns_values.topic_id')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('uns_topics.path', '=', topic)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('stages the history of small commits and merges it, in publishing order, before a read', async () => {
+    const topic = 'v1/thread/staged/order';
+    await thread.settle();
+    await thread.write([job([record(topic, 'sent', BASE_US + 1)])]);
+    // A retry of the same topic and time in a later commit, and a value after it.
+    await thread.write([job([record(topic, 'retried', BASE_US + 1), record(topic, 'next', BASE_US + 2)])]);
+    assert.equal(await mergedCount(topic), 0, 'staged, not yet in uns_values');
+    assert.equal(await stagedCount(), 3);
+    assert.deepEqual(
+      await latest(topic),
+      { ts_us: BASE_US + 2, value_json: '"next"' },
+      'latest is not staged',
+    );
+    assert.deepEqual(
+      (await history(topic)).map((r) => [r.ts_us - BASE_US, r.value_json]),
+      [
+        [1, '"retried"'],
+        [2, '"next"'],
+      ],
+    );
+    assert.equal(await stagedCount(), 0);
+  });
+
+  it("merges what is staged before a large commit, so that the large commit's record of the same time wins", async () => {
+    const topic = 'v1/thread/staged/large';
+    await thread.write([job([record(topic, 'staged', BASE_US + 1)])]);
+    const large = Array.from({ length: STAGE_BELOW_ROWS }, (_, n) =>
+      record(topic, n === 0 ? 'direct' : n, BASE_US + 1 + n),
+    );
+    await thread.write([job(large)]);
+    assert.equal(await mergedCount(topic), STAGE_BELOW_ROWS, 'the large commit writes uns_values itself');
+    assert.deepEqual((await history(topic))[0], { ts_us: BASE_US + 1, value_json: '"direct"' });
+  });
+
+  it('merges by itself once enough is staged', async () => {
+    const topic = 'v1/thread/staged/many';
+    await thread.settle();
+    const per = STAGE_BELOW_ROWS - 1;
+    const commits = Math.ceil(MERGE_AT_ROWS / per);
+    for (let c = 0; c < commits; c++) {
+      await thread.write([
+        job(Array.from({ length: per }, (_, n) => record(topic, n, BASE_US + c * per + n))),
+      ]);
+    }
+    assert.equal(await mergedCount(topic), commits * per, 'merged without a read');
+    assert.equal(await stagedCount(), 0);
+  });
+
+  it('leaves out of the merge the staged rows of a topic deleted meanwhile', async () => {
+    const topic = 'v1/thread/staged/deleted';
+    await thread.write([job([record(topic, 'gone', BASE_US + 1)])]);
+    const { id } = await server.storage.db
+      .selectFrom('uns_topics')
+      .select('id')
+      .where('path', '=', topic)
+      .executeTakeFirstOrThrow();
+    await server.storage.db.deleteFrom('uns_latest').where('topic_id', '=', id).execute();
+    await server.storage.db.deleteFrom('uns_topics').where('id', '=', id).execute();
+    thread.forgetAll();
+    await thread.settle();
+    const left = await server.storage.db
+      .selectFrom('uns_values')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('topic_id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(left.n), 0);
+  });
+
+  it('keeps staged history committed: another thread merges it after this one is gone', async () => {
+    const topic = 'v1/thread/staged/restart';
+    const first = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location);
+    await first.write([job([record(topic, 'kept', BASE_US + 1)])]);
+    await first.close();
+    assert.deepEqual(await history(topic), [{ ts_us: BASE_US + 1, value_json: '"kept"' }]);
   });
 });

@@ -14,6 +14,8 @@ export async function createPat(
 
 /** Row counts of the UNS tables: what "nothing stored" is asserted against. */
 export async function unsCounts(server: TestServer) {
+  // Every committed value in uns_values (the SQLite historian thread stages small commits).
+  await server.app.uns.writer.settle();
   const db = server.storage.db;
   const count = async (table: 'uns_topics' | 'uns_values' | 'uns_latest' | 'uns_violations') => {
     const row = await db

@@ -23,10 +23,15 @@ export interface BucketRow {
 
 /** Historian reads: ranges, buckets and latest values. Plain rows; nothing HTTP. */
 export class DataRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `settle` resolves once every committed value can be read (HistorianWrites.settle). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly settle: () => Promise<void> = async () => {},
+  ) {}
 
   /** One page of a topic's values in declared-time order, `limit + 1` rows to tell whether more follow. */
-  range(query: RangeQuery) {
+  async range(query: RangeQuery) {
+    await this.settle();
     let q = this.db
       .selectFrom('uns_values')
       .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
@@ -47,6 +52,7 @@ export class DataRepository {
    * reads alike on both dialects.
    */
   async buckets(topicId: number, fromUs: number, toUs: number, widthUs: number): Promise<BucketRow[]> {
+    await this.settle();
     const { rows } = await sql<{
       bucket: number;
       cnt: number;

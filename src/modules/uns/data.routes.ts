@@ -47,8 +47,10 @@ export const dataRoutes: FastifyPluginAsyncTypebox<{
   db: Kysely<Database>;
   topics: TopicsService;
   clock: Clock;
-}> = async (app, { db, topics }) => {
-  const data = new DataRepository(db);
+  /** Resolves once every committed value can be read (HistorianWrites.settle). */
+  settle: () => Promise<void>;
+}> = async (app, { db, topics, settle }) => {
+  const data = new DataRepository(db, settle);
   const read = { access: { scope: 'uns:read' } };
 
   app.get(

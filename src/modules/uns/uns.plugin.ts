@@ -128,6 +128,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const applyRetention = async () => {
     const days = settings.retentionDays();
     if (days <= 0) return 'retention is off';
+    // Staged history (SQLite) is merged first, so that retention reaches it too.
+    await writer.settle();
     return layout.applyRetention((clock.now() - days * 86_400_000) * 1000);
   };
   const runtime: UnsRuntime = {
@@ -154,7 +156,13 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     now,
     batchBodyLimit: config.batchBodyLimit,
   });
-  await app.register(dataRoutes, { prefix: '/api/v1/uns/data', db, topics, clock });
+  await app.register(dataRoutes, {
+    prefix: '/api/v1/uns/data',
+    db,
+    topics,
+    clock,
+    settle: () => writer.settle(),
+  });
   await app.register(liveValuesRoutes, {
     prefix: '/api/v1/uns/data',
     live,

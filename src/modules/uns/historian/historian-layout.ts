@@ -21,6 +21,8 @@ export const DAY_US = 86_400_000_000;
 /** The SQLite schema name under which the historian file is attached. */
 export const HISTORIAN_SCHEMA = 'historian';
 export const HISTORIAN_FILE = 'uns-history.db';
+/** SQLite: the historian file's table of staged history rows, not yet merged into uns_values. */
+export const STAGED_VALUES = 'uns_values_staged';
 
 /**
  * Opens the historian of `storage`. SQLite: the file `uns-history.db` beside `meridian.db`, ATTACHed to
@@ -43,6 +45,15 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
   // FULL: a commit survives power loss, as for the main file (a 200 means committed).
   await sql.raw(`pragma ${HISTORIAN_SCHEMA}.synchronous = FULL`).execute(db);
   await createValueTable(db, 'sqlite', `${HISTORIAN_SCHEMA}.uns_values`, ['topic_id', 'ts_us']);
+  // The historian thread's staging of small commits (sqlite-historian-thread.ts): rows in commit order,
+  // no key, merged into uns_values in bulk.
+  await sql
+    .raw(
+      `create table if not exists ${HISTORIAN_SCHEMA}.${STAGED_VALUES} (topic_id bigint not null,
+        ts_us bigint not null, value_json text not null, value_num real, quality smallint not null,
+        source text, received_us bigint not null)`,
+    )
+    .execute(db);
   await moveLatestIntoHistorian(db);
   return {
     kind: 'sqlite-file',

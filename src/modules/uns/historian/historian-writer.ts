@@ -35,6 +35,11 @@ export interface HistorianWrites {
   forgetSubtree(organizationId: string, path: string): void;
   /** Forgets every cached topic id, after the bus may have missed a delete. */
   forgetAll(): void;
+  /**
+   * Resolves once every committed value is in `uns_values`, for reads of history (the SQLite thread
+   * stages small commits; elsewhere there is nothing to do).
+   */
+  settle(): Promise<void>;
   /** Releases what the writer holds, once every write in flight is answered. */
   close(): Promise<void>;
 }
@@ -143,6 +148,8 @@ export class HistorianWriter implements HistorianWrites {
   forgetAll(): void {
     this.topicIds.clear();
   }
+
+  async settle(): Promise<void> {}
 
   async close(): Promise<void> {}
 

@@ -1,9 +1,9 @@
 import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
 import { depthOf, nameOf, parentOf } from '../topic-path.js';
-import { HISTORIAN_SCHEMA } from './historian-layout.js';
+import { HISTORIAN_SCHEMA, STAGED_VALUES } from './historian-layout.js';
 import type { CommitJob, HistorianWrites } from './historian-writer.js';
 import { TopicIdCache } from './topic-id-cache.js';
-import { sqliteUpsert } from './value-upsert.js';
+import { CONFLICT, sqliteUpsert, VALUE_COLUMNS } from './value-upsert.js';
 
 /**
  * The SQLite historian's writes on a thread of their own, with its own connection to `meridian.db` and
@@ -43,6 +43,19 @@ function open(Database, workerData) {
     'description, created_at) values (?, ?, ?, ?, ?, null, ?) on conflict (organization_id, path) do nothing');
   const topicId = db.prepare('select id from uns_topics where organization_id = ? and path = ?').pluck();
   const upsertValue = db.prepare(workerData.upsertValue);
+  const stageValue = db.prepare(workerData.stageValue);
+  const mergeStaged = db.prepare(workerData.mergeStaged);
+  const clearStaged = db.prepare('delete from ' + workerData.staged);
+  let staged = db.prepare('select count(*) from ' + workerData.staged).pluck().get();
+  // Moves the staged rows into uns_values, in commit order (a repeated topic and time: the later wins);
+  // rows of topics deleted meanwhile are left out. Asked for (a read), it runs even when this thread
+  // staged nothing: another connection may have (a thread before a restart).
+  function merge(asked) {
+    if (staged === 0 && !asked) return;
+    mergeStaged.run();
+    clearStaged.run();
+    staged = 0;
+  }
   const upsertLatest = db.prepare(workerData.upsertLatest);
   const insertViolation = db.prepare('insert into uns_violations (id, organization_id, topic_id, ts_us, ' +
     'kind, message, received_us) values (?, ?, ?, ?, ?, ?, ?)');
@@ -60,17 +73,25 @@ function open(Database, workerData) {
       const num = valueNum[i];
       statement.run(id, tsUs[i], valueJson[i], num === num ? num : null, quality[i], source[i], receivedUs[i]);
     };
+    // A small commit appends its history to the staging table; a large one (a batch), and the merge once
+    // enough is staged, write uns_values, staged rows first so that publishing order is kept.
+    const direct = valueJson.length >= workerData.stageBelowRows;
+    if (direct) merge();
     // Rows in publishing order: a repeated topic and time replaces the earlier row. The latest value is
     // the newest row of each topic (the last published among equal times); a newer stored one stays.
     const newest = new Map();
     for (let i = 0; i < valueJson.length; i++) {
       const ref = topic[i];
       const id = ref < 0 ? ids[-ref - 1] : ref;
-      store(upsertValue, id, i);
+      store(direct ? upsertValue : stageValue, id, i);
       const previous = newest.get(id);
       if (previous === undefined || tsUs[previous] <= tsUs[i]) newest.set(id, i);
     }
     for (const [id, i] of newest) store(upsertLatest, id, i);
+    if (!direct) {
+      staged += valueJson.length;
+      if (staged >= workerData.mergeAtRows) merge();
+    }
     for (const v of violations) {
       const topic = v.topic < 0 ? ids[-v.topic - 1] : v.topic;
       insertViolation.run(randomUUID(), v.organizationId, topic, v.tsUs, v.kind, v.message, v.receivedUs);
@@ -81,13 +102,15 @@ function open(Database, workerData) {
   return {
     close: () => db.close(),
     run(message) {
+      const stagedBefore = staged;
       begin.run();
       try {
-        const ids = write(message);
+        const ids = message.merge ? merge(true) : write(message);
         commit.run();
-        return ids;
+        return ids ?? [];
       } catch (error) {
         if (db.inTransaction) rollback.run();
+        staged = stagedBefore;
         throw error;
       }
     },
@@ -133,6 +156,24 @@ interface Violation {
 
 const TOPIC_CACHE_LIMIT = 500_000;
 
+/**
+ * Commits of fewer rows stage their history, appended to a table without a key, instead of writing
+ * uns_values, which is ordered by topic and time: a commit of 32 single publishes on 32 topics changed
+ * about 32 of its pages, each written to the WAL, where the staged rows fill one or two. The staged rows
+ * are merged in bulk, sorted, once MERGE_AT_ROWS of them are staged, before a large commit, and before
+ * every read of history (settle). Standalone, commits of 32 rows on 100 topics: 490-550 µs and 230 µs of
+ * CPU each with staging, merges included, against 1,150-1,260 µs and 530-600 µs. Single HTTP
+ * publishes are paced by this commit: with the commit simulated by a 0.6 ms wait instead of about 1.2 ms
+ * they ran 14,600-18,200/s instead of 10,000-12,200/s.
+ */
+export const STAGE_BELOW_ROWS = 256;
+export const MERGE_AT_ROWS = 4096;
+
+/** Asks the thread to merge what is staged. */
+interface MergeMessage {
+  merge: true;
+}
+
 function emptyRows(count: number): ValueRows {
   return {
     topic: new Float64Array(count),
@@ -149,7 +190,7 @@ const BUSY_TIMEOUT_MS = 10_000;
 
 export class SqliteHistorianThread implements HistorianWrites {
   private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
-  private readonly thread: SqliteThread<TransactionMessage, number[]>;
+  private readonly thread: SqliteThread<TransactionMessage | MergeMessage, number[]>;
 
   /** `file` is `meridian.db`, `historianFile` the historian's file beside it. */
   constructor(file: string, historianFile: string, workerSource: string = WORKER_SOURCE) {
@@ -159,6 +200,14 @@ export class SqliteHistorianThread implements HistorianWrites {
       schema: HISTORIAN_SCHEMA,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       upsertValue: sqliteUpsert('uns_values', HISTORIAN_SCHEMA),
+      staged: `${HISTORIAN_SCHEMA}.${STAGED_VALUES}`,
+      stageValue: `insert into ${HISTORIAN_SCHEMA}.${STAGED_VALUES} ${VALUE_COLUMNS} values (?, ?, ?, ?, ?, ?, ?)`,
+      mergeStaged: `insert into ${HISTORIAN_SCHEMA}.uns_values ${VALUE_COLUMNS}
+        select ${VALUE_COLUMNS.slice(1, -1)} from ${HISTORIAN_SCHEMA}.${STAGED_VALUES}
+        where topic_id in (select id from main.uns_topics) order by topic_id, ts_us, rowid
+        ${CONFLICT.uns_values}`,
+      stageBelowRows: STAGE_BELOW_ROWS,
+      mergeAtRows: MERGE_AT_ROWS,
       upsertLatest: sqliteUpsert('uns_latest', HISTORIAN_SCHEMA),
     });
   }
@@ -231,6 +280,11 @@ export class SqliteHistorianThread implements HistorianWrites {
       }
     }
     return { topics, rows, violations, now: Date.now() };
+  }
+
+  /** Merges the staged history into uns_values (on the thread), so that a read sees every committed value. */
+  async settle(): Promise<void> {
+    await this.thread.request({ merge: true });
   }
 
   /** Stops the thread once what is in flight has been answered. */
