@@ -23,7 +23,8 @@ import { CONFLICT, sqliteUpsert, VALUE_COLUMNS } from './value-upsert.js';
 
 // The thread's connection (storage/sqlite-thread.ts). A message is one transaction: topics to create
 // (stride 5: organization, path, parent, name, depth), value rows column by column (ValueRows) and
-// violations. The answer holds the created topics' ids.
+// violations; the answer holds the created topics' ids. Or `{ merge: true }`: merge the staged history
+// (STAGE_BELOW_ROWS), answered once it is in uns_values.
 const WORKER_SOURCE = sqliteThreadSource(`
 const { randomUUID } = require('node:crypto');
 
