@@ -158,19 +158,21 @@ export class HistorianWriter implements HistorianWrites {
     const timestamps: number[] = [];
     for (const job of jobs) for (const accepted of job.records) timestamps.push(accepted.record.timestampUs);
     await this.layout.ensureDays(timestamps);
-    if (await this.writeOnFastPath(jobs)) return;
+    const fast = await this.writeOnFastPath(jobs);
+    if (fast === 'committed') return;
     const learned: TopicIds = new Map();
     // durableWrite: on SQLite the disk flush of the commit does not block the event loop.
-    await this.storage.durableWrite((db) => this.commit(db, jobs, learned));
+    await this.storage.durableWrite((db) => this.commit(db, jobs, learned, fast === 'meets stored values'));
     this.topicIds.learn(learned);
   }
 
-  private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: TopicIds) {
+  /** `upsert`: history is known to meet stored values, so the plain insert is not tried first. */
+  private commit(db: Kysely<Database>, jobs: readonly CommitJob[], learned: TopicIds, upsert: boolean) {
     return db.transaction().execute(async (trx) => {
       const ids = await this.ensureTopics(trx, jobs, learned);
       const { values, violations } = rowsOf(jobs, ids);
       const rows = sortedUniqueRows(values);
-      await this.storeHistory(trx, rows);
+      await this.storeHistory(trx, rows, upsert);
       await upsertValues(trx, this.storage, 'uns_latest', newestPerTopic(rows));
       for (const part of chunks(violations)) await trx.insertInto('uns_violations').values(part).execute();
     });
@@ -179,28 +181,30 @@ export class HistorianWriter implements HistorianWrites {
   /**
    * PostgreSQL's common commit, every topic id cached and no violation to record: in one statement and
    * one round trip (one-statement-commit.ts), or from COPY_ROWS rows on by COPY (copy-commit.ts).
-   * Answers false, having stored nothing, when the commit needs the transaction instead (new topics,
-   * violations, or a large commit meeting stored values of the same topic and time, which it upserts).
+   * Otherwise stores nothing and answers why the commit needs the transaction instead: new topics or
+   * violations ('not applicable'), or a copied commit meeting stored values of the same topic and time
+   * ('meets stored values'), which the transaction then upserts without trying the insert again.
    */
-  private async writeOnFastPath(jobs: readonly CommitJob[]): Promise<boolean> {
+  private async writeOnFastPath(
+    jobs: readonly CommitJob[],
+  ): Promise<'committed' | 'not applicable' | 'meets stored values'> {
     const { pgPrepared, pgCopy } = this.storage;
-    if (!pgPrepared || !pgCopy) return false;
-    let records = 0;
-    for (const job of jobs) records += job.records.length;
-    if (hasViolations(jobs)) return false;
+    if (!pgPrepared || !pgCopy || hasViolations(jobs)) return 'not applicable';
     const ids = this.cachedTopicIds(jobs);
-    if (!ids) return false;
+    if (!ids) return 'not applicable';
     const { values } = rowsOf(jobs, ids);
+    // One row a record: the commit's size, before duplicates of a topic and time are dropped.
+    const copy = values.length >= COPY_ROWS;
     const rows = sortedUniqueRows(values);
-    if (records < COPY_ROWS) {
+    if (!copy) {
       await commitInOneStatement(pgPrepared, rows, newestPerTopic(rows));
-      return true;
+      return 'committed';
     }
     try {
       await commitByCopy(pgCopy, rows, newestPerTopic(rows));
-      return true;
+      return 'committed';
     } catch (error) {
-      if (classifyDriverError(error) === 'unique_violation') return false;
+      if (classifyDriverError(error) === 'unique_violation') return 'meets stored values';
       throw error;
     }
   }
@@ -221,10 +225,15 @@ export class HistorianWriter implements HistorianWrites {
    * Stores history rows (sorted, unique by topic and time). PostgreSQL: most commits bring only new
    * (topic, time) pairs, so a plain insert is tried first under a savepoint; when a value with the same
    * topic and time is already stored (a retry, a backfill over history) the savepoint is rolled back and
-   * the rows are upserted, the later record winning. SQLite upserts row by row anyway.
+   * the rows are upserted, the later record winning; with `upsert` (a COPY of these rows already met a
+   * stored value) straight away. SQLite upserts row by row anyway.
    */
-  private async storeHistory(trx: Transaction<Database>, rows: readonly UnsValueTable[]): Promise<void> {
-    if (this.storage.dialect === 'postgres') {
+  private async storeHistory(
+    trx: Transaction<Database>,
+    rows: readonly UnsValueTable[],
+    upsert: boolean,
+  ): Promise<void> {
+    if (this.storage.dialect === 'postgres' && !upsert) {
       await sql`savepoint new_values`.execute(trx);
       try {
         await insertNewValues(trx, rows);
