@@ -11,7 +11,7 @@ const READY = 'listening: ';
 export async function spawnServerProcess<T>(
   script: string,
   args: string[] = [],
-): Promise<T & { stop(): Promise<void> }> {
+): Promise<T & { pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -29,6 +29,7 @@ export async function spawnServerProcess<T>(
   });
   return {
     ...(JSON.parse(described) as T),
+    pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');
       await exited;

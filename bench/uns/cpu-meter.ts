@@ -20,7 +20,7 @@ export interface CpuReading {
  * CPU time of one process in ms, summed over its threads from /proc/<pid>/task/<tid>/schedstat (time on
  * a CPU in ns, as the scheduler counts it, rather than utime + stime in 10 ms ticks); 0 if it is gone.
  */
-function processCpuMs(pid: string): number {
+export function processCpuMs(pid: string): number {
   let ns = 0;
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {

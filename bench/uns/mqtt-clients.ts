@@ -12,13 +12,20 @@ import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 
 const BASE_US = Date.UTC(2026, 0, 1) * 1000;
 
-/** Runs the clients against `url`; resolves with messages per second once the subscriber has them all. */
+/** What one run of the clients measured: messages per second, and the clients' own CPU time. */
+export interface ClientsRun {
+  perSecond: number;
+  /** CPU time of the clients' process (publisher and subscriber) from the first publish to the last message. */
+  cpuMs: number;
+}
+
+/** Runs the clients against `url`; resolves once the subscriber has every message. */
 export async function runMqttClients(
   url: string,
   auth: { username?: string; password?: string },
   messages: number,
   round = 0,
-): Promise<number> {
+): Promise<ClientsRun> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(import.meta.url)],
@@ -34,10 +41,10 @@ export async function runMqttClients(
       encoding: 'utf8',
     },
   );
-  return (JSON.parse(stdout.trim().split('\n').pop()!) as { perSecond: number }).perSecond;
+  return JSON.parse(stdout.trim().split('\n').pop()!) as ClientsRun;
 }
 
-async function relay(): Promise<number> {
+async function relay(): Promise<ClientsRun> {
   const messages = Number(process.env.MESSAGES);
   // Each round publishes values of its own (later timestamps), so that none replaces an earlier round's.
   const first = Number(process.env.ROUND ?? 0) * messages;
@@ -60,6 +67,7 @@ async function relay(): Promise<number> {
       if (received === messages) resolve();
     });
   });
+  const cpuStart = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < payloads.length; i++) {
     const { topic, payload } = payloads[i]!;
@@ -68,11 +76,12 @@ async function relay(): Promise<number> {
     if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
   }
   await done;
-  const rate = messages / ((performance.now() - started) / 1000);
+  const perSecond = messages / ((performance.now() - started) / 1000);
+  const cpu = process.cpuUsage(cpuStart);
   await Promise.all([subscriber.endAsync(), publisher.endAsync()]);
-  return rate;
+  return { perSecond, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.stdout.write(`${JSON.stringify({ perSecond: await relay() })}\n`);
+  process.stdout.write(`${JSON.stringify(await relay())}\n`);
 }

@@ -11,8 +11,8 @@ import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
 import { spawnAedesAlone } from './aedes-alone.js';
 import { report, startBenchServer } from './bench-server.js';
-import { cpuSince, readCpu } from './cpu-meter.js';
-import { runMqttClients } from './mqtt-clients.js';
+import { cpuSince, processCpuMs, readCpu } from './cpu-meter.js';
+import { type ClientsRun, runMqttClients } from './mqtt-clients.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 50_000);
@@ -22,11 +22,13 @@ const rounds = 2;
 const aedes = await spawnAedesAlone();
 const bench = await startBenchServer(dialect, { mqttPort: await freePort() });
 const meridianUrl = `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`;
-const baselineRates: number[] = [];
-const rates: number[] = [];
+const baselineRuns: ClientsRun[] = [];
+const runs: ClientsRun[] = [];
 const meridianAuth = { username: bench.orgId, password: bench.token };
-// CPU over Meridian's measured rounds: this process (the broker alone) and PostgreSQL's processes.
-const cpu = { selfMs: 0, postgresMs: 0 };
+// CPU over Meridian's measured rounds: this process (the broker alone) and PostgreSQL's processes; over
+// the baseline's, the aedes process. Each side's clients report their own.
+const cpu = { selfMs: 0, postgresMs: 0, aedesMs: 0 };
+const aedesPid = String(aedes.pid);
 try {
   // Both warmed up first with a round of the same size (JIT, topic creation, connections), which the
   // rates leave out: the first round against Meridian ran 34,000-40,000 msg/s, the next 44,000.
@@ -34,9 +36,11 @@ try {
   await runMqttClients(meridianUrl, meridianAuth, messages, 0);
   await bench.server.app.uns.committer.drain();
   for (let round = 1; round <= rounds; round++) {
-    baselineRates.push(await runMqttClients(aedes.url, {}, messages, round));
+    const aedesStart = processCpuMs(aedesPid);
+    baselineRuns.push(await runMqttClients(aedes.url, {}, messages, round));
+    cpu.aedesMs += processCpuMs(aedesPid) - aedesStart;
     const cpuStart = readCpu();
-    rates.push(await runMqttClients(meridianUrl, meridianAuth, messages, round));
+    runs.push(await runMqttClients(meridianUrl, meridianAuth, messages, round));
     await bench.server.app.uns.committer.drain();
     const used = cpuSince(cpuStart);
     cpu.selfMs += used.selfMs;
@@ -54,6 +58,9 @@ try {
   );
   const stats = bench.server.app.uns.committer.stats;
   const mean = (list: number[]) => list.reduce((sum, n) => sum + n, 0) / list.length;
+  const rates = runs.map((run) => run.perSecond);
+  const baselineRates = baselineRuns.map((run) => run.perSecond);
+  const clientsMs = (list: ClientsRun[]) => list.reduce((sum, run) => sum + run.cpuMs, 0);
   // The warm-up round's values are stored too.
   const sent = (rounds + 1) * messages;
   console.log(
@@ -65,8 +72,13 @@ try {
     `  rounds (msg/s): aedes ${baselineRates.map((r) => r.toFixed(0)).join(', ')}; Meridian ${rates.map((r) => r.toFixed(0)).join(', ')}`,
   );
   const perMessage = (ms: number) => ((ms * 1000) / (rounds * messages)).toFixed(1);
+  // The two cores are shared by the broker, its clients and PostgreSQL: CPU anyone spends a message
+  // comes off the rate.
   console.log(
-    `  CPU/message: Meridian ${perMessage(cpu.selfMs)} µs, PostgreSQL ${perMessage(cpu.postgresMs)} µs (all its processes)`,
+    `  CPU/message: Meridian ${perMessage(cpu.selfMs)} µs, PostgreSQL ${perMessage(cpu.postgresMs)} µs (all its processes), its clients ${perMessage(clientsMs(runs))} µs`,
+  );
+  console.log(
+    `  CPU/message: aedes alone ${perMessage(cpu.aedesMs)} µs, its clients ${perMessage(clientsMs(baselineRuns))} µs`,
   );
   report('  historized/s', mean(rates), mean(baselineRates), 'msg/s', 0.8);
 } finally {
