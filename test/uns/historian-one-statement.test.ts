@@ -170,30 +170,90 @@ for (const dialect of testDialects()) {
       }));
     const msUs = (ms: number) => (Date.UTC(2026, 1, 1) + ms) * 1000;
 
+    // Texts with what COPY's format and array literals escape, numbers of every kind, objects.
+    const special = [
+      'tab\there',
+      'new\nline',
+      'back\\slash \\N',
+      'cr\r',
+      'quote " ü 🌡',
+      '\\.',
+      '{a,b}',
+      'NULL',
+      '',
+    ];
+    const valueAt = (n: number) =>
+      n % 4 === 0
+        ? special[n % special.length]
+        : n % 4 === 1
+          ? [-n - 0.25, 2 ** 53 + 2, 1e-7 * n, -(2 ** 60), 1.5e300, 5e-324][(n >> 2) % 6]
+          : n % 4 === 2
+            ? { n, text: special[n % special.length], nested: [true, null] }
+            : n % 2 === 0;
+    /** Expects the history and latest value of each topic to be the first value and then `records`. */
+    const expectStored = async (
+      topics: string[],
+      records: ReturnType<typeof many>,
+      first = [[us(0), 'first', null]],
+    ) => {
+      for (const topic of topics) {
+        const expected = records
+          .filter((r) => r.topic === topic)
+          .map((r) => [Date.parse(r.timestamp) * 1000, r.value, r.source ?? null]);
+        assert.deepEqual(
+          await history(topic),
+          [...first, ...expected].sort((x, y) => (x[0] as number) - (y[0] as number)),
+        );
+        assert.deepEqual(await latest(topic), expected.at(-1)!.slice(0, 2));
+      }
+    };
+
+    it('stores every text, number, source and timestamp as published, in one statement and in the transaction', async () => {
+      const a = uniqueTopic('v1/onestatement/kinds');
+      const b = uniqueTopic('v1/onestatement/kinds');
+      // Before 1970 too: negative microseconds since the epoch, in partitions of their own days.
+      const early = [
+        { topic: a, value: 'earliest', timestamp: '1900-01-01T00:00:00Z' },
+        { topic: b, value: -1, timestamp: '1969-12-31T23:59:59.999999Z', source: 'ü \\ "' },
+      ];
+      const earlyUs = [Date.UTC(1900, 0, 1) * 1000, -1];
+      // New topics: the transaction writes them (insertInParts).
+      await writer.write([
+        job([
+          ...early,
+          { topic: a, value: 'first', timestamp: at(0) },
+          { topic: b, value: 'first', timestamp: at(0) },
+        ]),
+      ]);
+      expectStatements();
+      const records = many([a, b], 500, 1000, valueAt);
+      await writer.write([job(records.slice(0, 120)), job(records.slice(120))]);
+      expectStatements('new_values');
+      const stored = (topic: string) => [
+        ...early
+          .map((r, i) => [r.topic, earlyUs[i]!, r.value, r.source ?? null])
+          .filter(([t]) => t === topic)
+          .map((row) => row.slice(1)),
+        [us(0), 'first', null],
+      ];
+      for (const topic of [a, b]) await expectStored([topic], records, stored(topic));
+      // The same kinds once more on new topics, through the transaction alone.
+      const c = uniqueTopic('v1/onestatement/kinds');
+      const again = many([c], 300, 2000, valueAt);
+      statements = [];
+      await writer.write([job(again)]);
+      expectStatements();
+      await expectStored([c], again, []);
+    });
+
     it('copies a large commit: every text, number and source stored as published', async () => {
       const a = uniqueTopic('v1/onestatement/copy');
       const b = uniqueTopic('v1/onestatement/copy');
       await known(a, b);
-      // Texts with what COPY's format escapes, numbers of every kind, objects.
-      const special = ['tab\there', 'new\nline', 'back\\slash \\N', 'cr\r', 'quote " ü 🌡', '\\.'];
-      const valueAt = (n: number) =>
-        n % 4 === 0
-          ? special[n % special.length]
-          : n % 4 === 1
-            ? [-n - 0.25, 2 ** 53 + 2, 1e-7 * n, -(2 ** 60)][(n >> 2) % 4]
-            : n % 4 === 2
-              ? { n, text: special[n % special.length], nested: [true, null] }
-              : n % 2 === 0;
       const records = many([a, b], COPY_ROWS + 201, 1000, valueAt);
       await writer.write([job(records.slice(0, 600)), job(records.slice(600))]);
       expectStatements('copy');
-      for (const topic of [a, b]) {
-        const expected = records
-          .filter((r) => r.topic === topic)
-          .map((r) => [Date.parse(r.timestamp) * 1000, r.value, r.source ?? null]);
-        assert.deepEqual(await history(topic), [[us(0), 'first', null], ...expected]);
-        assert.deepEqual(await latest(topic), expected.at(-1)!.slice(0, 2));
-      }
+      await expectStored([a, b], records);
     });
 
     it('upserts a large commit that meets stored values of the same topic and time', async () => {
