@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Bundles the server into dist/bundle/meridian.mjs: one file loads several times faster than the
 // hundreds of modules of its dependencies (start-up to ready goes from ~1.3 s to ~0.8 s here).
-// Native addons and the packages that serve files from their own folders stay external.
+// Native addons and the packages that serve files from their own folders stay external, and so does
+// `debug`: loaded through Node's module cache, where src/modules/uns/mqtt/quiet-debug.ts puts a factory
+// of loggers that do nothing for the namespaces that are off.
 import { build } from 'esbuild';
 
 const banner = [
@@ -20,7 +22,7 @@ await build({
   format: 'esm',
   target: 'node20',
   outfile: 'dist/bundle/meridian.mjs',
-  external: ['better-sqlite3', '@node-rs/argon2', '@fastify/swagger-ui', '@fastify/static', 'pg-native'],
+  external: ['better-sqlite3', '@node-rs/argon2', '@fastify/swagger-ui', '@fastify/static', 'pg-native', 'debug'],
   banner: { js: banner },
   sourcemap: true,
   logLevel: 'warning',

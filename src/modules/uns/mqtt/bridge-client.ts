@@ -1,3 +1,5 @@
+// First: the packages imported below make their `debug` loggers as they load.
+import './quiet-debug.js';
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';

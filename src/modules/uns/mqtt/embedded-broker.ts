@@ -1,3 +1,5 @@
+// First: the packages imported below make their `debug` loggers as they load.
+import './quiet-debug.js';
 import { createServer, type Server } from 'node:net';
 import type { Writable } from 'node:stream';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
