@@ -15,7 +15,7 @@ import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
-import { NamespacedTopics } from './namespaced-topics.js';
+import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { TurnCommits } from './turn-commits.js';
 
@@ -83,6 +83,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
   const relayedOnCommit = new WeakSet<PublishPacket>();
   const namespacedTopics = new NamespacedTopics();
+  const forwardedTopics = new ForwardedTopics();
   const batchedWrites = new BatchedWrites();
   let publishNow: AedesPublish = () => {};
   const relay = new CommittedRelay<Qos0Publish>((item, done) => {
@@ -221,7 +222,13 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       if (namespace === undefined || !packet.topic.startsWith(namespace)) return null;
       deps.rates.add('delivered');
       batchedWrites.hold(client.conn as Writable);
-      return { ...packet, topic: packet.topic.slice(namespace.length) };
+      // QoS 0 deliveries are written at once; a QoS 1 or 2 one may wait in aedes' persistence, which
+      // keeps the topic as a string.
+      const topic =
+        packet.qos === 0
+          ? (forwardedTopics.of(packet.topic, namespace.length) as unknown as string)
+          : packet.topic.slice(namespace.length);
+      return { ...packet, topic };
     },
   });
 

@@ -32,3 +32,24 @@ export class NamespacedTopics {
     return namespaced;
   }
 }
+
+/**
+ * The topic a subscriber is sent for an internal topic: without its namespace, as UTF-8 bytes, made once
+ * per distinct topic. Slicing the namespace off made a string a delivery, which the socket's write then
+ * encoded again; with bytes, every piece of a delivery is a buffer, and the batched write of a turn's
+ * deliveries copies them as they are.
+ */
+export class ForwardedTopics {
+  private readonly bytes = new Map<string, Buffer>();
+
+  /** `internal` without its first `namespaceLength` characters, as UTF-8. */
+  of(internal: string, namespaceLength: number): Buffer {
+    let topic = this.bytes.get(internal);
+    if (topic === undefined) {
+      if (this.bytes.size >= REMEMBERED_NAMESPACED_TOPICS) this.bytes.clear();
+      topic = Buffer.from(internal.slice(namespaceLength), 'utf8');
+      this.bytes.set(internal, topic);
+    }
+    return topic;
+  }
+}
