@@ -163,72 +163,87 @@ export function columnArrays(rows: readonly UnsValueTable[]): Buffer[] {
 
 /**
  * Writes one-dimensional arrays in PostgreSQL's binary format (array_recv) one after another into one
- * buffer sized by the caller, which it must not outgrow; each array is a view of its part.
+ * buffer sized by the caller, which it must not outgrow; each array is a view of its part. Numbers go
+ * through a DataView (big-endian, inlined by the optimizing compiler) and ASCII text byte by byte: the
+ * Buffer methods' checks and native calls made this cost 0.33 µs a row, about what PostgreSQL itself
+ * spends a row.
  */
 class ArrayWriter {
   private readonly buffer: Buffer;
+  private readonly view: DataView;
   private at = 0;
   private start = 0;
   private hasNull = false;
 
   constructor(bytes: number) {
     this.buffer = Buffer.allocUnsafe(bytes);
+    this.view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
   }
 
   begin(elementOid: number, length: number): void {
-    const b = this.buffer;
+    const view = this.view;
     this.start = this.at;
     this.hasNull = false;
     // An empty array has no dimensions.
-    b.writeInt32BE(length === 0 ? 0 : 1, this.at);
-    b.writeInt32BE(0, this.at + 4); // null flag, set by end()
-    b.writeInt32BE(elementOid, this.at + 8);
+    view.setInt32(this.at, length === 0 ? 0 : 1);
+    view.setInt32(this.at + 4, 0); // null flag, set by end()
+    view.setInt32(this.at + 8, elementOid);
     if (length === 0) {
       this.at += 12;
       return;
     }
-    b.writeInt32BE(length, this.at + 12);
-    b.writeInt32BE(1, this.at + 16); // lower bound
+    view.setInt32(this.at + 12, length);
+    view.setInt32(this.at + 16, 1); // lower bound
     this.at += ARRAY_HEADER_BYTES;
   }
 
   end(): Buffer {
-    if (this.hasNull) this.buffer.writeInt32BE(1, this.start + 4);
+    if (this.hasNull) this.view.setInt32(this.start + 4, 1);
     return this.buffer.subarray(this.start, this.at);
   }
 
   nullElement(): void {
-    this.buffer.writeInt32BE(-1, this.at);
+    this.view.setInt32(this.at, -1);
     this.at += 4;
     this.hasNull = true;
   }
 
   /** A safe integer as a big-endian int64: its high 32 bits signed, its low 32 bits unsigned. */
   int8(value: number): void {
-    const b = this.buffer;
+    const view = this.view;
     const high = Math.floor(value / TWO_32);
-    b.writeInt32BE(8, this.at);
-    b.writeInt32BE(high, this.at + 4);
-    b.writeUInt32BE(value - high * TWO_32, this.at + 8);
+    view.setInt32(this.at, 8);
+    view.setInt32(this.at + 4, high);
+    view.setUint32(this.at + 8, value - high * TWO_32);
     this.at += 12;
   }
 
   int2(value: number): void {
-    this.buffer.writeInt32BE(2, this.at);
-    this.buffer.writeInt16BE(value, this.at + 4);
+    this.view.setInt32(this.at, 2);
+    this.view.setInt16(this.at + 4, value);
     this.at += 6;
   }
 
   float8(value: number): void {
-    this.buffer.writeInt32BE(8, this.at);
-    this.buffer.writeDoubleBE(value, this.at + 4);
+    this.view.setInt32(this.at, 8);
+    this.view.setFloat64(this.at + 4, value);
     this.at += 12;
   }
 
+  /** UTF-8 text; ASCII (most values: numbers, names) copied code unit by code unit. */
   text(value: string): void {
-    const written = this.buffer.write(value, this.at + 4, 'utf8');
-    this.buffer.writeInt32BE(written, this.at);
-    this.at += 4 + written;
+    const buffer = this.buffer;
+    const first = this.at + 4;
+    const length = value.length;
+    let i = 0;
+    for (; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) break;
+      buffer[first + i] = code;
+    }
+    const written = i === length ? length : i + buffer.write(value.slice(i), first + i, 'utf8');
+    this.view.setInt32(this.at, written);
+    this.at = first + written;
   }
 }
 
@@ -313,6 +328,23 @@ class CopyBuffer {
 
   /** Text, its `\`, tab, newline and carriage return escaped (most values hold none). */
   text(value: string): void {
+    // Printable ASCII (most values) byte by byte; anything else, or a character COPY escapes, through
+    // the general path (a native write per value cost more than the rest of a row).
+    this.reserve(value.length);
+    const buffer = this.buffer;
+    const first = this.length;
+    const length = value.length;
+    let i = 0;
+    for (; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x7f || code < 0x20) break;
+      if (code === BACKSLASH) break;
+      buffer[first + i] = code;
+    }
+    if (i === length) {
+      this.length = first + length;
+      return;
+    }
     const escaped = COPY_SPECIAL.test(value)
       ? value.replace(COPY_SPECIAL_ALL, (c) => COPY_ESCAPES[c]!)
       : value;
