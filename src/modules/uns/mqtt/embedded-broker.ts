@@ -80,8 +80,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // A publisher repeats its topics: each distinct one is parsed once.
   const parseOptions = { prefix: deps.topicPrefix, now: deps.now, topics: new Map<string, TopicPath>() };
   let stopped = false;
-  // QoS 0 publishes the broker relays itself once committed; aedes' own relay of them is skipped.
-  const relayedOnCommit = new WeakSet<PublishPacket>();
+  // The QoS 0 publish being answered: the broker relays it itself once committed, so aedes' own relay
+  // of it, which aedes runs at once from within the answer, is skipped (see broker.publish below).
+  let answering: PublishPacket | null = null;
+  const answerNow = (packet: PublishPacket, callback: AuthorizeCallback) => {
+    answering = packet;
+    try {
+      callback(null);
+    } finally {
+      answering = null;
+    }
+  };
   const namespacedTopics = new NamespacedTopics();
   const forwardedTopics = new ForwardedTopics();
   const batchedWrites = new BatchedWrites();
@@ -90,7 +99,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     if (stopped) done();
     else publishNow(item.packet, item.client, done);
     // A publisher held while the backlog was full reads on once its value is relayed (see answer).
-    item.held?.(null);
+    if (item.held) answerNow(item.packet, item.held);
   });
   const qos0Committed = (entry: PendingRelay<Qos0Publish>) => {
     deps.rates.add('received');
@@ -120,14 +129,11 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
    * are delivered), and memory stays bounded. A refused value disconnects its client, as when aedes is
    * answered with the error.
    */
-  const awaitCommit = (client: Client, packet: PublishPacket) => {
-    relayedOnCommit.add(packet);
-    return relay.add({ client, packet, held: null });
-  };
+  const awaitCommit = (client: Client, packet: PublishPacket) => relay.add({ client, packet, held: null });
   // Answered last: aedes may handle the client's next packets from within the answer.
   const answer = (entry: PendingRelay<Qos0Publish>, callback: AuthorizeCallback) => {
     if (relay.backlog > MAX_QOS0_BACKLOG) entry.item.held = callback;
-    else callback(null);
+    else answerNow(entry.item.packet, callback);
   };
 
   const broker = await Aedes.createBroker({
@@ -232,13 +238,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     },
   });
 
-  // aedes relays a publish it was answered for through its own publish method: skipped for the QoS 0
-  // publishes relayed once committed (the original runs for them then, with the same packet and client).
+  // aedes relays a publish it was answered for through its own publish method, at once from within the
+  // answer: skipped for the QoS 0 publish being answered, which is relayed once committed (the original
+  // runs for it then, with the same packet and client). A mark per packet in a WeakSet cost an
+  // ephemeron table insert and delete a message.
   const aedesPublish = broker.publish.bind(broker) as unknown as AedesPublish;
   publishNow = aedesPublish;
   (broker as unknown as { publish: AedesPublish }).publish = (packet, client, done) => {
-    if (relayedOnCommit.delete(packet)) done();
-    else aedesPublish(packet, client, done);
+    if (packet === answering) {
+      answering = null;
+      done();
+    } else aedesPublish(packet, client, done);
   };
 
   const server: Server = createServer((socket) => {
