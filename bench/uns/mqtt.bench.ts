@@ -2,7 +2,7 @@
  * MQTT QoS 0 publishes historized per second by Meridian's embedded broker, against aedes alone
  * relaying the same messages to one subscriber, in the same run. Meridian relays a message only after
  * its value is committed, so the subscriber's count is also the committed count; the stored row count
- * is checked afterwards (no value lost). Both brokers get a warm-up round first, left out of the rates.
+ * is checked afterwards (no value lost). Both brokers get warm-up rounds first, left out of the rates.
  * Meridian has this process to itself, aedes one of its own
  * (aedes-alone.ts), and the publisher and the subscriber run in a third (mqtt-clients.ts).
  *   node --import tsx bench/uns/mqtt.bench.ts [sqlite|postgres] [messages]
@@ -16,7 +16,12 @@ import { type ClientsRun, runMqttClients } from './mqtt-clients.js';
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 50_000);
-const rounds = 2;
+// Six alternating rounds: a round lasts under a second, and on a shared machine a burst of other load
+// moved a two-round ratio between 0.66x and 0.99x within minutes.
+const rounds = Number(process.env.ROUNDS ?? 6);
+// Three warm-up rounds each: after one, Meridian's first measured round still ran 10-20% slower than
+// its later ones (its code paths are still being optimized), and aedes' 5% slower.
+const warmups = Number(process.env.WARMUPS ?? 3);
 
 // Alternating rounds against two running brokers, so that a burst of other load hits both alike.
 const aedes = await spawnAedesAlone();
@@ -30,12 +35,14 @@ const meridianAuth = { username: bench.orgId, password: bench.token };
 const cpu = { selfMs: 0, postgresMs: 0, aedesMs: 0 };
 const aedesPid = String(aedes.pid);
 try {
-  // Both warmed up first with a round of the same size (JIT, topic creation, connections), which the
+  // Both warmed up first with rounds of the same size (JIT, topic creation, connections), which the
   // rates leave out: the first round against Meridian ran 34,000-40,000 msg/s, the next 44,000.
-  await runMqttClients(aedes.url, {}, messages, 0);
-  await runMqttClients(meridianUrl, meridianAuth, messages, 0);
+  for (let round = 0; round < warmups; round++) {
+    await runMqttClients(aedes.url, {}, messages, round);
+    await runMqttClients(meridianUrl, meridianAuth, messages, round);
+  }
   await bench.server.app.uns.committer.drain();
-  for (let round = 1; round <= rounds; round++) {
+  for (let round = warmups; round < warmups + rounds; round++) {
     const aedesStart = processCpuMs(aedesPid);
     baselineRuns.push(await runMqttClients(aedes.url, {}, messages, round));
     cpu.aedesMs += processCpuMs(aedesPid) - aedesStart;
@@ -61,10 +68,10 @@ try {
   const rates = runs.map((run) => run.perSecond);
   const baselineRates = baselineRuns.map((run) => run.perSecond);
   const clientsMs = (list: ClientsRun[]) => list.reduce((sum, run) => sum + run.cpuMs, 0);
-  // The warm-up round's values are stored too.
-  const sent = (rounds + 1) * messages;
+  // The warm-up rounds' values are stored too.
+  const sent = (warmups + rounds) * messages;
   console.log(
-    `MQTT QoS 0 [${dialect}], a warm-up and ${rounds} alternating rounds of ${messages} messages, one publisher, one subscriber`,
+    `MQTT QoS 0 [${dialect}], ${warmups} warm-up and ${rounds} alternating rounds of ${messages} messages, one publisher, one subscriber`,
   );
   console.log(`  group commit: ${stats.transactions} transactions for ${stats.records} values`);
   console.log(`  stored values: ${stored} of ${sent} (${stored === sent ? 'none lost' : 'LOST VALUES'})`);
