@@ -1,10 +1,13 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../src/platform/gc-tuning.js';
 
 /**
  * A server a benchmark runs in a process of its own, as it would run in production, so that its heap,
- * garbage collection and JIT state neither weigh on nor profit from another server's run. The child
- * calls `announceListening` once it listens; `stop` sends SIGTERM and waits for it to exit.
+ * garbage collection and JIT state neither weigh on nor profit from another server's run. Every server
+ * process, a baseline's too, gets the Node flags `meridian serve` is started with (SERVER_NODE_FLAGS),
+ * so that a ratio compares the servers and not their tuning. The child calls `announceListening` once
+ * it listens; `stop` sends SIGTERM and waits for it to exit.
  */
 const READY = 'listening: ';
 
@@ -12,7 +15,7 @@ export async function spawnServerProcess<T>(
   script: string,
   args: string[] = [],
 ): Promise<T & { pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -46,4 +49,19 @@ export function announceListening(description: object, close: () => Promise<void
       () => process.exit(1),
     );
   });
+}
+
+/**
+ * For a benchmark that runs Meridian in its own process: runs the benchmark again in a child process
+ * started with the server's Node flags, and exits with its exit code, unless this process has them
+ * already. Call it first.
+ */
+export function relaunchWithServerFlags(): void {
+  if (hasServerNodeFlags()) return;
+  const result = spawnSync(
+    process.execPath,
+    [...SERVER_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)],
+    { stdio: 'inherit' },
+  );
+  process.exit(result.status ?? 1);
 }

@@ -1,5 +1,6 @@
-#!/usr/bin/env node
-// The `meridian` command. Runs the bundled server (npm ci builds it), or the compiled modules.
+#!/usr/bin/env -S node --max-semi-space-size=64
+// The `meridian` command. Runs the bundled server (npm ci builds it), or the compiled modules. The
+// flags on the first line are the server's (SERVER_NODE_FLAGS in src/platform/gc-tuning.ts).
 import { existsSync } from 'node:fs';
 
 const bundle = new URL('../dist/bundle/meridian.mjs', import.meta.url);

@@ -10,7 +10,11 @@ import mqtt from 'mqtt';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
 import { freePort } from '../../test/helpers/free-port.js';
 import { TestClient } from '../../test/helpers/http-client.js';
+import { relaunchWithServerFlags } from '../server-process.js';
 import { LatencyLog } from './latency-log.js';
+
+// Meridian runs in this process: as `npm start` runs it.
+relaunchWithServerFlags();
 
 const { values: args } = parseArgs({
   options: {

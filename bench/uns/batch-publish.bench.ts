@@ -16,8 +16,12 @@ import { DAY_US, partitionName } from '../../src/modules/uns/historian/historian
 import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
+import { relaunchWithServerFlags } from '../server-process.js';
 import { report, startBenchServer } from './bench-server.js';
 import { type CpuUse, cpuSince, readCpu } from './cpu-meter.js';
+
+// Meridian runs in this process: as `npm start` runs it.
+relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const batches = Number(process.argv[3] ?? 30);

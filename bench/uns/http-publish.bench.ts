@@ -5,10 +5,14 @@
  *   node --import tsx bench/uns/http-publish.bench.ts [sqlite|postgres] [seconds] [connections]
  */
 import type { DialectName } from '../../src/storage/database.js';
+import { relaunchWithServerFlags } from '../server-process.js';
 import { combineWrkResults, type WrkResult, wrk } from '../wrk.js';
 import { report, startBenchServer } from './bench-server.js';
 import { cpuSince, readCpu } from './cpu-meter.js';
 import { spawnPlainRoute } from './plain-route.js';
+
+// Meridian runs in this process: as `npm start` runs it.
+relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const seconds = Number(process.argv[3] ?? 3);

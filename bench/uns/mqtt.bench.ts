@@ -9,10 +9,14 @@
  */
 import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
+import { relaunchWithServerFlags } from '../server-process.js';
 import { spawnAedesAlone } from './aedes-alone.js';
 import { report, startBenchServer } from './bench-server.js';
 import { cpuSince, processCpuMs, readCpu } from './cpu-meter.js';
 import { type ClientsRun, runMqttClients } from './mqtt-clients.js';
+
+// Meridian runs in this process: as `npm start` runs it.
+relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 50_000);

@@ -9,7 +9,11 @@
 import { sql } from 'kysely';
 import type { PublishRecord } from '../../src/modules/uns/publish-record.js';
 import type { DialectName } from '../../src/storage/database.js';
+import { relaunchWithServerFlags } from '../server-process.js';
 import { startBenchServer } from './bench-server.js';
+
+// Meridian runs in this process: as `npm start` runs it.
+relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const VALUES = 1_000_000;

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../config/load-config.js';
 import { createAdministrator, generatePassword } from '../modules/bootstrap/bootstrap.service.js';
 import { hashPassword } from '../modules/users/passwords.js';
 import { systemClock } from '../platform/clock.js';
+import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../platform/gc-tuning.js';
 import { openStorage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrator.js';
 import { rotateSigningKeys } from './keys-command.js';
@@ -64,6 +65,12 @@ async function serve(): Promise<number> {
     { url: server.url, storage: server.storage.location, readyMs: Math.round(process.uptime() * 1000) },
     `Meridian ready in ${Math.round(process.uptime() * 1000)} ms at ${server.url}`,
   );
+  if (!hasServerNodeFlags()) {
+    log.info(
+      { flags: SERVER_NODE_FLAGS },
+      `node was started without ${SERVER_NODE_FLAGS.join(' ')}: \`npm start\` and bin/meridian.js pass them (more publishes a second per core)`,
+    );
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { SERVER_V8_FLAGS } from './gc-tuning.js';
+import { SERVER_NODE_FLAGS, SERVER_V8_FLAGS } from './gc-tuning.js';
 
 const run = promisify(execFile);
 
@@ -47,5 +48,20 @@ describe('garbage collector tuning', () => {
       return;
     }
     assert.equal(await youngOf100(SERVER_V8_FLAGS), 100);
+  });
+
+  it('starts the server with its Node flags from bin/meridian.js and from npm start', async () => {
+    const root = new URL('../../', import.meta.url);
+    const shebang = readFileSync(new URL('bin/meridian.js', root), 'utf8').split('\n')[0]!;
+    const start = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts.start as string;
+    assert.equal(shebang, `#!/usr/bin/env -S node ${SERVER_NODE_FLAGS.join(' ')}`);
+    assert.equal(start, `node ${SERVER_NODE_FLAGS.join(' ')} bin/meridian.js serve`);
+    // And node takes them (it refuses an option it does not know).
+    const { stdout } = await run(process.execPath, [
+      ...SERVER_NODE_FLAGS,
+      '-p',
+      'process.execArgv.filter((a) => a.startsWith("--max")).join(" ")',
+    ]);
+    assert.equal(stdout.trim(), SERVER_NODE_FLAGS.join(' '));
   });
 });
