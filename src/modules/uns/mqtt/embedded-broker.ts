@@ -43,6 +43,15 @@ interface MqttSession {
   namespace: string;
 }
 
+/**
+ * Where a connection keeps its session: a property of aedes' client, set once it is authenticated (a
+ * WeakMap lookup cost every publish and every delivery a hash table probe).
+ */
+const SESSION = Symbol('meridian mqtt session');
+type SessionClient = Client & { [SESSION]?: MqttSession };
+const sessionOf = (client: Client | null): MqttSession | undefined =>
+  client ? (client as SessionClient)[SESSION] : undefined;
+
 /** A single publish whose committed value the broker relays itself (no fan-out by the service). */
 const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
 
@@ -76,7 +85,6 @@ function authError(message: string, returnCode: number): AuthenticateError {
  * needs `uns:read`; a refused subscription gets the failure return code.
  */
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
-  const sessions = new WeakMap<Client, MqttSession>();
   // A publisher repeats its topics: each distinct one is parsed once.
   const parseOptions = { prefix: deps.topicPrefix, now: deps.now, topics: new Map<string, TopicPath>() };
   let stopped = false;
@@ -150,7 +158,10 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
             done(authError(identity, 4), null);
             return;
           }
-          sessions.set(client, { identity, namespace: namespaceOf(identity.organizationId) });
+          (client as SessionClient)[SESSION] = {
+            identity,
+            namespace: namespaceOf(identity.organizationId),
+          };
           done(null, true);
         },
         (error: unknown) => {
@@ -160,7 +171,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       );
     },
     authorizePublish(client, packet, callback) {
-      const session = client ? sessions.get(client) : undefined;
+      const session = sessionOf(client);
       if (!session) return callback(new Error('not authenticated'));
       const identity = session.identity;
       if (!identity.scopes.has('uns:publish')) return callback(new Error('publishing requires uns:publish'));
@@ -215,7 +226,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       );
     },
     authorizeSubscribe(client, subscription, callback) {
-      const session = sessions.get(client);
+      const session = sessionOf(client);
       if (!session?.identity.scopes.has('uns:read') || subscription.topic.startsWith('$')) {
         callback(null, null);
         return;
@@ -224,7 +235,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       callback(null, subscription);
     },
     authorizeForward(client, packet) {
-      const namespace = sessions.get(client)?.namespace;
+      const namespace = sessionOf(client)?.namespace;
       if (namespace === undefined || !packet.topic.startsWith(namespace)) return null;
       deps.rates.add('delivered');
       batchedWrites.hold(client.conn as Writable);
