@@ -235,6 +235,15 @@ export const CONFIG_KEYS = {
     max: 1000000,
     description: 'Group commit: most records one shared transaction takes (a batch publish is never split).',
   },
+  unsCommitConcurrency: {
+    env: 'MERIDIAN_UNS_COMMIT_CONCURRENCY',
+    kind: 'integer',
+    default: 1,
+    min: 1,
+    max: 16,
+    description:
+      'Group commit on PostgreSQL: shared transactions in flight at once (SQLite has one writer: always 1). One lets each commit take everything that arrived during the last; raise it where PostgreSQL has cores to spare and its commit latency, not its CPU, limits publishing.',
+  },
   unsFutureTolerance: {
     env: 'MERIDIAN_UNS_FUTURE_TOLERANCE',
     kind: 'integer',
