@@ -44,8 +44,8 @@ interface MqttSession {
 }
 
 /**
- * Where a connection keeps its session: a property of aedes' client, set once it is authenticated (a
- * WeakMap lookup cost every publish and every delivery a hash table probe).
+ * Where a connection keeps its session: a property of aedes' client, set once it is authenticated, read
+ * on every publish and every delivery.
  */
 const SESSION = Symbol('meridian mqtt session');
 type SessionClient = Client & { [SESSION]?: MqttSession };
