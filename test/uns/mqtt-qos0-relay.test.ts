@@ -82,6 +82,41 @@ for (const dialect of testDialects()) {
       assert.equal(history.body.data.length, 501);
     });
 
+    it('relays a committed QoS 0 value to every matching subscription, and keeps a retained one for later subscribers', async () => {
+      const publisher = await open();
+      const exact = await open();
+      const wildcard = await open();
+      const received: string[] = [];
+      exact.on('message', (topic, payload, packet) =>
+        received.push(`exact ${topic} ${publishedValue(payload)} retain=${packet.retain}`),
+      );
+      wildcard.on('message', (topic, payload, packet) =>
+        received.push(`wildcard ${topic} ${publishedValue(payload)} retain=${packet.retain}`),
+      );
+      await exact.subscribeAsync('v1/qos0/fanout/a', { qos: 1 });
+      await wildcard.subscribeAsync('v1/qos0/+/#', { qos: 0 });
+      await publisher.publishAsync('v1/qos0/fanout/a', envelope(1), { qos: 0 });
+      await publisher.publishAsync('v1/qos0/fanout/b', envelope(2), { qos: 0, retain: true });
+      await until(() => received.length === 3, 'three deliveries');
+      // Delivered as published (QoS 0, not retained: a live delivery of a retained publish clears the flag).
+      assert.deepEqual(received.sort(), [
+        'exact v1/qos0/fanout/a 1 retain=false',
+        'wildcard v1/qos0/fanout/a 1 retain=false',
+        'wildcard v1/qos0/fanout/b 2 retain=false',
+      ]);
+      // The retained value is stored by the broker: a later subscriber gets it, flagged retained.
+      const later = await open();
+      const retained: string[] = [];
+      later.on('message', (topic, payload, packet) =>
+        retained.push(`${topic} ${publishedValue(payload)} retain=${packet.retain}`),
+      );
+      await later.subscribeAsync('v1/qos0/fanout/#');
+      await until(() => retained.length === 1, 'the retained value');
+      assert.deepEqual(retained, ['v1/qos0/fanout/b 2 retain=true']);
+      const latest = await api.get('/api/v1/uns/data/latest?topic=v1/qos0/fanout/b');
+      assert.equal(latest.body.data.value, 2);
+    });
+
     it('stops reading from a publisher while the QoS 0 backlog is full, then stores and relays everything', async () => {
       const publisher = await open();
       await publisher.publishAsync('v1/qos0/backlog/x', envelope(0), { qos: 1 });

@@ -3,7 +3,9 @@ import './quiet-debug.js';
 import { createServer, type Server } from 'node:net';
 import type { Writable } from 'node:stream';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import aedesPacket from 'aedes-packet';
 import type { FastifyBaseLogger } from 'fastify';
+import mqemitter from 'mqemitter';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import { parseMqttPayload } from '../mqtt-payload.js';
 import type { PublishService } from '../publish.service.js';
@@ -70,6 +72,15 @@ interface Qos0Publish {
 
 type AuthorizeCallback = (error?: Error | null) => void;
 
+/** aedes' packet of a publish on its way to the subscribers (its type declarations leave out the constructor). */
+const BrokerPacket = aedesPacket as unknown as new (
+  packet: PublishPacket,
+  broker: Aedes,
+) => PublishPacket & { clientId?: string };
+
+/** How many deliveries aedes' emitter runs at once: aedes' default. */
+const EMITTER_CONCURRENCY = 100;
+
 /** aedes' publish as it runs (its type declarations leave out the publishing client). */
 type AedesPublish = (packet: PublishPacket, client: Client | null, done: (error?: Error) => void) => void;
 
@@ -103,9 +114,26 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   const forwardedTopics = new ForwardedTopics();
   const batchedWrites = new BatchedWrites();
   let publishNow: AedesPublish = () => {};
+  // aedes' emitter of publishes to subscriptions, made as aedes makes it by default and handed to it,
+  // so that committed values can be given to it directly.
+  const emitter = mqemitter({ concurrency: EMITTER_CONCURRENCY, matchEmptyLevels: true });
+  /**
+   * Relays a committed value that is not retained as aedes' publish does (its packet, numbered by the
+   * broker, with the publisher's id for MQTT 5's no-local, to the emitter), without the series of steps
+   * aedes runs around that for every publish: storing a retained message (there is none), and telling
+   * its `published` hook and 'publish' listeners (Meridian sets neither). The broker's CPU a historized
+   * QoS 0 message went from 9.2-11.1 µs to 7.6-8.0 µs, three alternating runs. A retained value takes
+   * aedes' publish, which stores it.
+   */
+  const emitCommitted = (packet: PublishPacket, client: Client, done: () => void) => {
+    const forwarded = new BrokerPacket(packet, broker);
+    forwarded.clientId = client.id;
+    emitter.emit(forwarded as unknown as mqemitter.Message, done);
+  };
   const relay = new CommittedRelay<Qos0Publish>((item, done) => {
     if (stopped) done();
-    else publishNow(item.packet, item.client, done);
+    else if (item.packet.retain) publishNow(item.packet, item.client, done);
+    else emitCommitted(item.packet, item.client, done);
     // A publisher held while the backlog was full reads on once its value is relayed (see answer).
     if (item.held) answerNow(item.packet, item.held);
   });
@@ -145,6 +173,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   };
 
   const broker = await Aedes.createBroker({
+    mq: emitter,
     authenticate(client, username, password, done) {
       if (!username || !password) {
         done(authError('username (organization id) and password (token) are required', 4), null);
