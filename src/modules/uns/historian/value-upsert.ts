@@ -139,21 +139,13 @@ export function columnArrays(rows: readonly UnsValueTable[]): Buffer[] {
   for (let i = 0; i < n; i++) out.text(rows[i]!.value_json);
   arrays.push(out.end());
   out.begin(FLOAT8_OID, n);
-  for (let i = 0; i < n; i++) {
-    const value = rows[i]!.value_num;
-    if (value === null) out.nullElement();
-    else out.float8(value);
-  }
+  for (let i = 0; i < n; i++) out.float8(rows[i]!.value_num);
   arrays.push(out.end());
   out.begin(INT2_OID, n);
   for (let i = 0; i < n; i++) out.int2(rows[i]!.quality);
   arrays.push(out.end());
   out.begin(TEXT_OID, n);
-  for (let i = 0; i < n; i++) {
-    const value = rows[i]!.source;
-    if (value === null) out.nullElement();
-    else out.text(value);
-  }
+  for (let i = 0; i < n; i++) out.text(rows[i]!.source);
   arrays.push(out.end());
   out.begin(INT8_OID, n);
   for (let i = 0; i < n; i++) out.int8(rows[i]!.received_us);
@@ -202,7 +194,8 @@ class ArrayWriter {
     return this.buffer.subarray(this.start, this.at);
   }
 
-  nullElement(): void {
+  /** A null element: its length -1 and no bytes. */
+  private nullElement(): void {
     this.view.setInt32(this.at, -1);
     this.at += 4;
     this.hasNull = true;
@@ -224,14 +217,22 @@ class ArrayWriter {
     this.at += 6;
   }
 
-  float8(value: number): void {
+  float8(value: number | null): void {
+    if (value === null) {
+      this.nullElement();
+      return;
+    }
     this.view.setInt32(this.at, 8);
     this.view.setFloat64(this.at + 4, value);
     this.at += 12;
   }
 
   /** UTF-8 text; ASCII (most values: numbers, names) copied code unit by code unit. */
-  text(value: string): void {
+  text(value: string | null): void {
+    if (value === null) {
+      this.nullElement();
+      return;
+    }
     const buffer = this.buffer;
     const first = this.at + 4;
     const length = value.length;
