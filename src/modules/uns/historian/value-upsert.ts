@@ -235,17 +235,33 @@ class ArrayWriter {
     }
     const buffer = this.buffer;
     const first = this.at + 4;
-    const length = value.length;
-    let i = 0;
-    for (; i < length; i++) {
-      const code = value.charCodeAt(i);
-      if (code >= 0x80) break;
-      buffer[first + i] = code;
-    }
-    const written = i === length ? length : i + buffer.write(value.slice(i), first + i, 'utf8');
+    const i = copyAscii(buffer, first, value, 0x00, 0x80, -1);
+    const written = i === value.length ? i : i + buffer.write(value.slice(i), first + i, 'utf8');
     this.view.setInt32(this.at, written);
     this.at = first + written;
   }
+}
+
+/**
+ * Copies the leading code units of `text` that lie in [low, high) and are not `except` into `buffer`
+ * at `at`, one byte each, and answers how many it copied (text.length when all): for short ASCII
+ * values a loop costs far less than Buffer's native write. The caller writes the rest its own way.
+ */
+function copyAscii(
+  buffer: Buffer,
+  at: number,
+  text: string,
+  low: number,
+  high: number,
+  except: number,
+): number {
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < low || code >= high || code === except) return i;
+    buffer[at + i] = code;
+  }
+  return length;
 }
 
 /**
@@ -332,18 +348,8 @@ class CopyBuffer {
     // Printable ASCII (most values) byte by byte; anything else, or a character COPY escapes, through
     // the general path (a native write per value cost more than the rest of a row).
     this.reserve(value.length);
-    const buffer = this.buffer;
-    const first = this.length;
-    const length = value.length;
-    let i = 0;
-    for (; i < length; i++) {
-      const code = value.charCodeAt(i);
-      if (code >= 0x7f || code < 0x20) break;
-      if (code === BACKSLASH) break;
-      buffer[first + i] = code;
-    }
-    if (i === length) {
-      this.length = first + length;
+    if (copyAscii(this.buffer, this.length, value, 0x20, 0x7f, BACKSLASH) === value.length) {
+      this.length += value.length;
       return;
     }
     const escaped = COPY_SPECIAL.test(value)

@@ -37,7 +37,7 @@ let installed = false;
  * broker modules import this module before aedes and mqtt; the bundle keeps `debug` external
  * (scripts/bundle.mjs) so that it too loads it through the cache. Idempotent.
  */
-export function installQuietDebug(): void {
+function installQuietDebug(): void {
   if (installed) return;
   installed = true;
   const path = require.resolve('debug', { paths: [dirname(require.resolve('mqtt-packet'))] });
