@@ -244,6 +244,25 @@ export interface UnsSettingsTable {
   updated_by: string | null;
 }
 
+/** One version of a versioned configuration entity (see modules/versions). */
+export interface EntityVersionTable {
+  organization_id: string;
+  /** `model`, `pipeline`, `dashboard`, `connection`. */
+  entity_type: string;
+  entity_id: string;
+  version: number;
+  change_type: 'create' | 'update' | 'revert' | 'import' | 'clone';
+  /** JSON text: the whole entity as the API shows it, secrets reduced to whether one is set. */
+  snapshot: string;
+  /** JSON text: `{ added, removed, changed }` paths against the previous version. */
+  summary: string;
+  /** The version whose content a revert restored. */
+  reverted_from: number | null;
+  created_at: number;
+  created_by: string | null;
+  created_by_client: string | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -266,4 +285,5 @@ export interface Database {
   uns_schema_bindings: UnsSchemaBindingTable;
   uns_violations: UnsViolationTable;
   uns_settings: UnsSettingsTable;
+  entity_versions: EntityVersionTable;
 }
