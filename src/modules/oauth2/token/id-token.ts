@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { SigningKeyRing } from './signing-keys.js';
+import type { SigningKeyRing } from '../keys/signing-keys.js';
 
 /** ID tokens are RS256, the algorithm every OIDC relying party must support (OIDC Core §15.1). */
 export const ID_TOKEN_ALGORITHM = 'RS256';

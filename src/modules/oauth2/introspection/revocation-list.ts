@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../storage/tables.js';
+import type { Database } from '../../../storage/tables.js';
 
 /**
  * What the bearer check must refuse without a database read: revoked access tokens (by jti) and the

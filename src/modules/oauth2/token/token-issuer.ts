@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../platform/clock.js';
-import { generateOpaqueToken, TOKEN_PREFIX } from '../../platform/opaque-token.js';
-import type { Database } from '../../storage/tables.js';
+import type { Clock } from '../../../platform/clock.js';
+import { generateOpaqueToken, TOKEN_PREFIX } from '../../../platform/opaque-token.js';
+import type { Database } from '../../../storage/tables.js';
+import type { GrantsRepository } from '../grants/grants.repository.js';
+import type { SigningKeyRing } from '../keys/signing-keys.js';
 import { signAccessToken } from './access-token.js';
-import type { GrantsRepository } from './grants.repository.js';
 import { computeAtHash, signIdToken } from './id-token.js';
 import type { IssuanceAudit } from './issuance-audit.js';
-import type { SigningKeyRing } from './signing-keys.js';
 
 /** The RFC 6749 §5.1 token response. */
 export interface TokenResponse {

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../platform/clock.js';
-import { hashOpaqueToken, isWellFormedOpaqueToken, TOKEN_PREFIX } from '../../platform/opaque-token.js';
-import type { Database } from '../../storage/tables.js';
-import type { TokensService } from '../tokens/tokens.service.js';
+import type { Clock } from '../../../platform/clock.js';
+import { hashOpaqueToken, isWellFormedOpaqueToken, TOKEN_PREFIX } from '../../../platform/opaque-token.js';
+import type { Database } from '../../../storage/tables.js';
+import type { TokensService } from '../../tokens/tokens.service.js';
+import type { StoredClient } from '../clients/clients.repository.js';
+import { type GrantDeps, isUserActive, revokeGrant } from '../grants/grant-context.js';
+import type { GrantsRepository } from '../grants/grants.repository.js';
+import { UnauthorizedClientError } from '../oauth2-errors.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
-import type { StoredClient } from './clients.repository.js';
-import { type GrantDeps, isUserActive, revokeGrant } from './grants/grant-context.js';
-import type { GrantsRepository } from './grants.repository.js';
-import { UnauthorizedClientError } from './oauth2-errors.js';
 
 /** The RFC 7662 §2.2 answer. */
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>);

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { hashOpaqueToken, timingSafeEqualString } from '../../platform/opaque-token.js';
+import { hashOpaqueToken, timingSafeEqualString } from '../../../platform/opaque-token.js';
+import { InvalidClientError, InvalidRequestError } from '../oauth2-errors.js';
 import type { ClientLookup } from './client-lookup.js';
 import type { StoredClient } from './clients.repository.js';
-import { InvalidClientError, InvalidRequestError } from './oauth2-errors.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import { type ListParams, runListQuery } from '../../platform/list-query.js';
-import type { Database, OAuth2ClientTable } from '../../storage/tables.js';
+import { type ListParams, runListQuery } from '../../../platform/list-query.js';
+import type { Database, OAuth2ClientTable } from '../../../storage/tables.js';
 import type { ClientSettings, ClientType, GrantType, ResponseType } from './client-rules.js';
 
 export type ClientRow = Selectable<OAuth2ClientTable>;

@@ -4,12 +4,12 @@ import { createPublicKey } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { CryptoKey, JWTHeaderParameters, JWTPayload } from 'jose';
 import { decodeProtectedHeader, SignJWT } from 'jose';
+import type { SigningKeyMaterial } from '../keys/signing-keys.js';
+import { generateSigningKey, SigningKeyRing } from '../keys/signing-keys.js';
+import type { InvalidTokenReason } from '../oauth2-errors.js';
+import { InvalidTokenError } from '../oauth2-errors.js';
 import type { AccessTokenSubject } from './access-token.js';
 import { signAccessToken, verifyAccessToken } from './access-token.js';
-import type { InvalidTokenReason } from './oauth2-errors.js';
-import { InvalidTokenError } from './oauth2-errors.js';
-import type { SigningKeyMaterial } from './signing-keys.js';
-import { generateSigningKey, SigningKeyRing } from './signing-keys.js';
 
 const ISSUER = 'https://meridian.example.com';
 const AUDIENCE = 'https://meridian.example.com/api/v1';

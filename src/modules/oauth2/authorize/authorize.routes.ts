@@ -1,8 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../platform/errors.js';
-import { generateOpaqueToken, TOKEN_PREFIX, timingSafeEqualString } from '../../platform/opaque-token.js';
-import { csrfTokenFor, SESSION_COOKIE, setSessionCookie } from '../sessions/sessions.service.js';
+import { ApiError } from '../../../platform/errors.js';
+import { generateOpaqueToken, TOKEN_PREFIX, timingSafeEqualString } from '../../../platform/opaque-token.js';
+import { csrfTokenFor, SESSION_COOKIE, setSessionCookie } from '../../sessions/sessions.service.js';
+import { isUserActive } from '../grants/grant-context.js';
+import {
+  AccessDeniedError,
+  ConsentRequiredError,
+  LoginRequiredError,
+  type OAuth2Error,
+} from '../oauth2-errors.js';
+import type { OAuth2Services } from '../oauth2-services.js';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage, renderLoginPage } from './authorize-pages.js';
 import {
   type AuthorizationRequest,
@@ -10,14 +18,6 @@ import {
   checkAuthorizationRequest,
   redirectWith,
 } from './authorize-request.js';
-import { isUserActive } from './grants/grant-context.js';
-import {
-  AccessDeniedError,
-  ConsentRequiredError,
-  LoginRequiredError,
-  type OAuth2Error,
-} from './oauth2-errors.js';
-import type { OAuth2Services } from './oauth2-services.js';
 
 const LOGIN_CSRF_COOKIE = 'meridian_authz_csrf';
 const BASE = '/api/v1/oauth2/authorize';

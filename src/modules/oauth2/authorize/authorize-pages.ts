@@ -1,4 +1,4 @@
-import { KNOWN_SCOPES } from './checks/check-scope.js';
+import { KNOWN_SCOPES } from '../checks/check-scope.js';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(text: string): string {

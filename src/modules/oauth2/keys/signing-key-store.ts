@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../storage/tables.js';
+import type { Database } from '../../../storage/tables.js';
 import {
   decryptPrivateKey,
   encryptPrivateKey,

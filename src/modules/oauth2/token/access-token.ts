@@ -1,9 +1,9 @@
 import { type KeyObject, KeyObject as NodeKeyObject, randomUUID } from 'node:crypto';
 import type { CryptoKey, JWTPayload } from 'jose';
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { InvalidTokenError } from './oauth2-errors.js';
-import type { SigningKeyRing } from './signing-keys.js';
-import { createSigningThread } from './signing-thread.js';
+import type { SigningKeyRing } from '../keys/signing-keys.js';
+import { createSigningThread } from '../keys/signing-thread.js';
+import { InvalidTokenError } from '../oauth2-errors.js';
 
 /** Access tokens are ES256 only; no other algorithm is ever accepted for them. */
 export const ACCESS_TOKEN_ALGORITHM = 'ES256';

@@ -1,8 +1,8 @@
-import type { BearerVerifier, Principal } from '../../platform/access-control.js';
-import { type AccessTokenClaims, verifyAccessToken } from './access-token.js';
-import { InvalidTokenError } from './oauth2-errors.js';
+import type { BearerVerifier, Principal } from '../../../platform/access-control.js';
+import type { SigningKeyRing } from '../keys/signing-keys.js';
+import { InvalidTokenError } from '../oauth2-errors.js';
+import { type AccessTokenClaims, verifyAccessToken } from '../token/access-token.js';
 import type { RevocationList } from './revocation-list.js';
-import type { SigningKeyRing } from './signing-keys.js';
 
 interface CachedToken {
   claims: AccessTokenClaims;

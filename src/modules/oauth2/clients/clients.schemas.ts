@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { listQuerySchema, PaginationSchema } from '../../platform/list-query.js';
-import { Timestamp } from '../../platform/schemas.js';
+import { listQuerySchema, PaginationSchema } from '../../../platform/list-query.js';
+import { Timestamp } from '../../../platform/schemas.js';
 
 const ClientTypeSchema = Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
   description: 'Fixed at creation. Public clients have no secret and must use PKCE.',

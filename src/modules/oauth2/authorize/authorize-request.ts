@@ -1,16 +1,16 @@
-import type { PkceChallenge } from './checks/check-pkce.js';
-import { readPkceParameters } from './checks/check-pkce.js';
-import { resolveRedirectUri } from './checks/check-redirect-uri.js';
-import { parseScope, requireScopesWithin } from './checks/check-scope.js';
-import type { ClientLookup } from './client-lookup.js';
-import type { StoredClient } from './clients.repository.js';
+import type { PkceChallenge } from '../checks/check-pkce.js';
+import { readPkceParameters } from '../checks/check-pkce.js';
+import { resolveRedirectUri } from '../checks/check-redirect-uri.js';
+import { parseScope, requireScopesWithin } from '../checks/check-scope.js';
+import type { ClientLookup } from '../clients/client-lookup.js';
+import type { StoredClient } from '../clients/clients.repository.js';
 import {
   InvalidRequestError,
   isOAuth2Error,
   type OAuth2Error,
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
-} from './oauth2-errors.js';
+} from '../oauth2-errors.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1). */
 export interface AuthorizationRequest {

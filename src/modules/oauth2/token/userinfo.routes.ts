@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { isUserActive } from './grants/grant-context.js';
-import { InsufficientScopeError, InvalidTokenError } from './oauth2-errors.js';
-import type { OAuth2Services } from './oauth2-services.js';
+import { isUserActive } from '../grants/grant-context.js';
+import { InsufficientScopeError, InvalidTokenError } from '../oauth2-errors.js';
+import type { OAuth2Services } from '../oauth2-services.js';
 
 const tags = ['OAuth2 / OpenID Connect'];
 

@@ -4,7 +4,7 @@ import type {
   OAuth2AuthorizationCodeTable,
   OAuth2GrantTable,
   OAuth2RefreshTokenTable,
-} from '../../storage/tables.js';
+} from '../../../storage/tables.js';
 
 export type GrantRow = Selectable<OAuth2GrantTable>;
 export type CodeRow = Selectable<OAuth2AuthorizationCodeTable>;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import type { SigningKeyMaterial } from '../keys/signing-keys.js';
+import { generateSigningKey, SigningKeyRing } from '../keys/signing-keys.js';
 import { signAccessToken } from './access-token.js';
 import { computeAtHash, signIdToken } from './id-token.js';
-import type { SigningKeyMaterial } from './signing-keys.js';
-import { generateSigningKey, SigningKeyRing } from './signing-keys.js';
 
 const ISSUER = 'https://meridian.example.com';
 const CLIENT_ID = 'mrd_ci_webapp';

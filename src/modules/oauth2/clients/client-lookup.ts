@@ -1,4 +1,4 @@
-import type { InvalidationBus } from '../../platform/invalidation-bus.js';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ClientsRepository, StoredClient } from './clients.repository.js';
 
 /** Bus topic announcing that a client was edited, enabled, disabled or deleted; `id` is its client ID. */

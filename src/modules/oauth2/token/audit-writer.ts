@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
-import type { Storage } from '../../storage/database.js';
-import { SqliteThread, sqliteThreadSource } from '../../storage/sqlite-thread.js';
-import type { AuditLogTable } from '../../storage/tables.js';
+import type { Storage } from '../../../storage/database.js';
+import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
+import type { AuditLogTable } from '../../../storage/tables.js';
 
 /** Writes a batch of audit rows; resolves when they are committed. */
 export interface AuditWriter {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase, type TestDatabase, testDialects } from '../../../test/helpers/dialects.js';
-import { openStorage, type Storage } from '../../storage/database.js';
-import { migrateToLatest } from '../../storage/migrator.js';
-import { signAccessToken } from './access-token.js';
+import { createTestDatabase, type TestDatabase, testDialects } from '../../../../test/helpers/dialects.js';
+import { openStorage, type Storage } from '../../../storage/database.js';
+import { migrateToLatest } from '../../../storage/migrator.js';
+import { generateSigningKey, SigningKeyRing } from '../keys/signing-keys.js';
+import { signAccessToken } from '../token/access-token.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import { RevocationList } from './revocation-list.js';
-import { generateSigningKey, SigningKeyRing } from './signing-keys.js';
 
 const ISSUER = 'https://meridian.example.com';
 const AUDIENCE = 'https://meridian.example.com/api/v1';

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../platform/actor.js';
-import type { Clock } from '../../platform/clock.js';
-import { badRequest, notFound } from '../../platform/errors.js';
-import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { generateIdentifier, generateOpaqueToken, TOKEN_PREFIX } from '../../platform/opaque-token.js';
-import { isoTime } from '../../platform/schemas.js';
-import type { Database } from '../../storage/tables.js';
-import { recordAudit } from '../audit/audit.repository.js';
+import type { Actor } from '../../../platform/actor.js';
+import type { Clock } from '../../../platform/clock.js';
+import { badRequest, notFound } from '../../../platform/errors.js';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
+import { generateIdentifier, generateOpaqueToken, TOKEN_PREFIX } from '../../../platform/opaque-token.js';
+import { isoTime } from '../../../platform/schemas.js';
+import type { Database } from '../../../storage/tables.js';
+import { recordAudit } from '../../audit/audit.repository.js';
+import type { RevocationList } from '../introspection/revocation-list.js';
 import { CLIENT_CHANGED_TOPIC } from './client-lookup.js';
 import {
   type ClientSettings,
@@ -22,7 +23,6 @@ import {
   settingsColumns,
 } from './clients.repository.js';
 import type { Client, ListClientsQuery } from './clients.schemas.js';
-import type { RevocationList } from './revocation-list.js';
 
 /** The wire form of a client (never the secret hash). */
 export function toClient(client: StoredClient): Client {
