@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import mqtt from 'mqtt';
-import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
+import { formatRfc3339Micros } from '../../src/modules/uns/data/rfc3339.js';
 
 const BASE_US = Date.UTC(2026, 0, 1) * 1000;
 

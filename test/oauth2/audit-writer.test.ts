@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AuditWriter, createAuditWriter } from '../../src/modules/oauth2/audit-writer.js';
+import { type AuditWriter, createAuditWriter } from '../../src/modules/oauth2/token/audit-writer.js';
 import type { AuditLogTable } from '../../src/storage/tables.js';
 import { testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { KNOWN_SCOPES } from './checks/check-scope.js';
-import { GRANT_TYPES } from './client-rules.js';
+import { GRANT_TYPES } from './clients/client-rules.js';
 import type { OAuth2Services } from './oauth2-services.js';
 
 /** `/.well-known/openid-configuration` (OIDC Discovery 1.0, RFC 8414) and `/.well-known/jwks.json`. */

@@ -4,15 +4,15 @@ import type { Clock } from '../../platform/clock.js';
 import type { Database } from '../../storage/tables.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import type { TokensService } from '../tokens/tokens.service.js';
-import type { AccessTokenVerifier } from './access-token-verifier.js';
-import type { ClientLookup } from './client-lookup.js';
-import type { ClientsService } from './clients.service.js';
+import type { ClientLookup } from './clients/client-lookup.js';
+import type { ClientsService } from './clients/clients.service.js';
 import type { GrantDeps } from './grants/grant-context.js';
-import type { GrantsRepository } from './grants.repository.js';
+import type { GrantsRepository } from './grants/grants.repository.js';
+import type { AccessTokenVerifier } from './introspection/access-token-verifier.js';
+import type { TokenIntrospection } from './introspection/token-introspection.js';
+import type { SigningKeyRing } from './keys/signing-keys.js';
 import type { RequestRateLimiter } from './request-rate-limiter.js';
-import type { SigningKeyRing } from './signing-keys.js';
-import type { TokenIntrospection } from './token-introspection.js';
-import type { TokenIssuer } from './token-issuer.js';
+import type { TokenIssuer } from './token/token-issuer.js';
 
 /** Everything the OAuth2 routes use, built once by createOAuth2Module. */
 export interface OAuth2Services {

@@ -4,25 +4,25 @@ import type { AccessDirectory, BearerVerifier, SessionVerifier } from '../../pla
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
-import { BindingResolver } from './binding-resolver.js';
-import { brokerRoutes, unsSettingsRoutes } from './broker.routes.js';
-import { dataRoutes } from './data.routes.js';
+import { dataRoutes } from './data/data.routes.js';
+import { publishRoutes } from './data/publish.routes.js';
+import { PublishService } from './data/publish.service.js';
+import { createReceiptClock } from './data/receipt-clock.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
 import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
-import { LiveValues } from './live-values.js';
-import { liveValuesRoutes } from './live-values.routes.js';
+import { LiveValues } from './live/live-values.js';
+import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
-import { publishRoutes } from './publish.routes.js';
-import { PublishService } from './publish.service.js';
-import { createReceiptClock } from './receipt-clock.js';
-import { schemasRoutes } from './schemas.routes.js';
-import { SchemasService } from './schemas.service.js';
-import { topicsRoutes } from './topics.routes.js';
-import { TopicsService } from './topics.service.js';
-import { UnsSettingsService } from './uns-settings.service.js';
+import { BindingResolver } from './schemas/binding-resolver.js';
+import { schemasRoutes } from './schemas/schemas.routes.js';
+import { SchemasService } from './schemas/schemas.service.js';
+import { brokerRoutes, unsSettingsRoutes } from './settings/broker.routes.js';
+import { UnsSettingsService } from './settings/uns-settings.service.js';
+import { topicsRoutes } from './topics/topics.routes.js';
+import { TopicsService } from './topics/topics.service.js';
 
 /** The unified namespace of one app instance: its services, its broker and its historian. */
 export interface UnsRuntime {

@@ -1,7 +1,7 @@
 import { hashOpaqueToken, isWellFormedOpaqueToken, TOKEN_PREFIX } from '../../../platform/opaque-token.js';
 import { checkCodeVerifier } from '../checks/check-pkce.js';
 import { InvalidGrantError, InvalidRequestError, UnauthorizedClientError } from '../oauth2-errors.js';
-import type { TokenResponse } from '../token-issuer.js';
+import type { TokenResponse } from '../token/token-issuer.js';
 import { type GrantContext, isUserActive, revokeGrant } from './grant-context.js';
 
 /** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6) and code replay detection (RFC 6749 §4.1.2, RFC 9700 §4.5). */

@@ -1,6 +1,6 @@
 import { parseScope, requireScopesWithin } from '../checks/check-scope.js';
 import { InvalidGrantError, UnauthorizedClientError } from '../oauth2-errors.js';
-import type { TokenResponse } from '../token-issuer.js';
+import type { TokenResponse } from '../token/token-issuer.js';
 import { type GrantContext, isUserActive } from './grant-context.js';
 
 /**

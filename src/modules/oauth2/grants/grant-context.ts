@@ -2,11 +2,11 @@ import type { Kysely } from 'kysely';
 import type { AccessDirectory } from '../../../platform/access-control.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
-import type { FormParams } from '../client-authentication.js';
-import type { StoredClient } from '../clients.repository.js';
-import type { GrantsRepository } from '../grants.repository.js';
-import type { RevocationList } from '../revocation-list.js';
-import type { TokenIssuer } from '../token-issuer.js';
+import type { FormParams } from '../clients/client-authentication.js';
+import type { StoredClient } from '../clients/clients.repository.js';
+import type { RevocationList } from '../introspection/revocation-list.js';
+import type { TokenIssuer } from '../token/token-issuer.js';
+import type { GrantsRepository } from './grants.repository.js';
 
 /** What every grant handler needs: the authenticated client, the form, and the services. */
 export interface GrantContext {

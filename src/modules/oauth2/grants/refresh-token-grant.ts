@@ -6,7 +6,7 @@ import {
   InvalidScopeError,
   UnauthorizedClientError,
 } from '../oauth2-errors.js';
-import type { TokenResponse } from '../token-issuer.js';
+import type { TokenResponse } from '../token/token-issuer.js';
 import { type GrantContext, isUserActive, revokeGrant } from './grant-context.js';
 
 /**

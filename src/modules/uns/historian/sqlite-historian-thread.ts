@@ -1,5 +1,5 @@
 import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
-import { depthOf, nameOf, parentOf } from '../topic-path.js';
+import { depthOf, nameOf, parentOf } from '../topics/topic-path.js';
 import { HISTORIAN_SCHEMA, STAGED_VALUES } from './historian-layout.js';
 import type { CommitJob, HistorianWrites } from './historian-writer.js';
 import { TopicIdCache } from './topic-id-cache.js';

@@ -7,12 +7,12 @@ import mqtt from 'mqtt';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
 import { STANDING_TOPICS } from '../../users/access-directory.js';
-import type { LiveValue } from '../live-values.js';
-import { parseMqttPayload } from '../mqtt-payload.js';
-import type { PublishService } from '../publish.service.js';
+import type { PublishService } from '../data/publish.service.js';
+import type { LiveValue } from '../live/live-values.js';
 import { type BrokerBackend, type BrokerStatus, envelopeOf } from './broker-types.js';
 import { createLiveChannel } from './live-channel.js';
 import type { MessageRates } from './message-rates.js';
+import { parseMqttPayload } from './mqtt-payload.js';
 
 export interface BridgeDeps {
   url: string;

@@ -3,20 +3,24 @@ import './quiet-debug.js';
 import { createServer, type Server } from 'node:net';
 import type { Writable } from 'node:stream';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
-import aedesPacket from 'aedes-packet';
 import type { FastifyBaseLogger } from 'fastify';
-import mqemitter from 'mqemitter';
+import type { PublishService } from '../data/publish.service.js';
+import type { PublishRecord } from '../data/publish-record.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
-import { parseMqttPayload } from '../mqtt-payload.js';
-import type { PublishService } from '../publish.service.js';
-import type { PublishRecord } from '../publish-record.js';
-import type { TopicPath } from '../topic-path.js';
+import type { TopicPath } from '../topics/topic-path.js';
+import {
+  type AedesPublish,
+  createAedesEmitter,
+  emitToSubscriptions,
+  replaceAedesPublish,
+} from './aedes-internals.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
+import { parseMqttPayload } from './mqtt-payload.js';
 import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { TurnCommits } from './turn-commits.js';
@@ -72,18 +76,6 @@ interface Qos0Publish {
 
 type AuthorizeCallback = (error?: Error | null) => void;
 
-/** aedes' packet of a publish on its way to the subscribers (its type declarations leave out the constructor). */
-const BrokerPacket = aedesPacket as unknown as new (
-  packet: PublishPacket,
-  broker: Aedes,
-) => PublishPacket & { clientId?: string };
-
-/** How many deliveries aedes' emitter runs at once: aedes' default. */
-const EMITTER_CONCURRENCY = 100;
-
-/** aedes' publish as it runs (its type declarations leave out the publishing client). */
-type AedesPublish = (packet: PublishPacket, client: Client | null, done: (error?: Error) => void) => void;
-
 function authError(message: string, returnCode: number): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
 }
@@ -116,7 +108,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   let publishNow: AedesPublish = () => {};
   // aedes' emitter of publishes to subscriptions, made as aedes makes it by default and handed to it,
   // so that committed values can be given to it directly.
-  const emitter = mqemitter({ concurrency: EMITTER_CONCURRENCY, matchEmptyLevels: true });
+  const emitter = createAedesEmitter();
   /**
    * Relays a committed value that is not retained as aedes' publish does (its packet, numbered by the
    * broker, with the publisher's id for MQTT 5's no-local, to the emitter), without the series of steps
@@ -125,11 +117,8 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
    * QoS 0 message went from 9.2-11.1 µs to 7.6-8.0 µs, three alternating runs. A retained value takes
    * aedes' publish, which stores it.
    */
-  const emitCommitted = (packet: PublishPacket, client: Client, done: () => void) => {
-    const forwarded = new BrokerPacket(packet, broker);
-    forwarded.clientId = client.id;
-    emitter.emit(forwarded as unknown as mqemitter.Message, done);
-  };
+  const emitCommitted = (packet: PublishPacket, client: Client, done: () => void) =>
+    emitToSubscriptions(emitter, broker, packet, client.id, done);
   const relay = new CommittedRelay<Qos0Publish>((item, done) => {
     if (stopped) done();
     else if (item.packet.retain) publishNow(item.packet, item.client, done);
@@ -282,14 +271,12 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // answer: skipped for the QoS 0 publish being answered, which is relayed once committed (the original
   // runs for it then, with the same packet and client). A mark per packet in a WeakSet cost an
   // ephemeron table insert and delete a message.
-  const aedesPublish = broker.publish.bind(broker) as unknown as AedesPublish;
-  publishNow = aedesPublish;
-  (broker as unknown as { publish: AedesPublish }).publish = (packet, client, done) => {
+  publishNow = replaceAedesPublish(broker, (aedesPublish) => (packet, client, done) => {
     if (packet === answering) {
       answering = null;
       done();
     } else aedesPublish(packet, client, done);
-  };
+  });
 
   const server: Server = createServer((socket) => {
     broker.handle(socket);

@@ -1,0 +1,114 @@
+import type { Kysely, Selectable } from 'kysely';
+import { type ListParams, runListQuery } from '../../../platform/list-query.js';
+import type { Database, OAuth2ClientTable } from '../../../storage/tables.js';
+import type { ClientSettings, ClientType, GrantType, ResponseType } from './client-rules.js';
+
+export type ClientRow = Selectable<OAuth2ClientTable>;
+export type ClientStatusFilter = 'all' | 'active' | 'disabled';
+
+/** A client row with its JSON columns parsed. */
+export interface StoredClient extends ClientSettings {
+  id: string;
+  clientId: string;
+  secretHash: string | null;
+  status: 'active' | 'disabled';
+  createdAt: number;
+  createdBy: string | null;
+  updatedAt: number;
+  updatedBy: string | null;
+}
+
+/** Parses a client row. */
+export function toStoredClient(row: ClientRow): StoredClient {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    secretHash: row.secret_hash,
+    name: row.name,
+    description: row.description,
+    clientType: row.client_type as ClientType,
+    grantTypes: JSON.parse(row.grant_types) as GrantType[],
+    responseTypes: JSON.parse(row.response_types) as ResponseType[],
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    allowedScopes: JSON.parse(row.allowed_scopes) as string[],
+    actingUserId: row.acting_user_id,
+    status: row.status,
+    createdAt: row.created_at,
+    createdBy: row.created_by,
+    updatedAt: row.updated_at,
+    updatedBy: row.updated_by,
+  };
+}
+
+/** The settings columns of a client, serialised. */
+export function settingsColumns(settings: ClientSettings) {
+  return {
+    name: settings.name,
+    description: settings.description,
+    client_type: settings.clientType,
+    grant_types: JSON.stringify(settings.grantTypes),
+    response_types: JSON.stringify(settings.responseTypes),
+    redirect_uris: JSON.stringify(settings.redirectUris),
+    allowed_scopes: JSON.stringify(settings.allowedScopes),
+    acting_user_id: settings.actingUserId,
+  };
+}
+
+/** Kysely queries over `oauth2_clients`. */
+export class ClientsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async findById(id: string): Promise<StoredClient | undefined> {
+    const row = await this.db
+      .selectFrom('oauth2_clients')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toStoredClient(row);
+  }
+
+  async findByClientId(clientId: string): Promise<StoredClient | undefined> {
+    const row = await this.db
+      .selectFrom('oauth2_clients')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row && toStoredClient(row);
+  }
+
+  async insert(row: ClientRow): Promise<void> {
+    await this.db.insertInto('oauth2_clients').values(row).execute();
+  }
+
+  async update(id: string, patch: Partial<ClientRow>): Promise<void> {
+    await this.db.updateTable('oauth2_clients').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('oauth2_clients').where('id', '=', id).execute();
+  }
+
+  async userExists(userId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('users')
+      .select('id')
+      .where('id', '=', userId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Lists clients with the status filter, search over name, client ID and description, sort and paging. */
+  async list(status: ClientStatusFilter | undefined, params: ListParams) {
+    let query = this.db.selectFrom('oauth2_clients').selectAll();
+    if (status && status !== 'all') query = query.where('status', '=', status);
+    const { rows, pagination } = await runListQuery(query, params, {
+      searchColumns: ['name', 'client_id', 'description'],
+      sortColumns: { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' },
+      defaultSort: 'createdAt',
+      defaultOrder: 'desc',
+      tieBreaker: 'id',
+    });
+    return { rows: rows.map(toStoredClient), pagination };
+  }
+}

@@ -1,0 +1,139 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../../storage/tables.js';
+
+export interface RangeQuery {
+  topicId: number;
+  fromUs: number;
+  toUs: number;
+  order: 'asc' | 'desc';
+  limit: number;
+  /** Exclusive keyset bound: the last timestamp of the previous page. */
+  afterUs: number | null;
+}
+
+export interface BucketRow {
+  bucketStartUs: number;
+  count: number;
+  avg: number;
+  min: number;
+  max: number;
+  first: number;
+  last: number;
+}
+
+/** Historian reads: ranges, buckets and latest values. Plain rows; nothing HTTP. */
+export class DataRepository {
+  /** `settle` resolves once every committed value can be read (HistorianWrites.settle). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly settle: () => Promise<void> = async () => {},
+  ) {}
+
+  /** One page of a topic's values in declared-time order, `limit + 1` rows to tell whether more follow. */
+  async range(query: RangeQuery) {
+    await this.settle();
+    let q = this.db
+      .selectFrom('uns_values')
+      .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
+      .where('topic_id', '=', query.topicId)
+      .where('ts_us', '>=', query.fromUs)
+      .where('ts_us', '<', query.toUs);
+    if (query.afterUs !== null) q = q.where('ts_us', query.order === 'asc' ? '>' : '<', query.afterUs);
+    return q
+      .orderBy('ts_us', query.order)
+      .limit(query.limit + 1)
+      .execute();
+  }
+
+  /**
+   * Numeric values of a topic aggregated into buckets of `widthUs` from `fromUs`: count, avg, min, max
+   * and the first and last value by declared time. Only non-empty buckets are returned. The first and
+   * last values are looked up by primary key at each bucket's earliest and latest timestamp, which
+   * reads alike on both dialects.
+   */
+  async buckets(topicId: number, fromUs: number, toUs: number, widthUs: number): Promise<BucketRow[]> {
+    await this.settle();
+    const { rows } = await sql<{
+      bucket: number;
+      cnt: number;
+      avg_v: number;
+      min_v: number;
+      max_v: number;
+      first_v: number;
+      last_v: number;
+    }>`
+      with b as (
+        select cast((ts_us - ${fromUs}) / ${widthUs} as bigint) as bucket, count(*) as cnt, avg(value_num) as avg_v,
+          min(value_num) as min_v, max(value_num) as max_v, min(ts_us) as first_ts, max(ts_us) as last_ts
+        from uns_values
+        where topic_id = ${topicId} and ts_us >= ${fromUs} and ts_us < ${toUs} and value_num is not null
+        group by 1
+      )
+      select b.bucket, b.cnt, b.avg_v, b.min_v, b.max_v, f.value_num as first_v, l.value_num as last_v
+      from b
+      join uns_values f on f.topic_id = ${topicId} and f.ts_us = b.first_ts
+      join uns_values l on l.topic_id = ${topicId} and l.ts_us = b.last_ts
+      order by b.bucket`.execute(this.db);
+    return rows.map((row) => ({
+      bucketStartUs: fromUs + Number(row.bucket) * widthUs,
+      count: Number(row.cnt),
+      avg: Number(row.avg_v),
+      min: Number(row.min_v),
+      max: Number(row.max_v),
+      first: Number(row.first_v),
+      last: Number(row.last_v),
+    }));
+  }
+
+  /** Latest values of the organization's topics with paths in [from, to) (or equal to `exact`), after `afterPath`. */
+  latestInRange(
+    organizationId: string,
+    bounds: { exact: string | null; from: string; to: string },
+    afterPath: string | null,
+    limit: number,
+  ) {
+    let q = this.db
+      .selectFrom('uns_topics as t')
+      .innerJoin('uns_latest as l', 'l.topic_id', 't.id')
+      .select(['t.path', 'l.ts_us', 'l.value_json', 'l.quality', 'l.source', 'l.received_us'])
+      .where('t.organization_id', '=', organizationId)
+      .where((eb) =>
+        eb.or([
+          ...(bounds.exact ? [eb('t.path', '=', bounds.exact)] : []),
+          eb.and([eb('t.path', '>=', bounds.from), eb('t.path', '<', bounds.to)]),
+        ]),
+      );
+    if (afterPath !== null) q = q.where('t.path', '>', afterPath);
+    return q.orderBy('t.path').limit(limit).execute();
+  }
+
+  /** The latest value row of one topic, if it has one. */
+  latestOf(topicId: number) {
+    return this.db
+      .selectFrom('uns_latest')
+      .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
+      .where('topic_id', '=', topicId)
+      .executeTakeFirst();
+  }
+
+  /** Violations recorded for a topic, newest first, keyset on (received time, id). */
+  violations(topicId: number, after: { receivedUs: number; id: string } | null, limit: number) {
+    let q = this.db
+      .selectFrom('uns_violations')
+      .select(['id', 'ts_us', 'kind', 'message', 'received_us'])
+      .where('topic_id', '=', topicId);
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('received_us', '<', after.receivedUs),
+          eb.and([eb('received_us', '=', after.receivedUs), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
+    return q
+      .orderBy('received_us', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+  }
+}
