@@ -290,6 +290,16 @@ export const CONFIG_KEYS = {
     description:
       'How often an open live value stream checks again that its credential is valid and still grants uns:read (user, role and organization changes are also applied at once).',
   },
+  mqttSessionRecheck: {
+    env: 'MERIDIAN_MQTT_SESSION_RECHECK',
+    kind: 'integer',
+    default: 2,
+    unit: 'seconds',
+    min: 1,
+    max: 300,
+    description:
+      'How often an open MQTT connection of the embedded broker checks again that its credential is valid (revocation, expiry); user, role, membership and organization changes are applied at once. A connection whose access is gone is closed.',
+  },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',
     kind: 'integer',

@@ -99,7 +99,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const bindings = new BindingResolver(db, config.topicPrefix, bus);
   // Receipt times stand for omitted timestamps: strictly increasing, so none replaces another (receipt-clock.ts).
   const now = createReceiptClock(() => clock.now());
-  const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log);
+  const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log, () =>
+    clock.now(),
+  );
   let publisher: PublishService | null = null;
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
@@ -110,6 +112,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     db,
     bus,
     authenticate: authenticateToken,
+    sessionRecheckMs: config.mqttSessionRecheck * 1000,
+    clockNow: () => clock.now(),
     publisher: () => publisher!,
     log: app.log,
     onModeChange: (mode) => {
