@@ -187,6 +187,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       intervalMs: config.unsStreamRecheck * 1000,
     },
     maxStreams: config.unsStreamMax,
+    maxStreamsPerCredential: config.unsStreamMaxPerCredential,
+    maxStreamsPerOrganization: config.unsStreamMaxPerOrganization,
     heartbeatMs: config.unsStreamHeartbeat * 1000,
   });
   await app.register(schemasRoutes, { prefix: '/api/v1/uns/topics', schemas, topics });
