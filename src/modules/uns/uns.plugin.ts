@@ -4,6 +4,7 @@ import type { AccessDirectory, BearerVerifier, SessionVerifier } from '../../pla
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
+import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
 import { dataRoutes } from './data/data.routes.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
@@ -131,7 +132,16 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     fanout: () => broker,
     onCommitted: (job) => live.committed(job),
   });
-  const settings = new UnsSettingsService({ db, config, storage, layout, broker, bus, log: app.log });
+  const settings = new UnsSettingsService({
+    db,
+    config,
+    storage,
+    layout,
+    broker,
+    bus,
+    log: app.log,
+    keyEncryptionKey: resolveKeyEncryptionKey(config),
+  });
   await settings.load();
   const topics = new TopicsService({ db, writer, bindings, bus, clock, prefix: config.topicPrefix });
   const schemas = new SchemasService({ db, bus, clock, prefix: config.topicPrefix });
