@@ -270,6 +270,24 @@ export const CONFIG_KEYS = {
     description:
       'Live value streams (GET /api/v1/uns/data/stream) one process serves at once; beyond it a new stream is answered 503 with Retry-After.',
   },
+  unsStreamMaxPerCredential: {
+    env: 'MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL',
+    kind: 'integer',
+    default: 20,
+    min: 1,
+    max: 100000,
+    description:
+      'Live value streams one credential (token, PAT or console session) may hold open on one process; beyond it a new stream is answered 429 with Retry-After.',
+  },
+  unsStreamMaxPerOrganization: {
+    env: 'MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION',
+    kind: 'integer',
+    default: 200,
+    min: 1,
+    max: 100000,
+    description:
+      'Live value streams one organization may hold open on one process; beyond it a new stream is answered 429 with Retry-After.',
+  },
   unsStreamHeartbeat: {
     env: 'MERIDIAN_UNS_STREAM_HEARTBEAT',
     kind: 'integer',
@@ -289,6 +307,16 @@ export const CONFIG_KEYS = {
     max: 300,
     description:
       'How often an open live value stream checks again that its credential is valid and still grants uns:read (user, role and organization changes are also applied at once).',
+  },
+  mqttSessionRecheck: {
+    env: 'MERIDIAN_MQTT_SESSION_RECHECK',
+    kind: 'integer',
+    default: 2,
+    unit: 'seconds',
+    min: 1,
+    max: 300,
+    description:
+      'How often an open MQTT connection of the embedded broker checks again that its credential is valid (revocation, expiry); user, role, membership and organization changes are applied at once. A connection whose access is gone is closed.',
   },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',

@@ -239,7 +239,10 @@ export interface UnsSettingsTable {
   retention_days: number | null;
   broker_mode: string | null;
   mqtt_port: number | null;
+  /** The URL without its password (which is in mqtt_password_encrypted). */
   mqtt_url: string | null;
+  /** The external broker's password, sealed with the key-encryption key (platform/secret-box.ts). */
+  mqtt_password_encrypted: string | null;
   updated_at: number;
   updated_by: string | null;
 }

@@ -4406,6 +4406,15 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
+                /** @description The credential already holds MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL streams, or the organization MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION, on this process; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
                 /** @description Internal error; the body carries the request id. */
                 500: {
                     headers: {
