@@ -247,6 +247,36 @@ for (const dialect of testDialects()) {
         assert.equal(other.status, 200, 'another client is not affected');
       });
 
+      it('counts a public client per client and address: one address cannot lock out its other users', async () => {
+        const app = await registerClient(server, {
+          clientType: 'public',
+          grantTypes: ['authorization_code', 'refresh_token'],
+        });
+        const refresh = (from: string) =>
+          requestFrom(from, `${server.url}/api/v1/oauth2/token`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({
+              grant_type: 'refresh_token',
+              client_id: app.clientId,
+              refresh_token: `mrd_rt_${randomBytes(16).toString('hex')}`,
+            }).toString(),
+          });
+        const attacker = '127.0.0.36';
+        const answers = await flood(
+          server,
+          Array.from({ length: 40 }, () => () => refresh(attacker)),
+        );
+        assert.deepEqual(statusesByAddress(answers), {
+          [attacker]: { 400: TOKEN_LIMIT_PER_CLIENT, 429: 40 - TOKEN_LIMIT_PER_CLIENT },
+        });
+        for (const answer of answers.filter((a) => a.status === 429))
+          assertRateLimited(answer, ['error', 'error_description']);
+        const user = await refresh('127.0.0.37');
+        assert.equal(user.status, 400, 'a user of the client elsewhere is answered, not rate limited');
+        assert.equal(user.body.error, 'invalid_grant');
+      });
+
       it('evaluates at most MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS requests from an address that names a new client each time', async () => {
         const sprayer = '127.0.0.35';
         const answers = await flood(
