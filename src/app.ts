@@ -24,6 +24,7 @@ import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
 import { loggingOptions } from './platform/request-logging.js';
 import { ErrorBody, UnauthorizedBody } from './platform/schemas.js';
+import { fastifyTrustProxy } from './platform/trust-proxy.js';
 import { validatorCompiler } from './platform/validation.js';
 import type { Storage } from './storage/database.js';
 
@@ -49,7 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...loggingOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     // Shutdown answers 503 in the documented shape (the onRequest hook below), not Fastify's own body.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
