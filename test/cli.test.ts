@@ -181,7 +181,10 @@ for (const dialect of testDialects()) {
           .split('\n')
           .filter((l) => l.includes('MERIDIAN_ADMIN_PASSWORD was ignored'));
         assert.equal(ignored.length, 1);
-        assert.match(ignored[0] ?? '', /npx meridian admin reset-password --email admin@localhost/);
+        assert.match(
+          ignored[0] ?? '',
+          /npm run meridian -- admin reset-password --email admin@localhost --password/,
+        );
         const signIn = (pw: string) =>
           fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
             method: 'POST',

@@ -115,7 +115,7 @@ async function bootstrap(
 export function adminPasswordIgnored(email: string): string {
   return (
     'MERIDIAN_ADMIN_PASSWORD was ignored: it applies only to the first start on an empty database, and this ' +
-    `database already has its administrator; to set a password run: npx meridian admin reset-password --email ${email}`
+    `database already has its administrator; to set its password run: npm run meridian -- admin reset-password --email ${email} --password '<new password>'`
   );
 }
 
