@@ -178,8 +178,8 @@ for (const dialect of testDialects()) {
         const commands = step.commands
           .replace(/\b8080\b/g, String(ports.http))
           .replace(/\b1884\b/g, String(ports.mqtt));
-        const { printed, status } = await shell.run(commands);
-        const context = () =>
+        const { printed, status }: { printed: string; status: number } = await shell.run(commands);
+        const context = (): string =>
           `commands:\n${commands}\nprinted:\n${printed}\nmeridian.log:\n${safeRead(join(clone, 'meridian.log'))}`;
         assert.equal(status, 0, `the step ends with status 0\n${context()}`);
         const lines = printed.split('\n').map((l) => l.trim());
