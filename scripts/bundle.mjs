@@ -21,7 +21,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  outfile: 'dist/bundle/meridian.mjs',
+  // Another place for a test's own copy (test/readme-walkthrough.test.ts); default what bin/meridian.js runs.
+  outfile: process.argv[2] ?? 'dist/bundle/meridian.mjs',
   external: [
     'better-sqlite3',
     '@node-rs/argon2',

@@ -133,6 +133,73 @@ for (const dialect of testDialects()) {
       }
     });
 
+    it('a start that fails on a taken port writes nothing: the next start is the first and prints the password', async () => {
+      const fresh = await createTestDatabase(dialect);
+      const blocker = createServer().listen(0, '127.0.0.1');
+      await new Promise((resolve) => blocker.once('listening', resolve));
+      const address = blocker.address();
+      const taken = typeof address === 'object' && address ? address.port : 0;
+      const freshEnv = { ...env, MERIDIAN_DATA_DIR: fresh.dataDir, DATABASE_URL: fresh.databaseUrl };
+      try {
+        const mqttTaken = runMeridian(['serve'], {
+          ...freshEnv,
+          MERIDIAN_HTTP_PORT: String(await freePort()),
+          MERIDIAN_MQTT_PORT: String(taken),
+        });
+        assert.equal(await mqttTaken.exited, 1);
+        assert.match(
+          mqttTaken.output(),
+          new RegExp(`MQTT port ${taken} is taken: choose another with MERIDIAN_MQTT_PORT`),
+        );
+        assert.doesNotMatch(mqttTaken.output(), /password:/);
+        const httpTaken = runMeridian(['serve'], { ...freshEnv, MERIDIAN_HTTP_PORT: String(taken) });
+        assert.equal(await httpTaken.exited, 1);
+        assert.match(httpTaken.output(), new RegExp(`HTTP port ${taken} is taken`));
+        assert.doesNotMatch(httpTaken.output(), /password:/);
+      } finally {
+        blocker.close();
+      }
+      try {
+        const port = await freePort();
+        const ports = { MERIDIAN_HTTP_PORT: String(port), MERIDIAN_MQTT_PORT: String(await freePort()) };
+        const first = runMeridian(['serve'], { ...freshEnv, ...ports });
+        await first.waitFor(/Meridian ready in \d+ ms/);
+        const password = /password:\s+(\S+)/.exec(first.output())?.[1];
+        assert.ok(password && password.length >= 20, 'the generated password is printed');
+        first.child.kill('SIGTERM');
+        assert.equal(await first.exited, 0);
+
+        // The variable applies to an empty database only: a later start says so, once, and how to reset.
+        const later = runMeridian(['serve'], {
+          ...freshEnv,
+          ...ports,
+          MERIDIAN_ADMIN_PASSWORD: 'correct-horse-battery',
+        });
+        await later.waitFor(/Meridian ready in \d+ ms/);
+        const ignored = later
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('MERIDIAN_ADMIN_PASSWORD was ignored'));
+        assert.equal(ignored.length, 1);
+        assert.match(
+          ignored[0] ?? '',
+          /npm run meridian -- admin reset-password --email admin@localhost --password/,
+        );
+        const signIn = (pw: string) =>
+          fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email: 'admin@localhost', password: pw }),
+          });
+        assert.equal((await signIn('correct-horse-battery')).status, 401);
+        assert.equal((await signIn(password)).status, 200);
+        later.child.kill('SIGTERM');
+        assert.equal(await later.exited, 0);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
     it('admin create makes a System Administrator who can sign in', async () => {
       const created = runMeridian(
         ['admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-123'],
@@ -174,6 +241,8 @@ describe('the meridian command without a database', () => {
     ]) {
       assert.match(run.output(), new RegExp(key));
     }
+    assert.match(run.output(), /MERIDIAN_ACCESS_TOKEN_TTL\s+3600 seconds .* Range: 60 to 86400\./);
+    assert.match(run.output(), /MERIDIAN_CONFIG_FILE\s+\(unset\)\s+A JSON file/);
   });
 
   it('refuses an unknown command with exit code 2', async () => {

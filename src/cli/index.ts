@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CONFIG_KEYS } from '../config/config.schema.js';
+import { CONFIG_KEYS, type ConfigKeyDescriptor } from '../config/config.schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { createAdministrator, generatePassword } from '../modules/bootstrap/bootstrap.service.js';
 import { hashPassword } from '../modules/users/passwords.js';
@@ -39,11 +39,7 @@ async function main(argv: string[]): Promise<number> {
       }
       return rotateSigningKeys(loadConfig());
     case 'config':
-      for (const d of Object.values(CONFIG_KEYS)) {
-        const unit = 'unit' in d ? ` ${d.unit}` : '';
-        const def = 'default' in d ? `${d.default}${unit}` : '(unset)';
-        console.log(`${d.env.padEnd(30)} ${def.padEnd(18)} ${d.description}`);
-      }
+      console.log(configListing().join('\n'));
       return 0;
     case undefined:
     case 'help':
@@ -55,6 +51,23 @@ async function main(argv: string[]): Promise<number> {
       console.error(`meridian: unknown command "${command}"\n\n${USAGE}`);
       return 2;
   }
+}
+
+/** `meridian config`: every key with its default, its range where it has one, and the optional file. */
+function configListing(): string[] {
+  const lines = Object.values(CONFIG_KEYS).map((d: ConfigKeyDescriptor) => {
+    const unit = d.unit ? ` ${d.unit}` : '';
+    const def = d.default !== undefined ? `${d.default}${unit}` : '(unset)';
+    const range =
+      d.kind === 'integer' && d.min !== undefined && d.max !== undefined
+        ? ` Range: ${d.min} to ${d.max}.`
+        : '';
+    return `${d.env.padEnd(30)} ${def.padEnd(18)} ${d.description}${range}`;
+  });
+  lines.push(
+    `${'MERIDIAN_CONFIG_FILE'.padEnd(30)} ${'(unset)'.padEnd(18)} A JSON file of these keys (environment variable names); the environment wins.`,
+  );
+  return lines;
 }
 
 async function serve(): Promise<number> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
+import { createTestDatabase, type TestDatabase, testDialects } from '../../test/helpers/dialects.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import {
   createLocalInvalidationBus,
@@ -32,7 +32,7 @@ describe('local invalidation bus', () => {
   });
 });
 
-describe('PostgreSQL invalidation bus [postgres]', () => {
+describe('PostgreSQL invalidation bus [postgres]', { skip: !testDialects().includes('postgres') }, () => {
   let database: TestDatabase;
   let storage: Storage;
   let a: InvalidationBus;

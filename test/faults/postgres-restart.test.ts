@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { testDialects } from '../helpers/dialects.js';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-postgres.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -7,7 +8,14 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  * PostgreSQL restarted under write load: while it is down, requests fail with 503 in the documented
  * shape (never 500); nothing answered 2xx is lost; service resumes by itself.
  */
-describe('PostgreSQL restart under load [postgres]', () => {
+/** Runs the machine's PostgreSQL binaries as the postgres user: needs root (CI runs as root). */
+const skip = !testDialects().includes('postgres')
+  ? 'PostgreSQL is not among MERIDIAN_TEST_DIALECTS'
+  : process.getuid?.() !== 0 && !process.env.CI
+    ? 'needs root to run a private PostgreSQL as the postgres user'
+    : false;
+
+describe('PostgreSQL restart under load [postgres]', { skip }, () => {
   let postgres: PrivatePostgres;
   let server: TestServer;
 

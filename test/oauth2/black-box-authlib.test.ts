@@ -25,7 +25,7 @@ for (const dialect of testDialects()) {
     after(() => server?.close());
 
     it('runs discovery, code + PKCE, refresh, client credentials, introspection, revocation and userinfo', async () => {
-      const { stdout } = await promisify(execFile)('/usr/bin/python3', [
+      const { stdout } = await promisify(execFile)(process.env.MERIDIAN_TEST_PYTHON ?? '/usr/bin/python3', [
         SCRIPT,
         server.url,
         client.clientId,

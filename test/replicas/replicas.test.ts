@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
+import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startPrivateMosquitto } from '../helpers/private-mosquitto.js';
 import {
@@ -14,7 +15,9 @@ import {
  * Two replicas on one PostgreSQL and the external Mosquitto. Changes made on one take effect on the
  * other within one second (DESIGN "Runtime shape"; README "Scaling out" says how: LISTEN/NOTIFY).
  */
-describe('replicas on PostgreSQL and an external broker [postgres]', () => {
+describe('replicas on PostgreSQL and an external broker [postgres]', {
+  skip: !testDialects().includes('postgres'),
+}, () => {
   let cluster: ReplicaCluster;
   let a: TestClient;
   let b: TestClient;

@@ -76,6 +76,10 @@ const sessionOf = (client: Client | null): MqttSession | undefined =>
 /** A single publish whose committed value the broker relays itself (no fan-out by the service). */
 const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
 
+/** What a start says when the embedded broker's port belongs to another process. */
+export const mqttPortTaken = (port: number) =>
+  `MQTT port ${port} is taken: choose another with MERIDIAN_MQTT_PORT (0 disables the embedded broker)`;
+
 /**
  * QoS 0 values received and not yet relayed (awaiting their commit or their turn) beyond which the
  * broker stops reading from the clients publishing them until their values are committed.
@@ -359,9 +363,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   } catch (error) {
     await new Promise<void>((resolve) => broker.close(() => resolve()));
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(
-        `MQTT port ${deps.port} is taken: choose another with MERIDIAN_MQTT_PORT (0 disables the embedded broker)`,
-      );
+      throw new Error(mqttPortTaken(deps.port));
     }
     throw error;
   }
