@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import { isControlCode } from '../topics/topic-text.js';
 import { describeJsonType, inputError, isPlainObject, quoteInput, UnsInputError } from '../uns-errors.js';
 
@@ -38,11 +39,12 @@ const JSON_SCHEMA_TYPES = [...PUBLISHABLE_TYPES, 'array', 'null'];
 
 /**
  * Compiles a JSON Schema with a fresh Ajv instance (strict: false, allErrors: true, formats from
- * ajv-formats). A fresh instance keeps two schemas with the same `$id` apart and lets the compiled code
+ * ajv-formats, patterns by RE2). A fresh instance keeps two schemas with the same `$id` apart and lets the compiled code
  * be garbage-collected with its schema version. Throws Ajv's error when the schema is invalid.
  */
 export function compileJsonSchema(jsonSchema: Record<string, unknown>): ValidateFunction {
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
+  // Patterns are user-written (a schema's own, or a model field's): matched by RE2 in linear time.
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false, code: { regExp: safeRegExpEngine } });
   addFormats.default(ajv);
   return ajv.compile(jsonSchema);
 }
