@@ -35,7 +35,9 @@ export function compileSafeRegExp(pattern: string, flags = ''): SafeRegExp {
   } catch (error) {
     throw new UnsafePatternError(pattern, (error as Error).message);
   }
-  const compiled: SafeRegExp = { test: (input: string) => re.test(input) };
+  // Ajv keys compiled patterns by `toString()`: without a distinct one, every pattern of an Ajv instance
+  // would be matched by the first one it compiled.
+  const compiled: SafeRegExp = { test: (input: string) => re.test(input), toString: () => `/${pattern}/${flags}` };
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(key, compiled);
   return compiled;
