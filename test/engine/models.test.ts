@@ -18,7 +18,14 @@ const MODELS = '/api/v1/engine/models';
 async function counts(server: TestServer) {
   const db = server.storage.db;
   const count = async (table: 'models' | 'entity_versions' | 'model_bindings' | 'uns_schemas') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirst()
+      )?.n ?? 0,
+    );
   return {
     models: await count('models'),
     versions: await count('entity_versions'),
@@ -92,9 +99,21 @@ for (const dialect of testDialects()) {
         ['an unknown member', { name: 'Ok', colour: 'red' }, /^\/colour: is not a known member/],
         ['labels that repeat', { name: 'Ok', labels: ['a', 'a'] }, /^\/labels\/1/],
         ['fields that are not an array', { name: 'Ok', fields: {} }, /^\/fields: must be an array/],
-        ['an unknown field type', { name: 'Ok', fields: [{ name: 'a', type: 'float' }] }, /^\/fields\/0\/type/],
-        ['a field name with "/"', { name: 'Ok', fields: [{ name: 'a/b', type: 'number' }] }, /^\/fields\/0\/name/],
-        ['a field name with "+"', { name: 'Ok', fields: [{ name: 'a+', type: 'number' }] }, /^\/fields\/0\/name/],
+        [
+          'an unknown field type',
+          { name: 'Ok', fields: [{ name: 'a', type: 'float' }] },
+          /^\/fields\/0\/type/,
+        ],
+        [
+          'a field name with "/"',
+          { name: 'Ok', fields: [{ name: 'a/b', type: 'number' }] },
+          /^\/fields\/0\/name/,
+        ],
+        [
+          'a field name with "+"',
+          { name: 'Ok', fields: [{ name: 'a+', type: 'number' }] },
+          /^\/fields\/0\/name/,
+        ],
         ['an empty field name', { name: 'Ok', fields: [{ name: '', type: 'number' }] }, /^\/fields\/0\/name/],
         [
           'a field name of 129 characters',
@@ -103,14 +122,29 @@ for (const dialect of testDialects()) {
         ],
         [
           'a duplicate field name',
-          { name: 'Ok', fields: [{ name: 'a', type: 'number' }, { name: 'a', type: 'string' }] },
+          {
+            name: 'Ok',
+            fields: [
+              { name: 'a', type: 'number' },
+              { name: 'a', type: 'string' },
+            ],
+          },
           /^\/fields\/1\/name: repeats/,
         ],
         [
           'a duplicate nested field name',
           {
             name: 'Ok',
-            fields: [{ name: 'o', type: 'object', fields: [{ name: 'x', type: 'number' }, { name: 'x', type: 'number' }] }],
+            fields: [
+              {
+                name: 'o',
+                type: 'object',
+                fields: [
+                  { name: 'x', type: 'number' },
+                  { name: 'x', type: 'number' },
+                ],
+              },
+            ],
           },
           /^\/fields\/0\/fields\/1\/name: repeats/,
         ],
@@ -134,12 +168,27 @@ for (const dialect of testDialects()) {
           { name: 'Ok', fields: [{ name: 'a', type: 'string', constraints: { pattern: 'a(?=b)' } }] },
           /^\/fields\/0\/constraints\/pattern/,
         ],
-        ['an enum without values', { name: 'Ok', fields: [{ name: 'a', type: 'enum', enum: [] }] }, /^\/fields\/0\/enum/],
-        ['an object without fields', { name: 'Ok', fields: [{ name: 'a', type: 'object' }] }, /^\/fields\/0\/fields/],
-        ['an array without items', { name: 'Ok', fields: [{ name: 'a', type: 'array' }] }, /^\/fields\/0\/items/],
+        [
+          'an enum without values',
+          { name: 'Ok', fields: [{ name: 'a', type: 'enum', enum: [] }] },
+          /^\/fields\/0\/enum/,
+        ],
+        [
+          'an object without fields',
+          { name: 'Ok', fields: [{ name: 'a', type: 'object' }] },
+          /^\/fields\/0\/fields/,
+        ],
+        [
+          'an array without items',
+          { name: 'Ok', fields: [{ name: 'a', type: 'array' }] },
+          /^\/fields\/0\/items/,
+        ],
         [
           'a reference to a model that does not exist',
-          { name: 'Ok', fields: [{ name: 'm', type: 'model', model: { id: '00000000-0000-4000-8000-000000000000' } }] },
+          {
+            name: 'Ok',
+            fields: [{ name: 'm', type: 'model', model: { id: '00000000-0000-4000-8000-000000000000' } }],
+          },
           /^\/fields\/0\/model: refers to a model/,
         ],
         [
@@ -162,7 +211,11 @@ for (const dialect of testDialects()) {
           {
             name: 'Ok',
             fields: [
-              { name: 'o', type: 'object', fields: [{ name: 's', type: 'string', constraints: { pattern: '^a+$' }, default: 'b' }] },
+              {
+                name: 'o',
+                type: 'object',
+                fields: [{ name: 's', type: 'string', constraints: { pattern: '^a+$' }, default: 'b' }],
+              },
             ],
           },
           /^\/fields\/0\/fields\/0\/default/,
@@ -172,7 +225,11 @@ for (const dialect of testDialects()) {
           { name: 'Ok', fields: [{ name: 'a', type: 'number', staleAfterSeconds: 0 }] },
           /^\/fields\/0\/staleAfterSeconds/,
         ],
-        ['a unit too long', { name: 'Ok', fields: [{ name: 'a', type: 'number', unit: 'u'.repeat(33) }] }, /^\/fields\/0\/unit/],
+        [
+          'a unit too long',
+          { name: 'Ok', fields: [{ name: 'a', type: 'number', unit: 'u'.repeat(33) }] },
+          /^\/fields\/0\/unit/,
+        ],
         [
           'an array item with an unknown member',
           { name: 'Ok', fields: [{ name: 'a', type: 'array', items: { type: 'number', name: 'x' } }] },
@@ -193,7 +250,10 @@ for (const dialect of testDialects()) {
 
       it('a body that is not an object', async () => {
         const before = await counts(server);
-        const res = await api.request('POST', MODELS, { raw: '[1]', headers: { 'content-type': 'application/json' } });
+        const res = await api.request('POST', MODELS, {
+          raw: '[1]',
+          headers: { 'content-type': 'application/json' },
+        });
         assert.equal(res.status, 400);
         assert.deepEqual(await counts(server), before);
       });
@@ -209,7 +269,10 @@ for (const dialect of testDialects()) {
 
     it('refuses a reference cycle A → B → A on update, changing nothing', async () => {
       const a = (await create({ name: 'Cycle A' })).body.data;
-      const b = await create({ name: 'Cycle B', fields: [{ name: 'a', type: 'model', model: { id: a.id } }] });
+      const b = await create({
+        name: 'Cycle B',
+        fields: [{ name: 'a', type: 'model', model: { id: a.id } }],
+      });
       assert.equal(b.status, 201, b.text);
       const before = await counts(server);
       const res = await api.put(`${MODELS}/${a.id}`, {
@@ -218,13 +281,18 @@ for (const dialect of testDialects()) {
         fields: [{ name: 'b', type: 'model', model: { id: b.body.data.id } }],
       });
       assert.equal(res.status, 400, res.text);
-      assert.match(res.body.message, /^\/fields\/0\/model: is a reference cycle: "Cycle A" → "Cycle B" → "Cycle A"/);
+      assert.match(
+        res.body.message,
+        /^\/fields\/0\/model: is a reference cycle: "Cycle A" → "Cycle B" → "Cycle A"/,
+      );
       assert.deepEqual(await counts(server), before);
       assert.equal((await api.get(`${MODELS}/${a.id}`)).body.data.version, 1);
       const self = await api.put(`${MODELS}/${a.id}`, {
         name: 'Cycle A',
         version: 1,
-        fields: [{ name: 'me', type: 'object', fields: [{ name: 'again', type: 'model', model: { id: a.id } }] }],
+        fields: [
+          { name: 'me', type: 'object', fields: [{ name: 'again', type: 'model', model: { id: a.id } }] },
+        ],
       });
       assert.equal(self.status, 400);
       assert.match(self.body.message, /^\/fields\/0\/fields\/0\/model: is a reference cycle/);
@@ -232,7 +300,10 @@ for (const dialect of testDialects()) {
 
     it('lists with search, label filter, sort and paging', async () => {
       for (const name of ['List Alpha', 'List Beta', 'List Gamma'])
-        assert.equal((await create({ name, labels: name === 'List Beta' ? ['beta', '50%'] : ['other'] })).status, 201);
+        assert.equal(
+          (await create({ name, labels: name === 'List Beta' ? ['beta', '50%'] : ['other'] })).status,
+          201,
+        );
       const searched = await api.get(`${MODELS}?search=list&sort=name&order=desc`);
       assert.deepEqual(
         searched.body.data.map((m: { name: string }) => m.name),
@@ -240,11 +311,17 @@ for (const dialect of testDialects()) {
       );
       assert.equal(searched.body.pagination.total, 3);
       const labelled = await api.get(`${MODELS}?label=beta`);
-      assert.deepEqual(labelled.body.data.map((m: { name: string }) => m.name), ['List Beta']);
+      assert.deepEqual(
+        labelled.body.data.map((m: { name: string }) => m.name),
+        ['List Beta'],
+      );
       assert.equal((await api.get(`${MODELS}?label=${encodeURIComponent('50%')}`)).body.data.length, 1);
       assert.equal((await api.get(`${MODELS}?label=5`)).body.data.length, 0);
       const page = await api.get(`${MODELS}?search=list&sort=name&limit=2&offset=2`);
-      assert.deepEqual(page.body.data.map((m: { name: string }) => m.name), ['List Gamma']);
+      assert.deepEqual(
+        page.body.data.map((m: { name: string }) => m.name),
+        ['List Gamma'],
+      );
       assert.equal(typeof page.body.data[0].fieldCount, 'number');
       assert.equal((await api.get(`${MODELS}?sort=colour`)).status, 400);
     });
@@ -272,14 +349,19 @@ for (const dialect of testDialects()) {
       const missing = await api.put(`${MODELS}/${m.id}`, { name: 'Updated', fields: [] });
       assert.equal(missing.status, 400);
       assert.match(missing.body.message, /^\/version/);
-      const bad = await api.put(`${MODELS}/${m.id}`, { name: 'Updated', version: 2, fields: [{ name: 'x', type: 'nope' }] });
+      const bad = await api.put(`${MODELS}/${m.id}`, {
+        name: 'Updated',
+        version: 2,
+        fields: [{ name: 'x', type: 'nope' }],
+      });
       assert.equal(bad.status, 400);
       assert.deepEqual(await counts(server), before);
     });
 
     it('summarizes versions, diffs on the server and reverts as a new version', async () => {
-      const m = (await create({ name: 'Versioned', fields: [{ name: 'pressure', type: 'number', unit: 'kPa' }] })).body
-        .data;
+      const m = (
+        await create({ name: 'Versioned', fields: [{ name: 'pressure', type: 'number', unit: 'kPa' }] })
+      ).body.data;
       const v2 = await api.put(`${MODELS}/${m.id}`, {
         name: 'Versioned',
         version: 1,
@@ -290,7 +372,11 @@ for (const dialect of testDialects()) {
       });
       assert.equal(v2.status, 200);
       const list = await api.get(`${MODELS}/${m.id}/versions`);
-      assert.deepEqual(list.body.data[0].summary, { added: ['/fields/flow'], removed: [], changed: ['/fields/pressure'] });
+      assert.deepEqual(list.body.data[0].summary, {
+        added: ['/fields/flow'],
+        removed: [],
+        changed: ['/fields/pressure'],
+      });
       const diff = await api.get(`${MODELS}/${m.id}/versions/2/diff?against=1`);
       assert.equal(diff.status, 200);
       const paths = diff.body.data.changes.map((c: { path: string; kind: string }) => `${c.kind} ${c.path}`);
@@ -302,7 +388,11 @@ for (const dialect of testDialects()) {
       const v3 = await api.get(`${MODELS}/${m.id}/versions/3`);
       assert.equal(v3.body.data.changeType, 'revert');
       assert.equal(v3.body.data.revertedFrom, 1);
-      assert.deepEqual(v3.body.data.summary, { added: [], removed: ['/fields/flow'], changed: ['/fields/pressure'] });
+      assert.deepEqual(v3.body.data.summary, {
+        added: [],
+        removed: ['/fields/flow'],
+        changed: ['/fields/pressure'],
+      });
       const v1 = await api.get(`${MODELS}/${m.id}/versions/1`);
       assert.equal(v1.body.data.changeType, 'create');
       assert.equal(v1.body.data.snapshot.fields[0].unit, 'kPa');
@@ -312,7 +402,11 @@ for (const dialect of testDialects()) {
     it('keeps every version of a model updated hundreds of times (paged list)', async () => {
       const m = (await create({ name: 'Busy' })).body.data;
       for (let v = 1; v <= 250; v++) {
-        const res = await api.put(`${MODELS}/${m.id}`, { name: 'Busy', version: v, description: `edit ${v}` });
+        const res = await api.put(`${MODELS}/${m.id}`, {
+          name: 'Busy',
+          version: v,
+          description: `edit ${v}`,
+        });
         assert.equal(res.status, 200, res.text);
       }
       const first = await api.get(`${MODELS}/${m.id}/versions?limit=100`);
@@ -329,7 +423,9 @@ for (const dialect of testDialects()) {
     });
 
     it('compiles a model with a nested object, an array and a reference to a JSON Schema Ajv accepts', async () => {
-      const pump = (await api.get(`${MODELS}?search=Pump`)).body.data.find((m: { name: string }) => m.name === 'Pump');
+      const pump = (await api.get(`${MODELS}?search=Pump`)).body.data.find(
+        (m: { name: string }) => m.name === 'Pump',
+      );
       const res = await api.get(`${MODELS}/${pump.id}/json-schema`);
       assert.equal(res.status, 200);
       const schema = res.body.data;
@@ -338,7 +434,11 @@ for (const dialect of testDialects()) {
       assert.equal(schema.$defs.Motor.properties.current['x-unit'], 'A');
       assert.deepEqual(schema.properties.history.items, { type: 'integer', minimum: 0 });
       assert.equal(schema.properties.bearing.type, 'object');
-      const ajv = new Ajv2020({ strict: true, allErrors: true, keywords: ['x-unit', 'x-staleAfterSeconds', 'x-model'] });
+      const ajv = new Ajv2020({
+        strict: true,
+        allErrors: true,
+        keywords: ['x-unit', 'x-staleAfterSeconds', 'x-model'],
+      });
       addFormats(ajv);
       const validate = ajv.compile(schema);
       const good = {
@@ -356,7 +456,9 @@ for (const dialect of testDialects()) {
     });
 
     it('validates a value answering every error with its exact JSON pointer', async () => {
-      const pump = (await api.get(`${MODELS}?search=Pump`)).body.data.find((m: { name: string }) => m.name === 'Pump');
+      const pump = (await api.get(`${MODELS}?search=Pump`)).body.data.find(
+        (m: { name: string }) => m.name === 'Pump',
+      );
       const res = await api.post(`${MODELS}/${pump.id}/validate`, {
         value: {
           pressure: -1,
@@ -391,17 +493,35 @@ for (const dialect of testDialects()) {
 
     it('serves the JSON Schema and validation of any version', async () => {
       const m = (await create({ name: 'Two Versions', fields: [{ name: 'a', type: 'number' }] })).body.data;
-      await api.put(`${MODELS}/${m.id}`, { name: 'Two Versions', version: 1, fields: [{ name: 'a', type: 'string' }] });
-      assert.equal((await api.get(`${MODELS}/${m.id}/json-schema?version=1`)).body.data.properties.a.type, 'number');
+      await api.put(`${MODELS}/${m.id}`, {
+        name: 'Two Versions',
+        version: 1,
+        fields: [{ name: 'a', type: 'string' }],
+      });
+      assert.equal(
+        (await api.get(`${MODELS}/${m.id}/json-schema?version=1`)).body.data.properties.a.type,
+        'number',
+      );
       assert.equal((await api.get(`${MODELS}/${m.id}/json-schema`)).body.data.properties.a.type, 'string');
-      assert.equal((await api.post(`${MODELS}/${m.id}/validate`, { value: { a: 1 }, version: 1 })).body.data.valid, true);
-      assert.equal((await api.post(`${MODELS}/${m.id}/validate`, { value: { a: 1 } })).body.data.valid, false);
+      assert.equal(
+        (await api.post(`${MODELS}/${m.id}/validate`, { value: { a: 1 }, version: 1 })).body.data.valid,
+        true,
+      );
+      assert.equal(
+        (await api.post(`${MODELS}/${m.id}/validate`, { value: { a: 1 } })).body.data.valid,
+        false,
+      );
       assert.equal((await api.get(`${MODELS}/${m.id}/json-schema?version=3`)).status, 404);
     });
 
     it('pins a reference to a version', async () => {
-      const target = (await create({ name: 'Pinned Target', fields: [{ name: 'x', type: 'number' }] })).body.data;
-      await api.put(`${MODELS}/${target.id}`, { name: 'Pinned Target', version: 1, fields: [{ name: 'y', type: 'number' }] });
+      const target = (await create({ name: 'Pinned Target', fields: [{ name: 'x', type: 'number' }] })).body
+        .data;
+      await api.put(`${MODELS}/${target.id}`, {
+        name: 'Pinned Target',
+        version: 1,
+        fields: [{ name: 'y', type: 'number' }],
+      });
       const user = await create({
         name: 'Pinned User',
         fields: [
@@ -464,19 +584,28 @@ for (const dialect of testDialects()) {
       assert.equal((await other.get(`${MODELS}/${id}/bindings`)).status, 404);
       assert.equal((await other.post(`${MODELS}/${id}/bindings`, { topicPrefix: 'v1/x/y' })).status, 404);
       assert.equal((await other.get(MODELS)).body.data.length, 0);
-      const refs = await other.post(MODELS, { name: 'Ref', fields: [{ name: 'm', type: 'model', model: { id } }] });
+      const refs = await other.post(MODELS, {
+        name: 'Ref',
+        fields: [{ name: 'm', type: 'model', model: { id } }],
+      });
       assert.equal(refs.status, 400);
       assert.equal((await api.get(`${MODELS}/${id}`)).body.data.version, 1);
     });
 
     it('needs models:read to read and models:write to write', async () => {
-      const readOnly = server.client.as({ token: await createPat(server.admin, ['models:read']), org: server.orgId });
+      const readOnly = server.client.as({
+        token: await createPat(server.admin, ['models:read']),
+        org: server.orgId,
+      });
       assert.equal((await readOnly.get(MODELS)).status, 200);
       const denied = await readOnly.post(MODELS, { name: 'Nope' });
       assert.equal(denied.status, 403);
       assert.equal(denied.body.error, 'insufficient_scope');
       assert.equal((await readOnly.post(`${MODELS}/${motorId}/versions/1/revert`)).status, 403);
-      const none = server.client.as({ token: await createPat(server.admin, ['uns:read']), org: server.orgId });
+      const none = server.client.as({
+        token: await createPat(server.admin, ['uns:read']),
+        org: server.orgId,
+      });
       assert.equal((await none.get(MODELS)).status, 403);
       const viewer = await buildUser(server);
       await addMember(server, server.orgId, viewer.id, 'Viewer');

@@ -41,7 +41,9 @@ export function leafDefinition(field: ModelField): SchemaVersion {
       def.jsonSchema = { type: 'string', format: 'date-time' };
       break;
     case 'enum': {
-      const types = [...new Set((field.enum ?? []).map((v) => (typeof v === 'string' ? 'string' : 'number')))];
+      const types = [
+        ...new Set((field.enum ?? []).map((v) => (typeof v === 'string' ? 'string' : 'number'))),
+      ];
       def.jsonSchema = { type: types.length === 1 ? types[0] : types, enum: field.enum };
       break;
     }
@@ -109,9 +111,7 @@ export function checkTopicPrefix(topicPrefix: unknown, versionPrefix: string): s
  * `uns.bindings.changed` after the commit.
  */
 export class ModelBinder {
-  constructor(
-    private readonly deps: { repo: ModelsRepository; versionPrefix: string; now: () => number },
-  ) {}
+  constructor(private readonly deps: { repo: ModelsRepository; versionPrefix: string; now: () => number }) {}
 
   async apply(
     trx: Kysely<Database>,
@@ -130,7 +130,9 @@ export class ModelBinder {
         parseTopicPath(filter, this.deps.versionPrefix, 'topic');
       } catch (error) {
         if (error instanceof UnsInputError)
-          throw badRequest(`field ${JSON.stringify(leaf.path)} cannot be bound under this prefix: ${error.message}`);
+          throw badRequest(
+            `field ${JSON.stringify(leaf.path)} cannot be bound under this prefix: ${error.message}`,
+          );
         throw error;
       }
       let definition: SchemaVersion;
@@ -155,7 +157,15 @@ export class ModelBinder {
         );
       }
       const name = schemaNameOf(model.id, leaf.path);
-      const schema = await this.schemaVersion(trx, organizationId, name, definition, model, leaf.path, binding.createdBy);
+      const schema = await this.schemaVersion(
+        trx,
+        organizationId,
+        name,
+        definition,
+        model,
+        leaf.path,
+        binding.createdBy,
+      );
       await trx
         .insertInto('uns_schema_bindings')
         .values({

@@ -69,7 +69,15 @@ export const MAX_ENUM = 200;
 export const MAX_STALE_SECONDS = 10 * 365 * 24 * 3600;
 
 const SHAPE_MEMBERS = ['type', 'constraints', 'enum', 'fields', 'items', 'model'];
-const FIELD_MEMBERS = [...SHAPE_MEMBERS, 'name', 'description', 'required', 'default', 'unit', 'staleAfterSeconds'];
+const FIELD_MEMBERS = [
+  ...SHAPE_MEMBERS,
+  'name',
+  'description',
+  'required',
+  'default',
+  'unit',
+  'staleAfterSeconds',
+];
 const CONSTRAINT_MEMBERS = ['min', 'max', 'maxLength', 'pattern'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -130,20 +138,23 @@ function checkConstraints(input: unknown, type: FieldType, path: string): FieldC
   const out: FieldConstraints = {};
   for (const bound of ['min', 'max'] as const) {
     if (input[bound] === undefined) continue;
-    if (!numeric) throw new ModelInputError(`${path}/${bound}`, `applies to number and integer fields, not ${type}`);
+    if (!numeric)
+      throw new ModelInputError(`${path}/${bound}`, `applies to number and integer fields, not ${type}`);
     out[bound] = finite(input[bound], `${path}/${bound}`);
   }
   if (out.min !== undefined && out.max !== undefined && out.min > out.max)
     throw new ModelInputError(`${path}/min`, `must not be greater than max (${out.min} > ${out.max})`);
   if (input.maxLength !== undefined) {
-    if (type !== 'string') throw new ModelInputError(`${path}/maxLength`, `applies to string fields, not ${type}`);
+    if (type !== 'string')
+      throw new ModelInputError(`${path}/maxLength`, `applies to string fields, not ${type}`);
     const n = input.maxLength;
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1_000_000)
       throw new ModelInputError(`${path}/maxLength`, 'must be an integer from 0 to 1000000');
     out.maxLength = n;
   }
   if (input.pattern !== undefined) {
-    if (type !== 'string') throw new ModelInputError(`${path}/pattern`, `applies to string fields, not ${type}`);
+    if (type !== 'string')
+      throw new ModelInputError(`${path}/pattern`, `applies to string fields, not ${type}`);
     const pattern = plainText(input.pattern, `${path}/pattern`, MAX_PATTERN);
     try {
       compileSafeRegExp(pattern, 'u');
@@ -184,7 +195,10 @@ function checkShape(
     const seen = new Set<string>();
     values.forEach((value, i) => {
       if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value)))
-        throw new ModelInputError(`${path}/enum/${i}`, `must be a string or a finite number, not ${describe(value)}`);
+        throw new ModelInputError(
+          `${path}/enum/${i}`,
+          `must be a string or a finite number, not ${describe(value)}`,
+        );
       if (typeof value === 'string') plainText(value, `${path}/enum/${i}`, 200);
       const key = JSON.stringify(value);
       if (seen.has(key)) throw new ModelInputError(`${path}/enum/${i}`, `repeats ${key}`);
@@ -193,7 +207,8 @@ function checkShape(
     shape.enum = values as (string | number)[];
   }
   if (type === 'object') {
-    if (input.fields === undefined) throw new ModelInputError(`${path}/fields`, 'is required for an object field');
+    if (input.fields === undefined)
+      throw new ModelInputError(`${path}/fields`, 'is required for an object field');
     shape.fields = checkFieldList(input.fields, `${path}/fields`, depth + 1, counter);
   }
   if (type === 'array') {
@@ -204,10 +219,14 @@ function checkShape(
   }
   if (type === 'model') {
     const ref = input.model;
-    if (!isObject(ref)) throw new ModelInputError(`${path}/model`, 'is required for a model field: { id, version? }');
+    if (!isObject(ref))
+      throw new ModelInputError(`${path}/model`, 'is required for a model field: { id, version? }');
     unknownMember(ref, ['id', 'version'], `${path}/model`);
     if (typeof ref.id !== 'string' || !UUID.test(ref.id))
-      throw new ModelInputError(`${path}/model/id`, 'must be the id (a UUID) of a model of this organization');
+      throw new ModelInputError(
+        `${path}/model/id`,
+        'must be the id (a UUID) of a model of this organization',
+      );
     const model: { id: string; version?: number } = { id: ref.id.toLowerCase() };
     if (ref.version !== undefined) {
       const v = ref.version;
@@ -220,15 +239,11 @@ function checkShape(
   return shape;
 }
 
-function checkField(
-  input: unknown,
-  path: string,
-  depth: number,
-  counter: { fields: number },
-): ModelField {
+function checkField(input: unknown, path: string, depth: number, counter: { fields: number }): ModelField {
   if (!isObject(input)) throw new ModelInputError(path, `must be an object, not ${describe(input)}`);
   unknownMember(input, FIELD_MEMBERS, path);
-  if (++counter.fields > MAX_FIELDS) throw new ModelInputError(path, `a model has at most ${MAX_FIELDS} fields`);
+  if (++counter.fields > MAX_FIELDS)
+    throw new ModelInputError(path, `a model has at most ${MAX_FIELDS} fields`);
   if (typeof input.name !== 'string')
     throw new ModelInputError(`${path}/name`, `must be a string, not ${describe(input.name)}`);
   const problem = describeSegmentProblem(input.name);
@@ -244,7 +259,10 @@ function checkField(
   if (input.unit !== undefined) {
     const unit = plainText(input.unit, `${path}/unit`, MAX_UNIT);
     if (unit.length === 0 || [...unit].some((c) => isControlCode(c.codePointAt(0)!)))
-      throw new ModelInputError(`${path}/unit`, `must be 1 to ${MAX_UNIT} characters without control characters`);
+      throw new ModelInputError(
+        `${path}/unit`,
+        `must be 1 to ${MAX_UNIT} characters without control characters`,
+      );
     field.unit = unit;
   }
   if (input.staleAfterSeconds !== undefined) {
@@ -270,7 +288,8 @@ function checkFieldList(
   depth: number,
   counter: { fields: number },
 ): ModelField[] {
-  if (!Array.isArray(input)) throw new ModelInputError(path, `must be an array of fields, not ${describe(input)}`);
+  if (!Array.isArray(input))
+    throw new ModelInputError(path, `must be an array of fields, not ${describe(input)}`);
   const names = new Map<string, number>();
   return input.map((item, i) => {
     const field = checkField(item, `${path}/${i}`, depth, counter);
@@ -294,13 +313,16 @@ export function checkFields(input: unknown): ModelField[] {
 }
 
 /** Every reference of a field list with its JSON pointer (into `fields`). */
-export function referencesOf(fields: ModelField[], path = '/fields'): { path: string; id: string; version?: number }[] {
+export function referencesOf(
+  fields: ModelField[],
+  path = '/fields',
+): { path: string; id: string; version?: number }[] {
   const out: { path: string; id: string; version?: number }[] = [];
   const visit = (shape: FieldShape, at: string) => {
     if (shape.model) out.push({ path: `${at}/model`, ...shape.model });
-    shape.fields?.forEach((f, i) => visit(f, `${at}/fields/${i}`));
+    for (const [i, f] of (shape.fields ?? []).entries()) visit(f, `${at}/fields/${i}`);
     if (shape.items) visit(shape.items, `${at}/items`);
   };
-  fields.forEach((f, i) => visit(f, `${path}/${i}`));
+  for (const [i, f] of fields.entries()) visit(f, `${path}/${i}`);
   return out;
 }

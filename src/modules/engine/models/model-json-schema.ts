@@ -37,7 +37,10 @@ const refKey = (id: string, version?: number) => `${id}@${version ?? 'current'}`
  * exist, or one that leads back to a model already on the way (A → B → A, or A → A), is refused with
  * the pointer (into the root's `fields`) of the reference at fault.
  */
-export async function resolveReferences(root: ResolvedModel, lookup: ModelLookup): Promise<ResolvedReferences> {
+export async function resolveReferences(
+  root: ResolvedModel,
+  lookup: ModelLookup,
+): Promise<ResolvedReferences> {
   const keys = new Map<string, string>();
   const defs = new Map<string, ResolvedModel>();
   const done = new Set<string>();
@@ -54,7 +57,10 @@ export async function resolveReferences(root: ResolvedModel, lookup: ModelLookup
       const target = await lookup(ref.id, ref.version);
       if (!target) {
         const what = ref.version === undefined ? 'model' : `version ${ref.version} of model`;
-        throw new ModelInputError(at, `refers to a ${what} ${ref.id} that does not exist in this organization`);
+        throw new ModelInputError(
+          at,
+          `refers to a ${what} ${ref.id} that does not exist in this organization`,
+        );
       }
       await visit(target, [...chain, target], at);
       done.add(key);
@@ -100,7 +106,9 @@ function shapeSchema(shape: FieldShape, refs: ResolvedReferences): Record<string
     case 'array':
       return { type: 'array', items: shapeSchema(shape.items!, refs) };
     case 'model':
-      return { $ref: `#/$defs/${pointerToken(refs.keys.get(refKey(shape.model!.id, shape.model!.version))!)}` };
+      return {
+        $ref: `#/$defs/${pointerToken(refs.keys.get(refKey(shape.model!.id, shape.model!.version))!)}`,
+      };
     default:
       return {};
   }
@@ -176,7 +184,11 @@ export interface ValueError {
 export function valueErrors(errors: readonly ErrorObject[] | null | undefined): ValueError[] {
   return (errors ?? []).map((e) => {
     let path = e.instancePath;
-    const params = e.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
+    const params = e.params as {
+      missingProperty?: string;
+      additionalProperty?: string;
+      allowedValues?: unknown[];
+    };
     if (e.keyword === 'required' && params.missingProperty !== undefined)
       path += `/${pointerToken(params.missingProperty)}`;
     if (e.keyword === 'additionalProperties' && params.additionalProperty !== undefined)
@@ -201,11 +213,18 @@ export function checkDefaults(model: ResolvedModel, refs: ResolvedReferences): v
       const path = `${at}/${i}`;
       if (field.default !== undefined) {
         const { default: _, ...rest } = fieldSchema(field, refs);
-        const validate = compileModelSchema({ $schema: DRAFT_2020_12, ...rest, ...(defs ? { $defs: defs } : {}) });
+        const validate = compileModelSchema({
+          $schema: DRAFT_2020_12,
+          ...rest,
+          ...(defs ? { $defs: defs } : {}),
+        });
         if (!validate(field.default)) {
           const first = valueErrors(validate.errors)[0]!;
           const where = first.path === '' ? '' : ` at ${first.path}`;
-          throw new ModelInputError(`${path}/default`, `breaks the field's own rules: ${first.message}${where}`);
+          throw new ModelInputError(
+            `${path}/default`,
+            `breaks the field's own rules: ${first.message}${where}`,
+          );
         }
       }
       if (field.fields) visit(field.fields, `${path}/fields`);

@@ -89,7 +89,11 @@ const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 export class ModelsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async get(organizationId: string, id: string, db: Kysely<Database> = this.db): Promise<ModelRow | undefined> {
+  async get(
+    organizationId: string,
+    id: string,
+    db: Kysely<Database> = this.db,
+  ): Promise<ModelRow | undefined> {
     const row = await db
       .selectFrom('models')
       .selectAll()
@@ -100,7 +104,11 @@ export class ModelsRepository {
   }
 
   async all(organizationId: string, db: Kysely<Database> = this.db): Promise<ModelRow[]> {
-    const rows = await db.selectFrom('models').selectAll().where('organization_id', '=', organizationId).execute();
+    const rows = await db
+      .selectFrom('models')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .execute();
     return rows.map(toModel);
   }
 

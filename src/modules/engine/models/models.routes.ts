@@ -40,12 +40,16 @@ const domainBody: FastifySchemaCompiler<unknown> = (context) =>
 
 /** The body as an object with only `allowed` members, else 400 naming the member. */
 function bodyObject(body: unknown, allowed: string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('body must be a JSON object');
   const extra = Object.keys(body).find((key) => !allowed.includes(key));
   if (extra !== undefined)
-    throw withDetails(badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed.join(', ')}`), {
-      path: `/${extra.slice(0, 60)}`,
-    });
+    throw withDetails(
+      badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed.join(', ')}`),
+      {
+        path: `/${extra.slice(0, 60)}`,
+      },
+    );
   return body as Record<string, unknown>;
 }
 
@@ -77,7 +81,8 @@ const toBinding = (b: ModelBindingRow) => ({
 const errors = {
   400: { description: 'Invalid input; the message and `path` name the member at fault.', ...BadRequestBody },
   409: {
-    description: 'A name clash, a stale version, or a breaking change to a bound model without acknowledgement.',
+    description:
+      'A name clash, a stale version, or a breaking change to a bound model without acknowledgement.',
     ...ConflictBody,
   },
 };
@@ -96,7 +101,8 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'List models',
-        description: 'Search name and description, filter by label, sort by name, createdAt, updatedAt or version.',
+        description:
+          'Search name and description, filter by label, sort by name, createdAt, updatedAt or version.',
         querystring: ListModelsQuery,
         response: { 200: ModelList },
       },
@@ -134,7 +140,10 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/:id',
-    { config: read, schema: { tags, summary: 'View a model', params: IdParams, response: { 200: dataEnvelope(Model) } } },
+    {
+      config: read,
+      schema: { tags, summary: 'View a model', params: IdParams, response: { 200: dataEnvelope(Model) } },
+    },
     async (request) => ({ data: toModel(await models.get(org(request), request.params.id)) }),
   );
 
@@ -159,7 +168,9 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
     async (request) => {
       const body = bodyObject(request.body, ['name', 'description', 'labels', 'fields', 'version']);
       if (typeof body.version !== 'number' || !Number.isInteger(body.version))
-        throw withDetails(badRequest('/version: is required: the version this change is based on'), { path: '/version' });
+        throw withDetails(badRequest('/version: is required: the version this change is based on'), {
+          path: '/version',
+        });
       const saved = await models.update(org(request), request.params.id, body, actorOf(request), {
         acknowledgeBreaking: request.query.acknowledgeBreaking === true,
       });
@@ -214,13 +225,16 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: "A model's JSON Schema (draft 2020-12)",
-        description: 'Referenced models appear once under `$defs`; `version` picks any version (default: current).',
+        description:
+          'Referenced models appear once under `$defs`; `version` picks any version (default: current).',
         params: IdParams,
         querystring: VersionQuery,
         response: { 200: Type.Object({ data: Type.Record(Type.String(), Type.Unknown()) }) },
       },
     },
-    async (request) => ({ data: await models.jsonSchema(org(request), request.params.id, request.query.version) }),
+    async (request) => ({
+      data: await models.jsonSchema(org(request), request.params.id, request.query.version),
+    }),
   );
 
   app.post(
@@ -273,7 +287,9 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const made = await models.bind(org(request), request.params.id, request.body, actorOf(request));
-      return reply.code(made.created ? 201 : 200).send({ data: { ...toBinding(made.binding), skipped: made.skipped } });
+      return reply
+        .code(made.created ? 201 : 200)
+        .send({ data: { ...toBinding(made.binding), skipped: made.skipped } });
     },
   );
 
@@ -284,7 +300,10 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'Unbind a model from a topic prefix (its UNS schema bindings go)',
-        params: Type.Object({ id: Type.String({ format: 'uuid' }), bindingId: Type.String({ format: 'uuid' }) }),
+        params: Type.Object({
+          id: Type.String({ format: 'uuid' }),
+          bindingId: Type.String({ format: 'uuid' }),
+        }),
         response: { 204: Type.Null() },
       },
     },

@@ -18,20 +18,29 @@ const Shape = {
         max: Type.Optional(Type.Number({ description: 'Inclusive; number and integer fields.' })),
         maxLength: Type.Optional(Type.Integer({ minimum: 0, description: 'String fields.' })),
         pattern: Type.Optional(
-          Type.String({ maxLength: 500, description: 'String fields; RE2 syntax (no back-references or look-around).' }),
+          Type.String({
+            maxLength: 500,
+            description: 'String fields; RE2 syntax (no back-references or look-around).',
+          }),
         ),
       },
       { additionalProperties: false },
     ),
   ),
   enum: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]), { maxItems: 200 })),
-  fields: Type.Optional(Type.Array(Type.Unknown(), { description: 'Nested fields of an `object` (Field objects).' })),
-  items: Type.Optional(Type.Unknown({ description: 'The item shape of an `array`: `{type, ...}` without a name.' })),
+  fields: Type.Optional(
+    Type.Array(Type.Unknown(), { description: 'Nested fields of an `object` (Field objects).' }),
+  ),
+  items: Type.Optional(
+    Type.Unknown({ description: 'The item shape of an `array`: `{type, ...}` without a name.' }),
+  ),
   model: Type.Optional(
     Type.Object(
       {
         id: Type.String({ format: 'uuid' }),
-        version: Type.Optional(Type.Integer({ minimum: 1, description: 'Pinned version; without: the current one.' })),
+        version: Type.Optional(
+          Type.Integer({ minimum: 1, description: 'Pinned version; without: the current one.' }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -41,7 +50,8 @@ const Shape = {
 export const ModelFieldSchema = Type.Object(
   {
     name: Type.String({
-      description: 'A topic segment: 1 to 128 characters without "/", "+", "#" or control characters; unique among its siblings.',
+      description:
+        'A topic segment: 1 to 128 characters without "/", "+", "#" or control characters; unique among its siblings.',
     }),
     ...Shape,
     description: Type.Optional(Type.String({ maxLength: 1000 })),
@@ -64,7 +74,10 @@ export const CreateModelBody = Type.Object(content, { additionalProperties: fals
 export const UpdateModelBody = Type.Object(
   {
     ...content,
-    version: Type.Integer({ minimum: 1, description: 'The version this change is based on; another one answers 409.' }),
+    version: Type.Integer({
+      minimum: 1,
+      description: 'The version this change is based on; another one answers 409.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -87,20 +100,28 @@ export const ModelListItem = Type.Object({ ...modelMeta, fieldCount: Type.Intege
 export const ModelList = Type.Object({ data: Type.Array(ModelListItem), pagination: PaginationSchema });
 
 export const ListModelsQuery = listQuerySchema(['name', 'createdAt', 'updatedAt', 'version'] as const, {
-  label: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only models with this label.' })),
+  label: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 50, description: 'Only models with this label.' }),
+  ),
 });
 
 export const AcknowledgeQuery = Type.Object(
   {
     acknowledgeBreaking: Type.Optional(
-      Type.Boolean({ description: 'Apply a breaking change to a bound model (or delete it with its bindings).' }),
+      Type.Boolean({
+        description: 'Apply a breaking change to a bound model (or delete it with its bindings).',
+      }),
     ),
   },
   { additionalProperties: false },
 );
 
 export const VersionQuery = Type.Object(
-  { version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Default: current.' })) },
+  {
+    version: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Default: current.' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -167,7 +188,9 @@ export const BindResult = Type.Object({
 export const ConflictBody = Type.Object({
   error: Type.String(),
   message: Type.String(),
-  currentVersion: Type.Optional(Type.Integer({ description: 'On a stale update: the version to base a change on.' })),
+  currentVersion: Type.Optional(
+    Type.Integer({ description: 'On a stale update: the version to base a change on.' }),
+  ),
   breakingChanges: Type.Optional(Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }))),
   dependents: Type.Optional(Type.Array(Type.Unknown(), { description: 'What depends on the model.' })),
 });

@@ -52,12 +52,20 @@ const snapshotOf = (m: ModelContent): ModelContent => ({
 });
 
 function checkName(input: unknown): string {
-  if (typeof input !== 'string') throw new ModelInputError('/name', 'is required: a string of 2 to 100 characters');
+  if (typeof input !== 'string')
+    throw new ModelInputError('/name', 'is required: a string of 2 to 100 characters');
   const chars = [...input];
   if (chars.length < 2 || chars.length > 100)
     throw new ModelInputError('/name', `must be 2 to 100 characters (got ${chars.length})`);
   if (input.trim() !== input) throw new ModelInputError('/name', 'must not start or end with white space');
-  if (chars.some((c) => c.codePointAt(0)! < 0x20 || c.codePointAt(0) === 0x7f || (c.codePointAt(0)! >= 0xd800 && c.codePointAt(0)! <= 0xdfff)))
+  if (
+    chars.some(
+      (c) =>
+        c.codePointAt(0)! < 0x20 ||
+        c.codePointAt(0) === 0x7f ||
+        (c.codePointAt(0)! >= 0xd800 && c.codePointAt(0)! <= 0xdfff),
+    )
+  )
     throw new ModelInputError('/name', 'must not contain control characters or invalid Unicode');
   return input;
 }
@@ -80,7 +88,8 @@ function checkLabels(input: unknown): string[] {
       throw new ModelInputError(`/labels/${i}`, 'must be a string of 1 to 50 characters');
     if ([...label].some((c) => c.codePointAt(0)! < 0x20 || c.codePointAt(0) === 0x7f))
       throw new ModelInputError(`/labels/${i}`, 'must not contain control characters');
-    if (seen.has(label)) throw new ModelInputError(`/labels/${i}`, `repeats the label ${JSON.stringify(label)}`);
+    if (seen.has(label))
+      throw new ModelInputError(`/labels/${i}`, `repeats the label ${JSON.stringify(label)}`);
     seen.add(label);
     return label;
   });
@@ -123,7 +132,11 @@ export class ModelsService {
       topicPrefix: string;
     },
   ) {
-    this.binder = new ModelBinder({ repo: deps.repo, versionPrefix: deps.topicPrefix, now: () => deps.clock.now() });
+    this.binder = new ModelBinder({
+      repo: deps.repo,
+      versionPrefix: deps.topicPrefix,
+      now: () => deps.clock.now(),
+    });
   }
 
   /** Reads models of one organization at a version (the current one without), inside `db`. */
@@ -196,7 +209,12 @@ export class ModelsService {
     }
   }
 
-  private async ensureNameFree(trx: Kysely<Database>, organizationId: string, name: string, exceptId?: string) {
+  private async ensureNameFree(
+    trx: Kysely<Database>,
+    organizationId: string,
+    name: string,
+    exceptId?: string,
+  ) {
     if (await this.deps.repo.nameTaken(organizationId, name, exceptId, trx))
       throw conflict(`a model named ${JSON.stringify(name)} exists in this organization (names ignore case)`);
   }
@@ -283,7 +301,9 @@ export class ModelsService {
             `this change breaks ${breaking.length} field rule(s) (${breaking
               .slice(0, 5)
               .map((b) => `${b.field}: ${b.reason}`)
-              .join('; ')}) of a model bound to ${dependents.map((d) => d.topicPrefix).join(', ')}; send acknowledgeBreaking=true to apply it`,
+              .join(
+                '; ',
+              )}) of a model bound to ${dependents.map((d) => d.topicPrefix).join(', ')}; send acknowledgeBreaking=true to apply it`,
           ),
           { breakingChanges: breaking, dependents },
         );
@@ -315,7 +335,14 @@ export class ModelsService {
   }
 
   /** Restores an old version's content as a new version (history is never rewritten). */
-  revert(organizationId: string, id: string, version: number, snapshot: unknown, actor: Actor, acknowledgeBreaking: boolean) {
+  revert(
+    organizationId: string,
+    id: string,
+    version: number,
+    snapshot: unknown,
+    actor: Actor,
+    acknowledgeBreaking: boolean,
+  ) {
     return this.update(organizationId, id, snapshot as ModelInput, actor, {
       changeType: 'revert',
       revertedFrom: version,
@@ -337,7 +364,9 @@ export class ModelsService {
       );
       if (referrers.length > 0)
         throw withDetails(
-          conflict(`models refer to this model: ${referrers.map((m) => JSON.stringify(m.name)).join(', ')}; change them first`),
+          conflict(
+            `models refer to this model: ${referrers.map((m) => JSON.stringify(m.name)).join(', ')}; change them first`,
+          ),
           { dependents: referrers.map((m) => ({ type: 'model', id: m.id, name: m.name })) },
         );
       const bindings = await this.deps.repo.bindingsOf(organizationId, [id], trx);
@@ -401,7 +430,9 @@ export class ModelsService {
 
   async unbind(organizationId: string, id: string, bindingId: string): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
-      const binding = (await this.deps.repo.bindingsOf(organizationId, [id], trx)).find((b) => b.id === bindingId);
+      const binding = (await this.deps.repo.bindingsOf(organizationId, [id], trx)).find(
+        (b) => b.id === bindingId,
+      );
       if (!binding) throw notFound('model binding');
       await this.binder.remove(trx, binding);
     });
@@ -443,4 +474,3 @@ export class ModelsService {
     return this.deps.bus.publish({ topic: UNS_TOPICS.bindings, id: organizationId });
   }
 }
-
