@@ -3,6 +3,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { ModelsRepository } from './modules/engine/models/models.repository.js';
+import { modelsRoutes } from './modules/engine/models/models.routes.js';
+import { ModelsService } from './modules/engine/models/models.service.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
@@ -15,6 +18,7 @@ import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
+import { EntityVersionsRepository } from './modules/versions/entity-versions.repository.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
@@ -127,6 +131,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bearerVerifiers,
     sessionVerifier: sessions,
     readiness,
+  });
+  const versions = new EntityVersionsRepository(db);
+  await app.register(modelsRoutes, {
+    prefix: '/api/v1/engine/models',
+    versions,
+    models: new ModelsService({
+      db,
+      repo: new ModelsRepository(db),
+      versions,
+      bus,
+      clock,
+      topicPrefix: config.topicPrefix,
+    }),
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);

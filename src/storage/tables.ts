@@ -266,6 +266,41 @@ export interface EntityVersionTable {
   created_by_client: string | null;
 }
 
+/** A data model (modules/engine/models); `fields` is JSON text, its history is in entity_versions. */
+export interface ModelTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** The name in lower case: names are unique per organization regardless of case. */
+  name_key: string;
+  description: string | null;
+  /** JSON text: string[]. */
+  labels: string;
+  /** JSON text: ModelField[]. */
+  fields: string;
+  version: number;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A model bound to a UNS topic prefix: one UNS schema binding per leaf field (listed in `leaves`). */
+export interface ModelBindingTable {
+  id: string;
+  organization_id: string;
+  model_id: string;
+  topic_prefix: string;
+  mode: 'normal' | 'strict';
+  /** The model version the UNS schema bindings were made from. */
+  model_version: number;
+  /** JSON text: [{ path, filter, schema, schemaVersion }]. */
+  leaves: string;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -289,4 +324,6 @@ export interface Database {
   uns_violations: UnsViolationTable;
   uns_settings: UnsSettingsTable;
   entity_versions: EntityVersionTable;
+  models: ModelTable;
+  model_bindings: ModelBindingTable;
 }

@@ -4,6 +4,7 @@ import { oauth2 } from './0002-oauth2.js';
 import { uns } from './0003-uns.js';
 import { unsBrokerSecret } from './0005-uns-broker-secret.js';
 import { entityVersions } from './0007-entity-versions.js';
+import { models } from './0008-models.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
-export const migrations: MeridianMigration[] = [identity, oauth2, uns, unsBrokerSecret, entityVersions];
+export const migrations: MeridianMigration[] = [identity, oauth2, uns, unsBrokerSecret, entityVersions, models];

@@ -2,6 +2,8 @@ import { lazy, Suspense } from 'react';
 import { EmptyState, Loading } from '../components/states';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
+import { ModelDetailPage } from '../pages/models/model-detail-page';
+import { ModelsPage } from '../pages/models/models-page';
 import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
@@ -37,6 +39,9 @@ function Page() {
   const client = matchPath('/oauth2/clients/:id', pathname);
   if (client?.id) return isAdmin ? <ClientDetailPage id={client.id} /> : <AdminOnly />;
   if (pathname === '/profile' || pathname === '/profile/security') return <SecurityPage />;
+  if (pathname === '/engine/models') return <ModelsPage />;
+  const model = matchPath('/engine/models/:id', pathname);
+  if (model?.id) return <ModelDetailPage id={model.id} />;
   if (pathname === '/uns') {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
