@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
@@ -127,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
   });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;
