@@ -5954,6 +5954,3461 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/uns/dashboards/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dashboard folders
+         * @description Every folder of the organization by name; build the tree from parentId.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a dashboard folder
+         * @description Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique among its siblings. */
+                        name: string;
+                        /** @description The folder it sits in; null at the top. */
+                        parentId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/folders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a dashboard folder
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a dashboard folder
+         * @description A folder holding folders or dashboards answers 409 unless `recursive=true`, which deletes everything below it.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query?: {
+                    recursive?: boolean;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename or move a dashboard folder
+         * @description Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique among its siblings. */
+                        name?: string;
+                        /** @description The folder it sits in; null at the top. */
+                        parentId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description Filter by folder (`folderId`, `root` for none) and `tag`; search title and description; sort by title, createdAt or updatedAt.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A folder id, or `root` for dashboards outside any folder. */
+                    folderId?: string;
+                    tag?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "title" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                panelCount: number;
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a dashboard
+         * @description Records version 1. Panels without an id get one.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a dashboard
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a dashboard
+         * @description `version` names the version the change is based on: 409 when the dashboard has moved on.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a dashboard and its version history
+         * @description Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change fields of a dashboard (move it with folderId)
+         * @description `version` names the version the change is based on: 409 when the dashboard has moved on.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title?: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a dashboard
+         * @description A new dashboard with the same content (title "… (copy)" unless given), at version 1.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/panels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                        panel: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/panels/{panelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                    version: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    /** @description Panel id. */
+                    panelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    /** @description Panel id. */
+                    panelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                        /** @enum {string} */
+                        type?: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                        title?: string;
+                        description?: string;
+                        gridPos?: {
+                            /** @description Column, 0 to 23 (24 columns). */
+                            x: number;
+                            /** @description Row. */
+                            y: number;
+                            /** @description Width in columns; x + w ≤ 24. */
+                            w: number;
+                            /** @description Height in rows (30 px each). */
+                            h: number;
+                        };
+                        queries?: {
+                            /** @description Topic path; may use variables (`$line`, `${line}`). */
+                            topic?: string;
+                            /** @description Topic filter (`+`, `#`); may use variables. */
+                            filter?: string;
+                            /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                            field?: string;
+                            /**
+                             * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                             * @enum {string}
+                             */
+                            mode?: "aggregate" | "live";
+                            label?: string;
+                        }[];
+                        options?: {
+                            /** @description Text panels: Markdown, HTML shown escaped. */
+                            content?: string;
+                            /** @description Stat panels: draw a sparkline. */
+                            sparkline?: boolean;
+                            /** @description Time series: which bucket statistics to draw. */
+                            series?: ("avg" | "min" | "max")[];
+                            /** @enum {string} */
+                            orientation?: "horizontal" | "vertical";
+                        };
+                        /** @description Unit, min and max default to the topic schema's when left out. */
+                        fieldConfig?: {
+                            unit?: string;
+                            decimals?: number;
+                            min?: number;
+                            max?: number;
+                            thresholds?: {
+                                value: number;
+                                /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                color: string;
+                            }[];
+                            mappings?: {
+                                value?: string | number | boolean;
+                                from?: number;
+                                to?: number;
+                                text?: string;
+                                /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                color?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/variables/{name}/values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The values a dashboard variable can take
+         * @description A segment variable: the node names at its level (e.g. every line under v1/acme/plant1/+).
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The values a variable can take, sorted. */
+                            data: string[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer every panel of a dashboard for a time range
+         * @description One call for the whole dashboard. Each panel's buckets fit its width (`widths`, pixels; default 80 per grid column): never more points than pixel columns. Needs uns:read as well.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: the dashboard's; `now-30d` or RFC 3339. */
+                        from?: string;
+                        to?: string;
+                        /** @description Selected values by variable name; a multi-value variable takes a list. */
+                        variables?: {
+                            [key: string]: string | string[];
+                        };
+                        /** @description Each panel's drawn width in pixels, by panel id: at most one point per pixel column. */
+                        widths?: {
+                            [key: string]: number;
+                        };
+                        panelIds?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: string;
+                                to: string;
+                                variables: {
+                                    [key: string]: string[];
+                                };
+                                panels: {
+                                    id: string;
+                                    type: string;
+                                    /** @description Bucket width. */
+                                    intervalMs: number | null;
+                                    /** @description The panel width in pixels the buckets fit. */
+                                    maxPoints: number;
+                                    series: {
+                                        topic: string;
+                                        field: string | null;
+                                        label: string;
+                                        /** @description The panel's unit, else the topic schema's. */
+                                        unit: string | null;
+                                        min: number | null;
+                                        max: number | null;
+                                        decimals: number | null;
+                                        latest: {
+                                            value: unknown;
+                                            timestamp: string;
+                                            quality: number;
+                                            ageMs: number;
+                                        } | null;
+                                        /** @description The latest value's quality: 0 good, 1 uncertain, 2 bad. */
+                                        quality: number | null;
+                                        /** @description The latest value is older than the topic schema's stale-after (null: no threshold). */
+                                        stale: boolean | null;
+                                        staleAfterMs: number | null;
+                                        /** @description Non-empty buckets, oldest first; never more than maxPoints. */
+                                        points: {
+                                            /** @description Bucket start, epoch milliseconds. */
+                                            t: number;
+                                            count: number;
+                                            avg: number;
+                                            min: number;
+                                            max: number;
+                                            first: number;
+                                            last: number;
+                                        }[];
+                                        error: string | null;
+                                    }[];
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a dashboard
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a dashboard
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a dashboard
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a dashboard to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
