@@ -293,6 +293,20 @@ for (const dialect of testDialects()) {
         [{ widths: { zz: 100 } }, /^widths\.zz: no such panel/],
         [{ panelIds: ['zz'] }, /^panelIds: no panel zz/],
         [{ extra: 1 }, /^extra is not a known field/],
+        [
+          { preview: { type: 'stat', gridPos: { x: 20, y: 0, w: 8, h: 2 }, queries: [{ topic: 'v1/a/b' }] } },
+          /^preview\.gridPos: x \+ w must be at most 24/,
+        ],
+        [
+          {
+            preview: {
+              type: 'stat',
+              gridPos: { x: 0, y: 0, w: 8, h: 2 },
+              queries: [{ topic: 'v1/a/$shift' }],
+            },
+          },
+          /^preview\.queries\[0\]\.topic: unknown variable \$shift/,
+        ],
       ];
       for (const [body, message] of cases) {
         const res = await api.post(`${BASE}/${dash.id}/query`, body);
@@ -357,6 +371,35 @@ for (const dialect of testDialects()) {
       assert.equal(speed.series[0].latest.value, 50);
       assert.equal(state.series[0].latest.value, 'stop');
       assert.deepEqual(state.series[0].points, []);
+    });
+
+    it("answers the editor's preview of a panel not saved yet, alone", async () => {
+      const dash = await dashboard({
+        title: 'Preview',
+        variables: [{ name: 'line', type: 'constant', default: 'line2' }],
+        panels: [
+          {
+            id: 'a',
+            type: 'stat',
+            gridPos: { x: 0, y: 0, w: 4, h: 4 },
+            queries: [{ topic: 'v1/acme/plant1/line1/temp' }],
+          },
+        ],
+      });
+      const data = await query(dash.id, {
+        preview: {
+          type: 'gauge',
+          gridPos: { x: 0, y: 0, w: 6, h: 4 },
+          queries: [{ topic: 'v1/acme/plant1/$line/temp' }],
+        },
+        widths: { preview: 300 },
+      });
+      assert.deepEqual(
+        data.panels.map((p: { id: string }) => p.id),
+        ['preview'],
+      );
+      assert.equal(data.panels[0].series[0].latest.value, 49);
+      assert.equal((await api.get(`${BASE}/${dash.id}`)).body.data.version, 1);
     });
 
     it('needs uns:read besides dashboards:read to query', async () => {

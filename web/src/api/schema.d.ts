@@ -8711,6 +8711,69 @@ export interface paths {
                             [key: string]: number;
                         };
                         panelIds?: string[];
+                        /** @description The panel editor's preview: a panel not saved yet, checked against the dashboard's variables and answered alone (id `preview` unless it has one). */
+                        preview?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        };
                     };
                 };
             };

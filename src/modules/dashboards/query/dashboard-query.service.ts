@@ -12,7 +12,9 @@ import { prefixUpperBound } from '../../uns/topics/uns-cursor.js';
 import {
   type FieldConfig,
   fieldPathParts,
+  normalizePanel,
   type Panel,
+  type PanelInput,
   type PanelQuery,
   substituteVariables,
   type Variable,
@@ -39,6 +41,8 @@ export interface DashboardQueryInput {
   widths?: Record<string, number> | undefined;
   /** Answer only these panels (default: all). */
   panelIds?: string[] | undefined;
+  /** A panel not saved yet (the editor's preview), answered alone. */
+  preview?: PanelInput | undefined;
 }
 
 export interface Point {
@@ -204,9 +208,11 @@ export class DashboardQueryService {
     };
     const { fromMs, toMs } = resolveRange(range, nowMs, '');
     const selected = await this.selectedValues(organizationId, dashboard.variables, input.variables ?? {});
+    const previewId = input.preview ? (input.preview.id ?? 'preview') : null;
     for (const [panelId, width] of Object.entries(input.widths ?? {})) {
-      if (!dashboard.panels.some((p) => p.id === panelId))
+      if (panelId !== previewId && !dashboard.panels.some((p) => p.id === panelId)) {
         throw badRequest(`widths.${panelId}: no such panel`);
+      }
       if (!Number.isInteger(width) || width < 1 || width > 20_000) {
         throw badRequest(`widths.${panelId} must be a whole number of pixels, 1 to 20000`);
       }
@@ -214,9 +220,14 @@ export class DashboardQueryService {
     for (const panelId of input.panelIds ?? []) {
       if (!dashboard.panels.some((p) => p.id === panelId)) throw badRequest(`panelIds: no panel ${panelId}`);
     }
-    const panels = input.panelIds
+    let panels = input.panelIds
       ? dashboard.panels.filter((p) => input.panelIds!.includes(p.id))
       : dashboard.panels;
+    if (input.preview) {
+      const names = new Set(dashboard.variables.map((v) => v.name));
+      const panel = normalizePanel(input.preview, 'preview', names, this.deps.topicPrefix);
+      panels = [{ ...panel, id: input.preview.id ?? 'preview' }];
+    }
 
     // Plan: every (panel, query) expanded over variable values and topic filters into series.
     const plans = new Map<string, SeriesPlan[]>();

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { Panel } from '../dashboards/dashboards.schemas.js';
 
 export const DashboardQueryBody = Type.Object(
   {
@@ -22,6 +23,11 @@ export const DashboardQueryBody = Type.Object(
       }),
     ),
     panelIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 })),
+    preview: Type.Optional({
+      ...Panel,
+      description:
+        "The panel editor's preview: a panel not saved yet, checked against the dashboard's variables and answered alone (id `preview` unless it has one).",
+    }),
   },
   { additionalProperties: false },
 );
