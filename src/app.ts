@@ -6,6 +6,7 @@ import { consoleRoutes } from './modules/console/console.routes.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
+import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       topicPrefix: config.topicPrefix,
     }),
   });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;

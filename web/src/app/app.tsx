@@ -12,6 +12,9 @@ import { useSession } from './session';
 
 // The explorer brings the chart library: load it only when it is opened.
 const UnsExplorerPage = lazy(() => import('../pages/uns/uns-explorer-page'));
+// Dashboards bring the grid and chart libraries: loaded when opened.
+const DashboardsPage = lazy(() => import('../pages/dashboards/dashboards-page'));
+const DashboardPage = lazy(() => import('../pages/dashboards/dashboard-page'));
 
 function NotFound() {
   return (
@@ -46,6 +49,21 @@ function Page() {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
         <UnsExplorerPage />
+      </Suspense>
+    );
+  }
+  if (pathname === '/dashboards') {
+    return (
+      <Suspense fallback={<Loading label="Loading dashboards…" />}>
+        <DashboardsPage />
+      </Suspense>
+    );
+  }
+  const dashboard = matchPath('/dashboards/:id', pathname);
+  if (dashboard?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading the dashboard…" />}>
+        <DashboardPage id={dashboard.id} />
       </Suspense>
     );
   }

@@ -48,6 +48,7 @@ export function Layout({ children }: { children: ReactNode }) {
         <nav aria-label="Main" className="nav">
           <NavLink to="/uns">Namespace</NavLink>
           <NavLink to="/engine/models">Models</NavLink>
+          <NavLink to="/dashboards">Dashboards</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
           <NavLink to="/profile/security">Profile</NavLink>
         </nav>
