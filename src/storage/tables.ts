@@ -263,6 +263,34 @@ export interface EntityVersionTable {
   created_by_client: string | null;
 }
 
+/** Settings of one organization (see modules/organizations/settings) and its maintenance mode. */
+export interface OrganizationSettingsTable {
+  organization_id: string;
+  /** JSON text: the settings document as the API shows it, without maintenance. */
+  settings: string;
+  version: number;
+  maintenance_enabled: number;
+  maintenance_reason: string | null;
+  maintenance_since: number | null;
+  /** When maintenance ends by itself; null: until switched off. */
+  maintenance_until: number | null;
+  maintenance_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** An organization's logo: PNG, JPEG or WebP, checked by its bytes. */
+export interface OrganizationLogoTable {
+  organization_id: string;
+  content_type: 'image/png' | 'image/jpeg' | 'image/webp';
+  /** Base64 of the image bytes. */
+  data: string;
+  size: number;
+  etag: string;
+  updated_at: number;
+  updated_by: string | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -286,4 +314,6 @@ export interface Database {
   uns_violations: UnsViolationTable;
   uns_settings: UnsSettingsTable;
   entity_versions: EntityVersionTable;
+  organization_settings: OrganizationSettingsTable;
+  organization_logos: OrganizationLogoTable;
 }

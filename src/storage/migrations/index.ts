@@ -3,6 +3,7 @@ import { identity } from './0001-identity.js';
 import { oauth2 } from './0002-oauth2.js';
 import { uns } from './0003-uns.js';
 import { entityVersions } from './0007-entity-versions.js';
+import { organizationSettings } from './0009-organization-settings.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
-export const migrations: MeridianMigration[] = [identity, oauth2, uns, entityVersions];
+export const migrations: MeridianMigration[] = [identity, oauth2, uns, entityVersions, organizationSettings];
