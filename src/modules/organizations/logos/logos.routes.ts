@@ -28,7 +28,8 @@ export const logosRoutes: FastifyPluginAsyncTypebox<{ logos: LogosService }> = a
         description: `The raw image as the body: PNG, JPEG or WebP, at most ${LOGO_MAX_BYTES} bytes (512 KiB), recognised by its bytes, not its name or declared type. SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.`,
         params: IdParams,
         consumes: ['image/png', 'image/jpeg', 'image/webp'],
-        body: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }),
+        // No type: the raw bytes are checked by their signature in the service, not by the validator.
+        body: Type.Unsafe<Buffer>({ description: 'The image bytes (binary).' }),
         response: {
           200: Type.Object({
             data: Type.Object({
