@@ -36,7 +36,7 @@ export const ChangeEntry = Type.Object(
       description: 'Other facts of entries that are not path changes (e.g. the role given to a member).',
     }),
   },
-  { $id: 'ChangeEntry' },
+  {},
 );
 export type ChangeEntry = Static<typeof ChangeEntry>;
 

@@ -33,7 +33,7 @@ export const MaintenanceState = Type.Object(
     }),
     by: Type.Union([Type.String(), Type.Null()], { description: 'The user who switched it on.' }),
   },
-  { $id: 'MaintenanceState' },
+  {},
 );
 export type MaintenanceState = Static<typeof MaintenanceState>;
 
@@ -77,7 +77,7 @@ export const OrganizationSettings = Type.Object(
     updatedAt: Timestamp,
     updatedBy: Type.Union([Type.String(), Type.Null()]),
   },
-  { $id: 'OrganizationSettings' },
+  {},
 );
 export type OrganizationSettings = Static<typeof OrganizationSettings>;
 
