@@ -1,5 +1,9 @@
 import { lazy, Suspense } from 'react';
 import { EmptyState, Loading } from '../components/states';
+import { AuditLogPage } from '../pages/admin/audit-log-page';
+import { OrganizationPage } from '../pages/admin/organization-page';
+import { OrganizationsPage } from '../pages/admin/organizations-page';
+import { UsersPage } from '../pages/admin/users-page';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
 import { SecurityPage } from '../pages/profile/security-page';
@@ -27,6 +31,10 @@ function AdminOnly() {
   );
 }
 
+function SystemAdminOnly() {
+  return <EmptyState title="Only System Administrators manage every organization and user." />;
+}
+
 function Page() {
   const { session } = useSession();
   const { pathname } = useLocation();
@@ -37,6 +45,10 @@ function Page() {
   const client = matchPath('/oauth2/clients/:id', pathname);
   if (client?.id) return isAdmin ? <ClientDetailPage id={client.id} /> : <AdminOnly />;
   if (pathname === '/profile' || pathname === '/profile/security') return <SecurityPage />;
+  if (pathname === '/admin/organization') return <OrganizationPage />;
+  if (pathname === '/admin/audit-log') return <AuditLogPage />;
+  if (pathname === '/admin/organizations') return isAdmin ? <OrganizationsPage /> : <SystemAdminOnly />;
+  if (pathname === '/admin/users') return isAdmin ? <UsersPage /> : <SystemAdminOnly />;
   if (pathname === '/uns') {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
