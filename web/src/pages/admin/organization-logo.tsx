@@ -2,9 +2,19 @@ import { useEffect, useState } from 'react';
 import { orgHeader } from '../../api/client';
 import { LOGO_CHANGED } from './admin-api';
 
+/** A blob as a data: URL (the console's Content-Security-Policy allows data: images, not blob:). */
+function dataUrlOf(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
 /**
  * The organization's logo in the header. Fetched with the organization header (an <img src> cannot send
- * it) and shown from a blob URL; nothing while there is none.
+ * it) and shown from a data: URL; nothing while there is none.
  */
 export function OrganizationLogo({ organizationId }: { organizationId: string | null }) {
   const [url, setUrl] = useState<string | null>(null);
@@ -18,7 +28,6 @@ export function OrganizationLogo({ organizationId }: { organizationId: string | 
   useEffect(() => {
     setUrl(null);
     if (!organizationId) return;
-    let objectUrl: string | null = null;
     let cancelled = false;
     fetch(`/api/v1/organizations/${organizationId}/logo`, {
       headers: orgHeader(),
@@ -26,13 +35,12 @@ export function OrganizationLogo({ organizationId }: { organizationId: string | 
     })
       .then(async (response) => {
         if (!response.ok || cancelled) return;
-        objectUrl = URL.createObjectURL(await response.blob());
-        if (!cancelled) setUrl(objectUrl);
+        const url = await dataUrlOf(await response.blob());
+        if (!cancelled) setUrl(url);
       })
       .catch(() => {});
     return () => {
       cancelled = true;
-      if (objectUrl) URL.revokeObjectURL(objectUrl);
     };
   }, [organizationId, version]);
   if (!url) return null;
