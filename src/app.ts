@@ -9,6 +9,7 @@ import { ModelsService } from './modules/engine/models/models.service.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
+import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
@@ -121,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prefix: '/api/v1/organizations',
     organizations: new OrganizationsService({ db, clock, bus }),
   });
+  await installOrganizationSettings(app, { db, clock, bus });
   await oauth2.register(app);
   await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
   await installUns(app, {

@@ -5,7 +5,8 @@ import { uns } from './0003-uns.js';
 import { unsBrokerSecret } from './0005-uns-broker-secret.js';
 import { entityVersions } from './0007-entity-versions.js';
 import { models } from './0008-models.js';
+import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
-export const migrations: MeridianMigration[] = [identity, oauth2, uns, unsBrokerSecret, entityVersions, models, dashboards];
+export const migrations: MeridianMigration[] = [identity, oauth2, uns, unsBrokerSecret, entityVersions, models, organizationSettings, dashboards];

@@ -2122,6 +2122,1148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View the organization settings
+         * @description Time zone, locale and date format, execution and state-history retention, dashboard defaults, branding, and the maintenance mode (changed through /maintenance). `version` is what PATCH sends back.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                organizationId: string;
+                                /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                                timezone: string;
+                                /** @description BCP 47 tag, e.g. en-US. */
+                                locale: string;
+                                dateFormat: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                                executions: {
+                                    /** @description Days executions are kept. */
+                                    retentionDays: number;
+                                    /** @description Most executions kept. */
+                                    maxCount: number;
+                                    /** @description What an execution records of each node by default. */
+                                    defaultHistoryDetail: "none" | "minimal" | "standard" | "full";
+                                    /** @description Executions run at once. */
+                                    maxConcurrent: number;
+                                };
+                                connections: {
+                                    stateHistoryRetentionDays: number;
+                                };
+                                dashboards: {
+                                    defaultTimeRange: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                                    defaultDashboardId: string | null;
+                                };
+                                branding: {
+                                    /** @description A #RRGGBB colour for the console, or null for the default. */
+                                    accentColor: string | null;
+                                };
+                                maintenance: {
+                                    enabled: boolean;
+                                    reason: string | null;
+                                    since: string | null;
+                                    /** @description When it ends by itself; null: when switched off. */
+                                    until: string | null;
+                                    /** @description The user who switched it on. */
+                                    by: string | null;
+                                };
+                                /** @description Send it back with PATCH; a stale one answers 409. */
+                                version: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization settings
+         * @description A partial change: only the members sent change; nested objects merge. `version` must be the one last read: a stale version answers 409 and changes nothing. An unknown time zone or locale is 400. Each changed path is recorded, with `reason`, in the change history. Owners and System Administrators.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version the change is based on. */
+                        version: number;
+                        /** @description Why; 1 to 500 characters. */
+                        reason?: string;
+                        /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                        timezone?: string;
+                        /** @description BCP 47 tag, e.g. en-US. */
+                        locale?: string;
+                        dateFormat?: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                        executions?: {
+                            /** @description Days executions are kept. */
+                            retentionDays?: number;
+                            /** @description Most executions kept. */
+                            maxCount?: number;
+                            /** @description What an execution records of each node by default. */
+                            defaultHistoryDetail?: "none" | "minimal" | "standard" | "full";
+                            /** @description Executions run at once. */
+                            maxConcurrent?: number;
+                        };
+                        connections?: {
+                            stateHistoryRetentionDays?: number;
+                        };
+                        dashboards?: {
+                            defaultTimeRange?: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                            defaultDashboardId?: string | null;
+                        };
+                        branding?: {
+                            /** @description A #RRGGBB colour for the console, or null for the default. */
+                            accentColor?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                organizationId: string;
+                                /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                                timezone: string;
+                                /** @description BCP 47 tag, e.g. en-US. */
+                                locale: string;
+                                dateFormat: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                                executions: {
+                                    /** @description Days executions are kept. */
+                                    retentionDays: number;
+                                    /** @description Most executions kept. */
+                                    maxCount: number;
+                                    /** @description What an execution records of each node by default. */
+                                    defaultHistoryDetail: "none" | "minimal" | "standard" | "full";
+                                    /** @description Executions run at once. */
+                                    maxConcurrent: number;
+                                };
+                                connections: {
+                                    stateHistoryRetentionDays: number;
+                                };
+                                dashboards: {
+                                    defaultTimeRange: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                                    defaultDashboardId: string | null;
+                                };
+                                branding: {
+                                    /** @description A #RRGGBB colour for the console, or null for the default. */
+                                    accentColor: string | null;
+                                };
+                                maintenance: {
+                                    enabled: boolean;
+                                    reason: string | null;
+                                    since: string | null;
+                                    /** @description When it ends by itself; null: when switched off. */
+                                    until: string | null;
+                                    /** @description The user who switched it on. */
+                                    by: string | null;
+                                };
+                                /** @description Send it back with PATCH; a stale one answers 409. */
+                                version: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The settings changed since `version`; reload and apply the change again. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View the maintenance mode
+         * @description Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                enabled: boolean;
+                                reason: string | null;
+                                since: string | null;
+                                /** @description When it ends by itself; null: when switched off. */
+                                until: string | null;
+                                /** @description The user who switched it on. */
+                                by: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Switch the maintenance mode on or off
+         * @description With a reason (required, 1 to 500 characters) on and off alike, and when switching on an optional end time `until`, after which it ends by itself. While on: pipeline triggers are recorded as skipped with the reason `maintenance`, webhooks answer 503 with Retry-After, running executions finish, and UNS publishing and the historian keep working. Every replica honours a switch within a second; every signed-in console hears of it on /events. Recorded with its actor and reason in the change history. Owners and System Administrators.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        /** @description Required, 1 to 500 characters, on and off alike. */
+                        reason: string;
+                        /** @description When maintenance ends by itself (RFC 3339, in the future); only with enabled. */
+                        until?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                enabled: boolean;
+                                reason: string | null;
+                                since: string | null;
+                                /** @description When it ends by itself; null: when switched off. */
+                                until: string | null;
+                                /** @description The user who switched it on. */
+                                by: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream maintenance mode changes
+         * @description Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An endless `text/event-stream`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The server is shutting down. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the change history of the settings
+         * @description Every change to the settings and the maintenance mode, newest first: who, when, why, and each path from and to. Paged with limit and offset.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries at or after. */
+                    from?: string;
+                    /** @description Entries before. */
+                    to?: string;
+                    /** @description An action, or a prefix ending in "." (e.g. maintenance.). */
+                    action?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "at";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Who made the change; null when the system did (an end time passing). */
+                                actor: {
+                                    userId: string | null;
+                                    email: string | null;
+                                    displayName: string | null;
+                                    /** @description The OAuth2 client it came through. */
+                                    clientId: string | null;
+                                } | null;
+                                /** @description e.g. settings.updated, maintenance.enabled, connection.updated. */
+                                action: string;
+                                targetType: string;
+                                targetId: string | null;
+                                reason: string | null;
+                                /** @description Each changed path from and to; secrets show only as "[secret]". */
+                                changes: {
+                                    /** @description JSON pointer of the changed value. */
+                                    path: string;
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description Other facts of entries that are not path changes (e.g. the role given to a member). */
+                                details: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse the audit log
+         * @description The organization's audit log, newest first: settings and maintenance, members, and the changes other areas record (connections, pipelines, models, dashboards). Filter by action (or a prefix ending in '.'), target type and id, actor and time; search looks in action, target type and actor email. Admins, Owners and System Administrators.
+         *
+         *     Requires the scope `users:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries at or after. */
+                    from?: string;
+                    /** @description Entries before. */
+                    to?: string;
+                    /** @description An action, or a prefix ending in "." (e.g. maintenance.). */
+                    action?: string;
+                    targetType?: string;
+                    targetId?: string;
+                    actorUserId?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "at" | "action";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Who made the change; null when the system did (an end time passing). */
+                                actor: {
+                                    userId: string | null;
+                                    email: string | null;
+                                    displayName: string | null;
+                                    /** @description The OAuth2 client it came through. */
+                                    clientId: string | null;
+                                } | null;
+                                /** @description e.g. settings.updated, maintenance.enabled, connection.updated. */
+                                action: string;
+                                targetType: string;
+                                targetId: string | null;
+                                reason: string | null;
+                                /** @description Each changed path from and to; secrets show only as "[secret]". */
+                                changes: {
+                                    /** @description JSON pointer of the changed value. */
+                                    path: string;
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description Other facts of entries that are not path changes (e.g. the role given to a member). */
+                                details: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{id}/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the organization logo
+         * @description The image with a fixed Content-Type, an ETag (send it as If-None-Match: 304 while unchanged), Cache-Control and X-Content-Type-Options: nosniff.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image bytes. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                        "image/jpeg": string;
+                        "image/webp": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag). */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no logo, or is not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Upload the organization logo
+         * @description The raw image as the body: PNG, JPEG or WebP, at most 524288 bytes (512 KiB), recognised by its bytes, not its name or declared type. SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description The image bytes (binary). */
+            requestBody: {
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                contentType: string;
+                                size: number;
+                                etag: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The image is larger than 512 KiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete the organization logo
+         * @description Requires the scope `organizations:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oauth2/token": {
         parameters: {
             query?: never;

@@ -1,5 +1,9 @@
 import { lazy, Suspense } from 'react';
 import { EmptyState, Loading } from '../components/states';
+import { AuditLogPage } from '../pages/admin/audit-log-page';
+import { OrganizationPage } from '../pages/admin/organization-page';
+import { OrganizationsPage } from '../pages/admin/organizations-page';
+import { UsersPage } from '../pages/admin/users-page';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
 import { ModelDetailPage } from '../pages/models/model-detail-page';
@@ -32,6 +36,10 @@ function AdminOnly() {
   );
 }
 
+function SystemAdminOnly() {
+  return <EmptyState title="Only System Administrators manage every organization and user." />;
+}
+
 function Page() {
   const { session } = useSession();
   const { pathname } = useLocation();
@@ -45,6 +53,10 @@ function Page() {
   if (pathname === '/engine/models') return <ModelsPage />;
   const model = matchPath('/engine/models/:id', pathname);
   if (model?.id) return <ModelDetailPage id={model.id} />;
+  if (pathname === '/admin/organization') return <OrganizationPage />;
+  if (pathname === '/admin/audit-log') return <AuditLogPage />;
+  if (pathname === '/admin/organizations') return isAdmin ? <OrganizationsPage /> : <SystemAdminOnly />;
+  if (pathname === '/admin/users') return isAdmin ? <UsersPage /> : <SystemAdminOnly />;
   if (pathname === '/uns') {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
