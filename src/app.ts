@@ -2,6 +2,10 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import {
+  type ConnectionRuntimeOptions,
+  installConnections,
+} from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
@@ -34,6 +38,8 @@ export interface AppDeps {
   /** Announces changes that cached state depends on; default: this process only. */
   bus?: InvalidationBus;
   version?: string;
+  /** Timing of the connection runtime supervisor (tests shorten leases and backoff). */
+  connectionRuntime?: ConnectionRuntimeOptions;
 }
 
 export const VERSION = '2.4.0';
@@ -85,7 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   await app.register(cookie);
   await installOpenApi(app, { issuer: config.issuer, version: deps.version ?? VERSION });
-  installMetrics(app);
+  const metrics = installMetrics(app);
 
   const sessions = new SessionsService({ db, clock, config });
   const pats = new TokensService({ db, clock, maxPerUser: config.patMaxPerUser });
@@ -127,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
   });
+  await installConnections(app, { config, storage, clock, metrics, runtime: deps.connectionRuntime });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;

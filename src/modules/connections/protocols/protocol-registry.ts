@@ -1,0 +1,60 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { badRequest } from '../../../platform/errors.js';
+import { describeValidationError } from '../../../platform/validation.js';
+import type { FunctionType, ProtocolDriver } from '../drivers/driver.js';
+import { modbusTcpDriver } from '../drivers/modbus-tcp.driver.js';
+import { mqttDriver } from '../drivers/mqtt.driver.js';
+import { opcuaDriver } from '../drivers/opcua.driver.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+/** Every protocol Meridian speaks, one driver file each. */
+export const DRIVERS: readonly ProtocolDriver[] = [opcuaDriver, modbusTcpDriver, mqttDriver];
+
+// Our own schemas (no user-written pattern reaches this Ajv); `x-secret` is an annotation.
+const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: false, coerceTypes: false });
+addFormats(ajv);
+
+interface CompiledProtocol {
+  driver: ProtocolDriver;
+  validateConfig: ValidateFunction;
+  secretFields: string[];
+  functionTypes: Map<string, { type: FunctionType; validate: ValidateFunction }>;
+}
+
+const compiled = new Map<string, CompiledProtocol>();
+for (const driver of DRIVERS) {
+  const properties = (driver.configSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  compiled.set(driver.id, {
+    driver,
+    validateConfig: ajv.compile(driver.configSchema),
+    secretFields: Object.keys(properties).filter((name) => properties[name]!['x-secret'] === true),
+    functionTypes: new Map(
+      driver.functionTypes.map((t) => [t.type, { type: t, validate: ajv.compile(t.configSchema) }]),
+    ),
+  });
+}
+
+/** The protocol with this id, or 400 naming `field`. */
+export function protocolOf(id: string, field = 'protocol'): CompiledProtocol {
+  const protocol = compiled.get(id);
+  if (!protocol) {
+    throw badRequest(
+      `${field} '${id.slice(0, 50)}' is not a supported protocol; GET /api/v1/connections/protocols lists them`,
+    );
+  }
+  return protocol;
+}
+
+/** Throws 400 naming the first wrong field under `prefix` (e.g. `config.port must be integer`). */
+export function assertValid(validate: ValidateFunction, value: unknown, prefix: string): void {
+  if (validate(value)) return;
+  const errors = (validate.errors ?? []).map((e: ErrorObject) => ({
+    ...e,
+    instancePath: `/${prefix}${e.instancePath}`,
+  }));
+  throw badRequest(describeValidationError(errors, 'body'));
+}
