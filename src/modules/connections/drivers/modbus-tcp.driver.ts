@@ -117,7 +117,7 @@ export const modbusTcpDriver: ProtocolDriver = {
     try {
       await withTimeout(client.connectTCP(host, { port }), timeoutMs, `connecting to ${host}:${port}`);
     } catch (error) {
-      client.close(() => {});
+      if (client.isOpen) client.close(() => {});
       if (error instanceof DriverError) throw error;
       throw new DriverError('transport', `cannot connect to ${host}:${port}: ${(error as Error).message}`);
     }
@@ -133,7 +133,10 @@ export const modbusTcpDriver: ProtocolDriver = {
         const e = error as Error & { name?: string; modbusCode?: number };
         if (e.name === 'TransactionTimedOutError') throw new DriverError('timeout', e.message);
         if (e.modbusCode !== undefined) throw new DriverError('device', `device exception: ${e.message}`);
-        if (e.name === 'PortNotOpenError') throw new DriverError('transport', 'the connection is closed');
+        if (e.name === 'PortNotOpenError') {
+          if (!closing) events.onLost(new DriverError('transport', `connection to ${host}:${port} closed`));
+          throw new DriverError('transport', 'the connection is closed');
+        }
         throw new DriverError('device', e.message);
       }
     };
@@ -188,7 +191,13 @@ export const modbusTcpDriver: ProtocolDriver = {
       },
       async close() {
         closing = true;
-        await new Promise<void>((resolve) => client.close(() => resolve()));
+        // modbus-serial never calls back when the port is already closed.
+        if (!client.isOpen) return;
+        await withTimeout(
+          new Promise<void>((resolve) => client.close(() => resolve())),
+          timeoutMs,
+          'closing',
+        ).catch(() => {});
       },
     };
     return session;

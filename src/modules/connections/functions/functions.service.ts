@@ -8,13 +8,14 @@ import { parseTopicPath } from '../../uns/topics/topic-path.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { FunctionDirection } from '../drivers/driver.js';
-import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
+import { assertValid, checkFunctionConfig, protocolOf } from '../protocols/protocol-registry.js';
 import { parseCsvRows } from './csv-rows.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import {
   checkDeclarations,
   type FunctionParameter,
+  findPlaceholders,
   resolveParameters,
   sampleValue,
   substitute,
@@ -96,11 +97,16 @@ export class FunctionsService {
     },
     prefix = '',
   ): void {
-    const { type, validate } = functionTypeOf(protocol, def.type, `${prefix}type`);
+    const { type, validateAll } = functionTypeOf(protocol, def.type, `${prefix}type`);
     try {
       checkDeclarations(def.config, def.parameters);
       const sample = Object.fromEntries(def.parameters.map((p) => [p.name, sampleValue(p)]));
-      assertValid(validate, substitute(def.config, sample), 'config');
+      const pointers = new Set(
+        findPlaceholders(def.config, '').map(({ path }) =>
+          path.replace(/\.([^.[\]]+)/g, '/$1').replace(/\[(\d+)\]/g, '/$1'),
+        ),
+      );
+      checkFunctionConfig(validateAll, substitute(def.config, sample), pointers);
       if (def.uns) {
         if (type.direction === 'write') throw badRequest('uns is only for read and subscribe functions');
         if (type.direction === 'read' && def.uns.intervalMs === undefined)

@@ -18,11 +18,19 @@ export const DRIVERS: readonly ProtocolDriver[] = [opcuaDriver, modbusTcpDriver,
 const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: false, coerceTypes: false });
 addFormats(ajv);
 
+// Function configs are checked before their placeholders have values: every error is needed, to
+// set aside those at a placeholder (see checkFunctionConfig).
+const ajvAll = new Ajv({ strict: false, allErrors: true, useDefaults: false, coerceTypes: false });
+addFormats(ajvAll);
+
 interface CompiledProtocol {
   driver: ProtocolDriver;
   validateConfig: ValidateFunction;
   secretFields: string[];
-  functionTypes: Map<string, { type: FunctionType; validate: ValidateFunction }>;
+  functionTypes: Map<
+    string,
+    { type: FunctionType; validate: ValidateFunction; validateAll: ValidateFunction }
+  >;
 }
 
 const compiled = new Map<string, CompiledProtocol>();
@@ -33,7 +41,10 @@ for (const driver of DRIVERS) {
     validateConfig: ajv.compile(driver.configSchema),
     secretFields: Object.keys(properties).filter((name) => properties[name]!['x-secret'] === true),
     functionTypes: new Map(
-      driver.functionTypes.map((t) => [t.type, { type: t, validate: ajv.compile(t.configSchema) }]),
+      driver.functionTypes.map((t) => [
+        t.type,
+        { type: t, validate: ajv.compile(t.configSchema), validateAll: ajvAll.compile(t.configSchema) },
+      ]),
     ),
   });
 }
@@ -57,4 +68,27 @@ export function assertValid(validate: ValidateFunction, value: unknown, prefix: 
     instancePath: `/${prefix}${e.instancePath}`,
   }));
   throw badRequest(describeValidationError(errors, 'body'));
+}
+
+/**
+ * Checks a function config whose placeholders hold sample values of their declared types: a type
+ * error anywhere is refused (a string parameter where a number belongs), but a rule about the value
+ * itself (enum, range, pattern) at a placeholder waits for the execute, which checks the real value.
+ */
+export function checkFunctionConfig(
+  validateAll: ValidateFunction,
+  sampled: unknown,
+  placeholderPointers: Set<string>,
+): void {
+  if (validateAll(sampled)) return;
+  const errors = (validateAll.errors ?? []).filter(
+    (e: ErrorObject) => e.keyword === 'type' || !placeholderPointers.has(e.instancePath),
+  );
+  if (errors.length === 0) return;
+  throw badRequest(
+    describeValidationError(
+      errors.map((e) => ({ ...e, instancePath: `/config${e.instancePath}` })),
+      'body',
+    ),
+  );
 }
