@@ -2,6 +2,10 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import {
+  type ConnectionRuntimeOptions,
+  installConnections,
+} from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
@@ -41,6 +45,8 @@ export interface AppDeps {
   /** Announces changes that cached state depends on; default: this process only. */
   bus?: InvalidationBus;
   version?: string;
+  /** Timing of the connection runtime supervisor (tests shorten leases and backoff). */
+  connectionRuntime?: ConnectionRuntimeOptions;
 }
 
 export const VERSION = '2.4.0';
@@ -92,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   await app.register(cookie);
   await installOpenApi(app, { issuer: config.issuer, version: deps.version ?? VERSION });
-  installMetrics(app);
+  const metrics = installMetrics(app);
 
   const sessions = new SessionsService({ db, clock, config });
   const pats = new TokensService({ db, clock, maxPerUser: config.patMaxPerUser });
@@ -149,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
+  await installConnections(app, { config, storage, clock, metrics, runtime: deps.connectionRuntime });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;

@@ -365,6 +365,71 @@ export interface OrganizationLogoTable {
   updated_by: string | null;
 }
 
+/** A connection to a device or system (see modules/connections). */
+export interface ConnectionTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string;
+  protocol: string;
+  /** JSON text: the protocol config without its secret fields. */
+  config: string;
+  /** The secret config fields, JSON encrypted with the key-encryption key (`v1.<iv>.<tag>.<data>`). */
+  secrets: string | null;
+  labels: string;
+  read_only: number;
+  auto_start: number;
+  desired_state: 'running' | 'stopped';
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A saved read, write or subscribe operation of a connection. */
+export interface ConnectionFunctionTable {
+  id: string;
+  organization_id: string;
+  connection_id: string;
+  name: string;
+  description: string;
+  type: string;
+  config: string;
+  parameters: string;
+  /** JSON text `{ topic, intervalMs }` or null. */
+  uns: string | null;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** The runtime of a running connection: its state and the lease of the replica that runs it. */
+export interface ConnectionRuntimeTable {
+  connection_id: string;
+  organization_id: string;
+  state: string;
+  since: number;
+  last_error: string | null;
+  owner_replica: string | null;
+  lease_until: number;
+  /** JSON text: the owner's metrics at its last heartbeat. */
+  metrics: string | null;
+}
+
+/** One state transition of a connection's runtime. */
+export interface ConnectionStateEventTable {
+  id: string;
+  organization_id: string;
+  connection_id: string;
+  from_state: string;
+  to_state: string;
+  reason: string;
+  error: string | null;
+  replica: string | null;
+  at: number;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -395,4 +460,8 @@ export interface Database {
   dashboard_tags: DashboardTagTable;
   organization_settings: OrganizationSettingsTable;
   organization_logos: OrganizationLogoTable;
+  connections: ConnectionTable;
+  connection_functions: ConnectionFunctionTable;
+  connection_runtime: ConnectionRuntimeTable;
+  connection_state_events: ConnectionStateEventTable;
 }
