@@ -7,10 +7,10 @@ import {
   installConnections,
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
-import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
