@@ -265,10 +265,42 @@ for (const dialect of testDialects()) {
         201,
       );
       const after1 = await bindingsOf();
+      const schemaRows = async () =>
+        Number(
+          (
+            await server.storage.db
+              .selectFrom('uns_schemas')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirst()
+          )?.n,
+        );
+      const schemasBefore = await schemaRows();
       const res = await api.post(`${MODELS}/${pumpId}/bindings`, { topicPrefix: 'v1/other/pump' });
       assert.equal(res.status, 409, res.text);
       assert.match(res.body.message, /v1\/other\/pump\/pressure/);
       assert.deepEqual(await bindingsOf(), after1);
+      assert.equal(await schemaRows(), schemasBefore);
+      // A model whose first field would get a new schema, its second refused: nothing of it stays.
+      const fresh = await api.post(MODELS, {
+        name: 'Fresh',
+        fields: [
+          { name: 'a', type: 'number' },
+          { name: 'b', type: 'number' },
+        ],
+      });
+      assert.equal(
+        (await api.post('/api/v1/uns/topics/schema-bindings', { filter: 'v1/fresh/x/b', schema: 'manual' }))
+          .status,
+        201,
+      );
+      const beforeFresh = { schemas: await schemaRows(), bindings: await bindingsOf() };
+      const refused = await api.post(`${MODELS}/${fresh.body.data.id}/bindings`, {
+        topicPrefix: 'v1/fresh/x',
+      });
+      assert.equal(refused.status, 409, refused.text);
+      assert.deepEqual({ schemas: await schemaRows(), bindings: await bindingsOf() }, beforeFresh);
+      assert.equal((await api.get(`${MODELS}/${fresh.body.data.id}/bindings`)).body.data.length, 0);
+      assert.equal((await api.get(`${MODELS}/${pumpId}/bindings`)).body.data.length, 1);
       assert.equal(after1.length, before.length + 1);
       const other = await api.post(MODELS, { name: 'Other', fields: [{ name: 'x', type: 'number' }] });
       const taken = await api.post(`${MODELS}/${other.body.data.id}/bindings`, { topicPrefix: PREFIX });
