@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { launchBrowser, openPage, screenshot, signIn } from './helpers/browser.js';
+import { launchBrowser, NARROW, openPage, screenshot, signIn } from './helpers/browser.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 
 const MODELS = '/api/v1/engine/models';
@@ -31,6 +31,15 @@ describe('console: models', () => {
   after(async () => {
     await browser?.close();
     await server?.close();
+  });
+
+  it('lists models on a narrow screen', async () => {
+    const narrow = await openPage(browser, NARROW);
+    await signIn(narrow.page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/engine/models');
+    await narrow.page.locator('tr[data-model-name="Motor"]').waitFor();
+    await screenshot(narrow.page, 'models-list');
+    assert.deepEqual(narrow.errors, []);
+    await narrow.context.close();
   });
 
   it('lists models, searches and filters by label', async () => {
@@ -136,6 +145,25 @@ describe('console: models', () => {
     await page.getByLabel('Value (JSON)').fill('{"pressure": 10}');
     await page.getByRole('button', { name: 'Validate' }).click();
     await page.getByText('The value is valid for version 2.').waitFor();
+  });
+
+  it('binds the model to a topic prefix and lists the topics of its fields', async () => {
+    await page.getByRole('tab', { name: 'Namespace bindings' }).click();
+    await page.getByText('This model is not bound to the namespace.').waitFor();
+    await page.getByLabel('Topic prefix').fill('v1/acme/plant1/pump41');
+    await page.getByRole('button', { name: 'Bind', exact: true }).click();
+    const card = page.locator('[data-binding="v1/acme/plant1/pump41"]');
+    await card.getByText('v1/acme/plant1/pump41/bearing/temperature').waitFor();
+    await card.getByText('v1/acme/plant1/pump41/motor/current').waitFor();
+    await screenshot(page, 'models-bindings');
+    await page.getByLabel('Topic prefix').fill('v2/wrong');
+    await page.getByRole('button', { name: 'Bind', exact: true }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /version prefix/ })
+      .waitFor();
+    await card.getByRole('button', { name: 'Unbind' }).click();
+    await page.getByText('This model is not bound to the namespace.').waitFor();
   });
 
   it('compares two versions side by side and reverts to the first', async () => {
