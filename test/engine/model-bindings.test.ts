@@ -330,6 +330,29 @@ for (const dialect of testDialects()) {
       assert.equal((await api.post(PUBLISH, { topic: 'v1/strict/m1/current', value: 'x' })).status, 200);
     });
 
+    it('deleting an organization takes its models, versions and model bindings', async () => {
+      const org = (await server.admin.post('/api/v1/organizations', { name: 'Short-lived' })).body.data.id;
+      const inOrg = server.admin.inOrg(org);
+      const m = await inOrg.post(MODELS, { name: 'Temp', fields: [{ name: 'v', type: 'number' }] });
+      assert.equal(m.status, 201, m.text);
+      assert.equal(
+        (await inOrg.post(`${MODELS}/${m.body.data.id}/bindings`, { topicPrefix: 'v1/temp/a' })).status,
+        201,
+      );
+      assert.equal((await server.admin.post(`/api/v1/organizations/${org}/suspend`)).status, 200);
+      const deleted = await server.admin.delete(`/api/v1/organizations/${org}`);
+      assert.ok(deleted.status === 200 || deleted.status === 204, deleted.text);
+      const db = server.storage.db;
+      for (const table of ['models', 'model_bindings', 'entity_versions', 'uns_schema_bindings'] as const) {
+        const rows = await db
+          .selectFrom(table)
+          .select('organization_id')
+          .where('organization_id', '=', org)
+          .execute();
+        assert.equal(rows.length, 0, table);
+      }
+    });
+
     it('deleting a bound model needs acknowledgement and takes its schema bindings', async () => {
       const m = await api.post(MODELS, { name: 'Gone', fields: [{ name: 'v', type: 'integer' }] });
       const id = m.body.data.id;
