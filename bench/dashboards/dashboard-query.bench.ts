@@ -179,6 +179,8 @@ try {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
       const times: number[] = [];
+      /** How long the page waited for its dashboard query, of each render. */
+      const queryShares: number[] = [];
       for (let run = 0; run < 3; run++) {
         await page.goto(`${bench.server.url}/uns`);
         await page.getByRole('button', { name: 'Sign out' }).waitFor();
@@ -187,9 +189,13 @@ try {
         // Every panel drawn: four charts with points, four stat values, four gauges (run in the page).
         await page.waitForFunction(EVERY_PANEL_DRAWN, undefined, { timeout: 30_000, polling: 'raf' });
         times.push(performance.now() - started);
+        const queryMs = await page.evaluate(
+          `Math.max(...performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/query')).map((e) => e.duration))`,
+        );
+        queryShares.push(Number(queryMs));
       }
       console.log(
-        `  console first render of the 12 panels in Chromium (navigation to every panel drawn): ${times.map((t) => t.toFixed(0)).join(', ')} ms; best ${Math.min(...times).toFixed(0)} ms (target < 1000 ms)`,
+        `  console first render of the 12 panels in Chromium (navigation to every panel drawn): ${times.map((t) => t.toFixed(0)).join(', ')} ms; best ${Math.min(...times).toFixed(0)} ms (target < 1000 ms); of which the dashboard query ${queryShares.map((t) => t.toFixed(0)).join(', ')} ms`,
       );
     } finally {
       await browser.close();
