@@ -13,9 +13,8 @@ for (const dialect of testDialects()) {
   describe(`Dashboard query [${dialect}]`, () => {
     let server: TestServer;
     let api: TestClient;
-    const now = Date.now();
     // One value a minute for 30 days, the last 30 s ago: every bucket of any width has values.
-    const start = now - 30 * DAY_MS + 30_000;
+    const start = Date.now() - 30 * DAY_MS + 30_000;
     const HISTORY_VALUES = 30 * 24 * 60;
 
     const dashboard = async (body: Record<string, unknown>) => {
@@ -67,6 +66,8 @@ for (const dialect of testDialects()) {
         const res = await api.post(`${PUBLISH}/batch`, { records });
         assert.equal(res.status, 200, res.text);
       }
+      // Recent values are stamped when they are published (loading the history can take a while).
+      const now = Date.now();
       const recent = [];
       for (const line of ['line1', 'line2']) {
         for (let i = 0; i < 10; i++) {
@@ -112,8 +113,11 @@ for (const dialect of testDialects()) {
           },
         ],
       });
+      // Exactly 30 days that hold every value (a relative range would move on while the test runs).
+      const from = new Date(start - 15_000).toISOString();
+      const to = new Date(start - 15_000 + 30 * DAY_MS).toISOString();
       for (const width of [1200, 300, 57]) {
-        const data = await query(dash.id, { widths: { trend: width } });
+        const data = await query(dash.id, { from, to, widths: { trend: width } });
         const panel = data.panels[0];
         const points = panel.series[0].points;
         assert.ok(points.length <= width, `${points.length} points for ${width} px`);

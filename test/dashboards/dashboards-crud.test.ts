@@ -60,6 +60,30 @@ for (const dialect of testDialects()) {
       assert.match(loop.body.message, /^parentId: /);
     });
 
+    it('renames and moves folders, refusing a sibling name and nesting past five levels', async () => {
+      const a = (await api.post(FOLDERS, { name: 'Area A' })).body.data;
+      const b = (await api.post(FOLDERS, { name: 'Area B' })).body.data;
+      const clash = await api.patch(`${FOLDERS}/${b.id}`, { name: 'Area A' });
+      assert.equal(clash.status, 409);
+      assert.match(clash.body.message, /^name: /);
+      const moved = await api.patch(`${FOLDERS}/${b.id}`, { parentId: a.id, name: 'Area B2' });
+      assert.equal(moved.status, 200, moved.text);
+      assert.equal(moved.body.data.parentId, a.id);
+      assert.equal(moved.body.data.name, 'Area B2');
+      let parent = b.id;
+      for (let depth = 3; depth <= 5; depth++) {
+        const res = await api.post(FOLDERS, { name: `Level ${depth}`, parentId: parent });
+        assert.equal(res.status, 201, res.text);
+        parent = res.body.data.id;
+      }
+      const deep = await api.post(FOLDERS, { name: 'Level 6', parentId: parent });
+      assert.equal(deep.status, 400);
+      assert.match(deep.body.message, /^parentId: folders nest at most 5 deep/);
+      const blank = await api.patch(`${FOLDERS}/${a.id}`, { name: '  ' });
+      assert.equal(blank.status, 400);
+      assert.match(blank.body.message, /^name must be 1 to 100/);
+    });
+
     it('refuses to delete a folder that holds dashboards unless recursive', async () => {
       const top = (await api.post(FOLDERS, { name: 'To delete' })).body.data;
       const sub = (await api.post(FOLDERS, { name: 'Sub', parentId: top.id })).body.data;

@@ -16,10 +16,13 @@ import {
   variableValues,
 } from './dashboards-api';
 import './dashboards.css';
+import { preventDraggableStyleInjection } from './draggable-style-csp';
 import { PanelEditor } from './panel-editor';
 import { memberAt } from './panel-format';
 import { PanelBody } from './panels/panel-body';
 import { type LiveValue, useDashboardLive } from './use-dashboard-live';
+
+preventDraggableStyleInjection();
 
 const ROW_PX = 30;
 const MARGIN = 8;
