@@ -161,13 +161,30 @@ for (const dialect of testDialects()) {
       const { user, watched } = await memberConnected(server.orgId, 'Editor', 'v1/sess/kept');
       await new Promise((r) => setTimeout(r, 2500)); // past a re-check
       await publishAndSee(server.orgId, watched, 'v1/sess/kept/later');
-      // Demoted to Viewer: publishing is refused (the broker disconnects the publisher), nothing stored.
+      // Demoted to Viewer: from when the change is applied (at once, on the bus), a publish is refused (the
+      // broker disconnects the publisher) and not stored. Publishes until one is refused: those
+      // acknowledged before were accepted while the change was being applied.
       await addMember(server, server.orgId, user.id, 'Viewer');
-      await new Promise((r) => setTimeout(r, 300));
-      watched.client.publish('v1/sess/kept/by-viewer', '1', { qos: 1 });
+      let closed = false;
+      void watched.closed.then(() => {
+        closed = true;
+      });
+      let topic = '';
+      for (let i = 0; i < 50 && !closed; i++) {
+        topic = `v1/sess/kept/by-viewer-${i}`;
+        const acked = await Promise.race([
+          watched.client.publishAsync(topic, '1', { qos: 1 }).then(
+            () => true,
+            () => false,
+          ),
+          watched.closed.then(() => false),
+        ]);
+        if (acked) await new Promise((r) => setTimeout(r, 100));
+      }
       await within(watched.closed, DEADLINE_MS, 'publisher disconnected');
+      assert.ok(Number(topic.split('-').pop()) < 10, `refused only after ${topic}`);
       await server.app.uns.writer.settle();
-      const latest = await server.admin.get('/api/v1/uns/data/latest?topic=v1/sess/kept/by-viewer');
+      const latest = await server.admin.get(`/api/v1/uns/data/latest?topic=${topic}`);
       assert.equal(latest.body.data ?? null, null, 'the Viewer publish was not committed');
     });
 

@@ -52,19 +52,29 @@ for (const dialect of testDialects()) {
         }
       })();
       await new Promise((r) => setTimeout(r, 50));
-      const started = performance.now();
-      const res = await api.post('/api/v1/uns/data/publish', { topic: 'v1/regex/b', value: LONG_VALUE });
-      const elapsed = performance.now() - started;
+      // Three tries, the fastest counts: the machine running the tests is shared, and a backtracking
+      // RegExp would take seconds on every one of them.
+      const elapsed: number[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const started = performance.now();
+        const res = await api.post('/api/v1/uns/data/publish', { topic: 'v1/regex/b', value: LONG_VALUE });
+        elapsed.push(performance.now() - started);
+        assert.equal(res.status, 400, res.text);
+        assert.match(res.body.message, /pattern/);
+      }
       await new Promise((r) => setTimeout(r, 50));
       polling = false;
       await poller;
 
-      assert.equal(res.status, 400, res.text);
-      assert.match(res.body.message, /pattern/);
-      assert.ok(elapsed < 100, `the publish was answered in ${elapsed.toFixed(1)} ms`);
+      const fastest = Math.min(...elapsed);
+      assert.ok(
+        fastest < 100,
+        `the publish was answered in ${elapsed.map((ms) => ms.toFixed(1)).join(', ')} ms`,
+      );
       assert.ok(healthLatencies.length >= 3, `healthz answered ${healthLatencies.length} times`);
+      // Throughout: no /healthz waited long (a blocked event loop held it for seconds).
       const slowest = Math.max(...healthLatencies);
-      assert.ok(slowest < 100, `slowest /healthz ${slowest.toFixed(1)} ms`);
+      assert.ok(slowest < 250, `slowest /healthz ${slowest.toFixed(1)} ms`);
       // A matching value still passes.
       assert.equal(
         (await api.post('/api/v1/uns/data/publish', { topic: 'v1/regex/c', value: 'aaaa' })).status,
