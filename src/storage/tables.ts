@@ -160,6 +160,12 @@ export interface OAuth2RevocationTable {
   expires_at: number;
 }
 
+/** An organization an OAuth2 client may act in; its tokens are refused in every other one. */
+export interface OAuth2ClientOrganizationTable {
+  client_pk: string;
+  organization_id: string;
+}
+
 export interface PersonalAccessTokenTable {
   id: string;
   user_id: string;
@@ -286,4 +292,5 @@ export interface Database {
   uns_violations: UnsViolationTable;
   uns_settings: UnsSettingsTable;
   entity_versions: EntityVersionTable;
+  oauth2_client_organizations: OAuth2ClientOrganizationTable;
 }
