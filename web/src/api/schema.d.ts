@@ -2133,7 +2133,7 @@ export interface paths {
         put?: never;
         /**
          * Token endpoint (RFC 6749)
-         * @description Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none with PKCE for public clients. A disabled client gets 401 invalid_client "client is disabled". Rate limited per client and per address (429 rate_limited with Retry-After).
+         * @description Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none with PKCE for public clients. A disabled client gets 401 invalid_client "client is disabled". Rate limited per client and per address (429 rate_limited with Retry-After); a public client is counted per client and address.
          */
         post: {
             parameters: {
@@ -2674,6 +2674,8 @@ export interface paths {
                         allowedScopes: string[];
                         /** @description Only for client_credentials clients; must name an existing user. */
                         actingUserId?: string | null;
+                        /** @description Organizations the client may act in (at least one). Default at registration: the organization named by X-Organization-ID. Organizations created later are not added. */
+                        organizationIds?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -2957,6 +2959,8 @@ export interface paths {
                         allowedScopes?: string[];
                         /** @description Only for client_credentials clients; must name an existing user. */
                         actingUserId?: string | null;
+                        /** @description Organizations the client may act in (at least one). Default at registration: the organization named by X-Organization-ID. Organizations created later are not added. */
+                        organizationIds?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -6029,6 +6033,8 @@ export interface components {
             allowedScopes: string[];
             /** @description Client credentials: the user the client acts as; null means the user who created it. */
             actingUserId: string | null;
+            /** @description The organizations the client may act in: its tokens are refused (422 missing_organization) in every other, whatever its user could reach; within them, the user's own memberships and role still apply. */
+            organizationIds: string[];
             status: "active" | "disabled";
             /** Format: date-time */
             createdAt: string;
