@@ -1928,7 +1928,7 @@ export interface paths {
         get?: never;
         /**
          * Add a member or change their role
-         * @description Only Owners grant or take away the Owner role; the last Owner cannot be demoted.
+         * @description Only Owners grant or take away the Owner role; the last Owner cannot be demoted. Outside System Administration, a new member must already share an organization with the caller (404 otherwise, as for an unknown user); a System Administrator adds any user.
          *
          *     Requires the scope `users:write`.
          */
@@ -3451,7 +3451,7 @@ export interface paths {
         put?: never;
         /**
          * Create a personal access token
-         * @description The token value is in this response only. A PAT acts with its user's access: a deactivated user or a lowered role applies on its next use. Send it as `Authorization: Bearer mrd_pat_...`.
+         * @description Only with a console session or another personal access token; an OAuth2 access token is refused (403). Every scope must be one you may use (from a PAT: one it carries). The token value is in this response only. A PAT acts with its user's access: a deactivated user or a lowered role applies on its next use. Send it as `Authorization: Bearer mrd_pat_...`.
          *
          *     Requires the scope `tokens:write`.
          */
