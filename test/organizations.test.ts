@@ -53,6 +53,7 @@ for (const dialect of testDialects()) {
 
     it('lets an organization Admin add a member but not make an Owner', async () => {
       const newcomer = await buildUser(server);
+      await addMember(server, orgB, newcomer.id, 'Viewer');
       assert.equal(
         (await client.put(`/api/v1/organizations/${orgA}/members/${newcomer.id}`, { role: 'Editor' })).status,
         204,
@@ -65,6 +66,51 @@ for (const dialect of testDialects()) {
         `/api/v1/organizations/${orgA}/members?search=${encodeURIComponent(newcomer.email)}`,
       );
       assert.equal(members.body.data[0].role, 'Editor');
+    });
+
+    it("an organization Admin cannot add a user they share no organization with, nor learn that user's e-mail", async () => {
+      const stranger = await buildUser(server);
+      const elsewhere = await buildOrganization(server, 'Gamma Site');
+      await addMember(server, elsewhere, stranger.id, 'Editor');
+      const res = await client.put(`/api/v1/organizations/${orgA}/members/${stranger.id}`, {
+        role: 'Viewer',
+      });
+      assert.equal(res.status, 404);
+      assert.equal(res.body.error, 'not_found');
+      assert.doesNotMatch(res.text, new RegExp(stranger.email));
+      const members = await client.get(`/api/v1/organizations/${orgA}/members?limit=100`);
+      assert.equal(members.status, 200);
+      assert.doesNotMatch(members.text, new RegExp(stranger.email));
+      assert.equal(
+        members.body.data.some((m: { userId: string }) => m.userId === stranger.id),
+        false,
+      );
+      // A System Administrator, who sees every user, adds them.
+      assert.equal(
+        (await server.admin.put(`/api/v1/organizations/${orgA}/members/${stranger.id}`, { role: 'Viewer' }))
+          .status,
+        204,
+      );
+    });
+
+    it('an organization Admin can neither demote nor remove an Owner', async () => {
+      const orgD = await buildOrganization(server, 'Delta Mill');
+      await addMember(server, orgD, user.id, 'Admin');
+      const owner = await buildUser(server);
+      await addMember(server, orgD, owner.id, 'Owner');
+      const asAdmin = client.inOrg(orgD);
+      for (const role of ['Admin', 'Editor', 'Viewer']) {
+        const demote = await asAdmin.put(`/api/v1/organizations/${orgD}/members/${owner.id}`, { role });
+        assert.equal(demote.status, 403, role);
+        assert.equal(demote.body.error, 'insufficient_scope');
+      }
+      const remove = await asAdmin.delete(`/api/v1/organizations/${orgD}/members/${owner.id}`);
+      assert.equal(remove.status, 403);
+      const members = await server.admin
+        .inOrg(orgD)
+        .get(`/api/v1/organizations/${orgD}/members?search=${encodeURIComponent(owner.email)}`);
+      assert.equal(members.body.data.length, 1, 'still a member');
+      assert.equal(members.body.data[0].role, 'Owner', 'still an Owner');
     });
 
     it('a lowered role or a removed membership takes effect on the next request', async () => {

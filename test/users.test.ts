@@ -35,6 +35,37 @@ for (const dialect of testDialects()) {
       assert.match(res.body.message, /^password /);
     });
 
+    it('refuses blank, trivial and common passwords and the own e-mail with a clear 400, creating nothing', async () => {
+      const email = 'grace.hopper@example.com';
+      for (const [password, pattern] of [
+        [' '.repeat(12), /only spaces/],
+        ['zzzzzzzzzzzz', /one character repeated/],
+        ['123456789012', /run of consecutive/],
+        ['Password1234!', /too common/],
+        ['qwertyuiop12', /too common/],
+        [email, /e-mail address/],
+      ] as const) {
+        const res = await server.admin.post('/api/v1/admin/users', { email, displayName: 'G', password });
+        assert.equal(res.status, 400, password);
+        assert.equal(res.body.error, 'bad_request');
+        assert.match(res.body.message, pattern, password);
+      }
+      const listed = await server.admin.get('/api/v1/admin/users?search=grace.hopper');
+      assert.equal(listed.body.data.length, 0);
+      const { user, client } = await signedInMember(server, 'Viewer');
+      const changed = await server.admin.patch(`/api/v1/admin/users/${user.id}`, {
+        password: 'letmein12345',
+      });
+      assert.equal(changed.status, 400);
+      assert.match(changed.body.message, /too common/);
+      assert.equal(
+        (await client.get('/api/v1/organizations')).status,
+        200,
+        'nothing changed: still signed in',
+      );
+      await server.client.login(user.email, user.password);
+    });
+
     it('refuses an invalid email, naming the field', async () => {
       const res = await server.admin.post('/api/v1/admin/users', {
         email: 'not-an-email',

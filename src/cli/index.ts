@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { CONFIG_KEYS, type ConfigKeyDescriptor } from '../config/config.schema.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';
 import { createAdministrator, generatePassword } from '../modules/bootstrap/bootstrap.service.js';
+import { passwordProblem } from '../modules/users/password-policy.js';
 import { hashPassword } from '../modules/users/passwords.js';
 import { systemClock } from '../platform/clock.js';
 import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../platform/gc-tuning.js';
@@ -134,8 +135,9 @@ async function admin(args: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  if (values.password !== undefined && values.password.length < 12) {
-    console.error('meridian: --password must be at least 12 characters');
+  const problem = values.password === undefined ? null : passwordProblem(values.password, values.email);
+  if (problem) {
+    console.error(`meridian: --${problem}`);
     return 2;
   }
   const config = loadConfig();

@@ -104,8 +104,12 @@ for (const dialect of testDialects()) {
 
     it('grants per organization: the same token in two organizations with two roles', async () => {
       const other = await buildOrganization(server);
-      const { user, token } = await memberToken('Owner');
+      const { user, client, token } = await memberToken('Owner');
       await addMember(server, other, user.id, 'Viewer');
+      const bound = await server.admin.patch(`/api/v1/oauth2/clients/${client.id}`, {
+        organizationIds: [server.orgId, other],
+      });
+      assert.equal(bound.status, 200);
       const auth = { authorization: `Bearer ${token}` };
       for (let round = 0; round < 2; round++) {
         const owner = await get('/api/v1/test/read', { ...auth, 'x-organization-id': server.orgId });

@@ -19,6 +19,16 @@ export interface Principal {
   csrfToken?: string;
   /** When the credential expires (epoch ms), where it does. */
   expiresAt?: number;
+  /**
+   * For a token issued to an OAuth2 client: the organizations that client may act in. Any other
+   * organization is answered like one the caller is not a member of.
+   */
+  organizationIds?: ReadonlySet<string>;
+}
+
+/** Whether a credential may act in `organizationId` (its client's binding; other credentials: any). */
+export function mayActIn(principal: Principal, organizationId: string): boolean {
+  return principal.organizationIds === undefined || principal.organizationIds.has(organizationId);
 }
 
 /** Verifies one kind of bearer credential. `accepts` is a cheap shape test; `verify` answers a reason when invalid. */
@@ -214,6 +224,7 @@ function authorize(
   if (access.organization !== false) {
     const org = standing.organization;
     if (!organizationId || !org || (!org.role && !standing.isSystemAdmin)) throw missingOrganization();
+    if (!mayActIn(principal, org.id)) throw missingOrganization();
     role = org.role ?? 'Owner';
     request.organization = { id: org.id, role };
   }

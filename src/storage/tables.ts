@@ -430,6 +430,12 @@ export interface ConnectionStateEventTable {
   at: number;
 }
 
+/** An organization an OAuth2 client may act in; its tokens are refused in every other one. */
+export interface OAuth2ClientOrganizationTable {
+  client_pk: string;
+  organization_id: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -464,4 +470,5 @@ export interface Database {
   connection_functions: ConnectionFunctionTable;
   connection_runtime: ConnectionRuntimeTable;
   connection_state_events: ConnectionStateEventTable;
+  oauth2_client_organizations: OAuth2ClientOrganizationTable;
 }

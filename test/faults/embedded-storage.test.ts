@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { skipOutsideCi } from '../helpers/ci.js';
 import { freePort } from '../helpers/free-port.js';
 import { runMeridian } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -16,16 +17,16 @@ import { startTestServer, type TestServer } from '../helpers/test-server.js';
  */
 const mountPoint = mkdtempSync(join(tmpdir(), 'meridian-tinyfs-'));
 let mounted = false;
+let mountError = '';
 try {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4M', 'tmpfs', mountPoint], { stdio: 'ignore' });
   mounted = true;
 } catch (error) {
-  if (process.env.CI)
-    throw new Error(`cannot mount a tmpfs for the disk-full test: ${(error as Error).message}`);
+  mountError = (error as Error).message;
 }
 
 describe('embedded store faults [sqlite]', {
-  skip: mounted ? false : 'needs root to mount a small tmpfs',
+  skip: mounted ? false : skipOutsideCi(`it needs root to mount a small tmpfs (${mountError})`),
 }, () => {
   let server: TestServer | undefined;
   let acknowledged = 0;

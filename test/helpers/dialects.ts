@@ -4,15 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { DialectName } from '../../src/storage/database.js';
+import { skipOutsideCi } from './ci.js';
 
 /**
  * The dialects every storage-touching suite runs on: SQLite always, PostgreSQL too unless
- * MERIDIAN_TEST_DIALECTS names only sqlite. PostgreSQL is never skipped silently: when it is wanted and
+ * MERIDIAN_TEST_DIALECTS names only sqlite (never in CI: there both always run). PostgreSQL is never
+ * skipped silently: when it is wanted and
  * unreachable, the suite fails.
  */
-export function testDialects(): DialectName[] {
-  const wanted = (process.env.MERIDIAN_TEST_DIALECTS ?? 'sqlite,postgres').split(',').map((d) => d.trim());
-  return (['sqlite', 'postgres'] as const).filter((d) => wanted.includes(d));
+export function testDialects(env: NodeJS.ProcessEnv = process.env): DialectName[] {
+  const wanted = (env.MERIDIAN_TEST_DIALECTS ?? 'sqlite,postgres').split(',').map((d) => d.trim());
+  const dialects = (['sqlite', 'postgres'] as const).filter((d) => wanted.includes(d));
+  // In CI every storage suite runs on both: a suite that quietly ran on SQLite only would pass untested.
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    if (!dialects.includes(dialect)) {
+      skipOutsideCi(`MERIDIAN_TEST_DIALECTS (${env.MERIDIAN_TEST_DIALECTS}) leaves out ${dialect}`, env);
+    }
+  }
+  return dialects;
 }
 
 /** Where the test PostgreSQL server is; the role must be allowed to create databases. */

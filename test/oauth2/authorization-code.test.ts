@@ -346,6 +346,32 @@ for (const dialect of testDialects()) {
         });
         assert.equal(res.body.error, 'invalid_grant');
       });
+
+      // RFC 6749 §4.1.3: redirect_uri is REQUIRED in the token request when the authorization request
+      // included it.
+      const exchangeWithoutRedirectUri = (code: string, verifier: string) =>
+        postForm(server, TOKEN, {
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          client_id: client.clientId,
+          client_secret: client.clientSecret!,
+        });
+
+      it('requires redirect_uri at the token endpoint when the authorization request carried one', async () => {
+        const { code, pkce } = await codeWithoutExchange();
+        const res = await exchangeWithoutRedirectUri(code, pkce.verifier);
+        assert.equal(res.status, 400);
+        assert.equal(res.body.error, 'invalid_grant');
+        assert.match(res.body.error_description, /redirect_uri/);
+        assert.equal('access_token' in res.body, false);
+      });
+
+      it('accepts a token request without redirect_uri when the authorization request had none', async () => {
+        const { code, pkce } = await codeWithoutExchange(client, { redirect_uri: undefined });
+        const res = await exchangeWithoutRedirectUri(code, pkce.verifier);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+      });
     });
 
     async function codeWithoutExchange(

@@ -56,6 +56,43 @@ for (const dialect of testDialects()) {
       assert.equal((await create({ name: 'x'.repeat(255) })).status, 201);
     });
 
+    it('refuses to create a PAT with an OAuth2 access token, even one carrying tokens:write', async () => {
+      const app = await registerClient(server, {
+        grantTypes: ['client_credentials'],
+        redirectUris: [],
+        allowedScopes: ['tokens:read', 'tokens:write', 'organizations:read'],
+        actingUserId: member.user.id,
+      });
+      const issued = await postForm(server, '/api/v1/oauth2/token', {
+        grant_type: 'client_credentials',
+        client_id: app.clientId,
+        client_secret: app.clientSecret!,
+      });
+      assert.equal(issued.status, 200);
+      assert.match(issued.body.scope, /tokens:write/);
+      const delegated = server.client.as({ token: issued.body.access_token, org: server.orgId });
+      const before = (await member.client.get(`${BASE}?limit=100`)).body.pagination.total;
+      const res = await create({ expiresInDays: 365 }, delegated);
+      assert.equal(res.status, 403);
+      assert.match(res.body.message, /console session or a personal access token/);
+      assert.equal((await member.client.get(`${BASE}?limit=100`)).body.pagination.total, before);
+    });
+
+    it('from a PAT: every scope, custom ones too, must be one that PAT carries', async () => {
+      const parent = (
+        await create({ scopes: ['tokens:write', 'organizations:read', 'plant.reports'] })
+      ).body.data.token as string;
+      const viaPat = server.client.as({ token: parent, org: server.orgId });
+      assert.equal((await create({ scopes: ['organizations:read', 'plant.reports'] }, viaPat)).status, 201);
+      for (const scope of ['plant.other', 'uns:read', 'tokens:read']) {
+        const res = await create({ scopes: [scope] }, viaPat);
+        assert.equal(res.status, 400, scope);
+        assert.match(res.body.message, new RegExp(`may not grant ${scope}`));
+      }
+      // From the console session, a well-formed custom scope is the user's to give.
+      assert.equal((await create({ scopes: ['plant.other'] })).status, 201);
+    });
+
     it("refuses scopes beyond the caller's", async () => {
       const res = await create({ scopes: ['organizations:write'] });
       assert.equal(res.status, 400);

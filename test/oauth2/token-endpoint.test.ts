@@ -6,7 +6,7 @@ import { importJWK, SignJWT } from 'jose';
 import { resolveKeyEncryptionKey } from '../../src/modules/oauth2/keys/key-encryption-key.js';
 import { decryptPrivateKey } from '../../src/modules/oauth2/keys/signing-keys.js';
 import { testDialects } from '../helpers/dialects.js';
-import { buildUser, signedInMember } from '../helpers/factories.js';
+import { addMember, buildUser, signedInMember } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { clientCredentials, postForm, type RegisteredClient, registerClient } from './oauth2-helpers.js';
 
@@ -293,6 +293,7 @@ for (const dialect of testDialects()) {
 
       it('refuses an access token once its user is deactivated', async () => {
         const user = await buildUser(server);
+        await addMember(server, server.orgId, user.id, 'Viewer');
         const acting = await registerClient(server, {
           grantTypes: ['client_credentials'],
           redirectUris: [],

@@ -4,6 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { classifyDriverError } from '../../storage/driver-errors.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { passwordProblem } from '../users/password-policy.js';
 import { hashPassword } from '../users/passwords.js';
 
 export interface CreatedAdministrator {
@@ -29,6 +30,8 @@ export async function createAdministrator(
   input: { email: string; password?: string | undefined; organizationName?: string; displayName?: string },
 ): Promise<CreatedAdministrator | null> {
   const now = deps.clock.now();
+  const problem = input.password === undefined ? null : passwordProblem(input.password, input.email);
+  if (problem) throw new Error(`the administrator's ${problem}`);
   const password = input.password ?? generatePassword();
   const userId = randomUUID();
   const organizationId = randomUUID();

@@ -72,12 +72,22 @@ export async function createOAuth2Module(deps: {
   const revocations = new RevocationList(db, now);
   await revocations.sync();
   const audience = accessTokenAudience(config.issuer);
+  const clientsService = new ClientsService({
+    db,
+    clock,
+    revocations,
+    accessTokenTtlMs: config.accessTokenTtl * 1000,
+    bus: deps.bus,
+  });
+  const clientLookup = createClientLookup(clientsService.clients, deps.bus);
   const accessTokens = new AccessTokenVerifier({
     ring: currentRing,
     issuer: config.issuer,
     audience,
     revocations,
     now,
+    clients: clientLookup,
+    bus: deps.bus,
   });
   const grants = new GrantsRepository(db);
   let logError: (error: unknown) => void = () => {};
@@ -96,20 +106,13 @@ export async function createOAuth2Module(deps: {
     idTokenTtl: config.idTokenTtl,
   });
   const grantDeps: GrantDeps = { db, directory: deps.directory, clock, grants, issuer, revocations };
-  const clientsService = new ClientsService({
-    db,
-    clock,
-    revocations,
-    accessTokenTtlMs: config.accessTokenTtl * 1000,
-    bus: deps.bus,
-  });
   const services: OAuth2Services = {
     db,
     config,
     clock,
     ring: currentRing,
     audience,
-    clients: createClientLookup(clientsService.clients, deps.bus),
+    clients: clientLookup,
     clientsService,
     grants,
     grantDeps,

@@ -60,6 +60,18 @@ export class OrganizationsRepository {
       .executeTakeFirst();
   }
 
+  /** Whether two users are members of at least one common organization. */
+  async shareAnOrganization(userId: string, otherUserId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('memberships as a')
+      .innerJoin('memberships as b', 'b.organization_id', 'a.organization_id')
+      .select('a.organization_id')
+      .where('a.user_id', '=', userId)
+      .where('b.user_id', '=', otherUserId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async upsertMembership(row: MembershipRow): Promise<void> {
     await this.db
       .insertInto('memberships')

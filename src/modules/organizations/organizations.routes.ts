@@ -165,7 +165,10 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
       schema: {
         tags,
         summary: 'Add a member or change their role',
-        description: 'Only Owners grant or take away the Owner role; the last Owner cannot be demoted.',
+        description:
+          'Only Owners grant or take away the Owner role; the last Owner cannot be demoted. Outside System ' +
+          'Administration, a new member must already share an organization with the caller (404 otherwise, as ' +
+          'for an unknown user); a System Administrator adds any user.',
         params: MemberParams,
         body: PutMemberBody,
         response: { 204: Type.Null(), 409: errorResponse('The last Owner cannot be demoted.') },

@@ -190,6 +190,16 @@ export class OrganizationsService {
     const user = await this.users.findById(userId);
     if (!user || user.deleted_at !== null) throw notFound('user');
     const existing = await this.organizations.findMembership(id, userId);
+    // An organization Admin or Owner adds only people they already share an organization with: any user id
+    // of the instance would otherwise do, and the member list would then show that user's e-mail. Only a
+    // System Administrator, who sees every user, adds anyone. Same answer as an unknown id.
+    if (
+      !existing &&
+      !caller.isSystemAdmin &&
+      !(await this.organizations.shareAnOrganization(caller.userId, userId))
+    ) {
+      throw notFound('user');
+    }
     this.assertMayTouchOwner(caller, role === 'Owner' || existing?.role === 'Owner');
     if (existing?.role === 'Owner' && role !== 'Owner') await this.assertNotLastOwner(id);
     const now = this.deps.clock.now();

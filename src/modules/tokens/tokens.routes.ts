@@ -34,7 +34,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
         tags,
         summary: 'Create a personal access token',
         description:
-          "The token value is in this response only. A PAT acts with its user's access: a deactivated " +
+          'Only with a console session or another personal access token; an OAuth2 access token is refused ' +
+          "(403). Every scope must be one you may use (from a PAT: one it carries). The token value is in this response only. A PAT acts with its user's access: a deactivated " +
           'user or a lowered role applies on its next use. Send it as `Authorization: Bearer mrd_pat_...`.',
         body: CreatePatBody,
         response: { 201: dataEnvelope(CreatedPersonalAccessToken) },
@@ -42,7 +43,12 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
     },
     async (request, reply) => {
       const actor = { ...actorOf(request), userId: caller(request) };
-      const created = await tokens.create(request.body, request.grantedScopes, actor);
+      const created = await tokens.create(
+        request.body,
+        request.grantedScopes,
+        actor,
+        request.principal!.credential,
+      );
       reply.header('cache-control', 'no-store');
       return reply.code(201).send({ data: created });
     },

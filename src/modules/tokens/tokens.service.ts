@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { BearerVerifier, Principal } from '../../platform/access-control.js';
+import type { BearerVerifier, CredentialKind, Principal } from '../../platform/access-control.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
-import { badRequest, conflict, notFound } from '../../platform/errors.js';
+import { badRequest, conflict, insufficientScope, notFound } from '../../platform/errors.js';
 import {
   generateOpaqueToken,
   hashOpaqueToken,
@@ -51,15 +51,29 @@ export class TokensService implements BearerVerifier {
     return { data: rows.map((r) => this.toWire(r)), pagination };
   }
 
-  /** Creates a PAT for the caller; every scope must be one the caller may use (`usable`). */
-  async create(input: CreatePatBody, usable: ReadonlySet<string>, actor: Actor & { userId: string }) {
+  /**
+   * Creates a PAT for the caller. Only from a console session or another PAT (issue 25): a delegated OAuth2
+   * token must not mint a long-lived credential that outlives its grant and its client. Every scope must
+   * be one the caller may use (`usable`); from a PAT, custom scopes too must be ones that PAT carries.
+   */
+  async create(
+    input: CreatePatBody,
+    usable: ReadonlySet<string>,
+    actor: Actor & { userId: string },
+    credential: CredentialKind,
+  ) {
+    if (credential !== 'session' && credential !== 'personal_access_token') {
+      throw insufficientScope('a console session or a personal access token (not an OAuth2 access token)');
+    }
     const name = input.name.trim();
     if (name.length === 0) throw badRequest('name must be 1 to 255 characters');
     const scopes = [...new Set(input.scopes)];
     for (const scope of scopes) {
       const known = ALL_SCOPES.has(scope);
       if (!known && !isValidCustomScope(scope)) throw badRequest(`scopes: ${scope} is not a valid scope`);
-      if (known && !usable.has(scope)) throw badRequest(`scopes: you may not grant ${scope}`);
+      // A session carries every scope its role allows and no custom ones; a PAT only what it was given.
+      const checked = known || credential === 'personal_access_token';
+      if (checked && !usable.has(scope)) throw badRequest(`scopes: you may not grant ${scope}`);
     }
     const now = this.deps.clock.now();
     if ((await this.tokens.countUsable(actor.userId, now)) >= this.deps.maxPerUser) {

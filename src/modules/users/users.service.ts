@@ -8,6 +8,7 @@ import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { STANDING_TOPICS } from './access-directory.js';
+import { checkPassword } from './password-policy.js';
 import { hashPassword } from './passwords.js';
 import { type UserRow, UsersRepository } from './users.repository.js';
 import type { CreateUserBody, ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
@@ -50,6 +51,7 @@ export class UsersService {
   }
 
   async create(input: CreateUserBody, actor: Actor): Promise<UserRow> {
+    checkPassword(input.password, input.email);
     if (await this.users.findByEmail(input.email)) throw conflict('a user with this email already exists');
     const now = this.deps.clock.now();
     const row: UserRow = {
@@ -78,6 +80,7 @@ export class UsersService {
   async update(id: string, input: UpdateUserBody, actor: Actor): Promise<UserRow> {
     const existing = await this.get(id);
     if (existing.deleted_at !== null) throw conflict('the user is deleted; restore it first');
+    if (input.password !== undefined) checkPassword(input.password, input.email ?? existing.email);
     const patch: Partial<UserRow> = { updated_at: this.deps.clock.now(), updated_by: actor.userId };
     if (input.email !== undefined) {
       const other = await this.users.findByEmail(input.email);

@@ -1928,7 +1928,7 @@ export interface paths {
         get?: never;
         /**
          * Add a member or change their role
-         * @description Only Owners grant or take away the Owner role; the last Owner cannot be demoted.
+         * @description Only Owners grant or take away the Owner role; the last Owner cannot be demoted. Outside System Administration, a new member must already share an organization with the caller (404 otherwise, as for an unknown user); a System Administrator adds any user.
          *
          *     Requires the scope `users:write`.
          */
@@ -3816,6 +3816,8 @@ export interface paths {
                         allowedScopes: string[];
                         /** @description Only for client_credentials clients; must name an existing user. */
                         actingUserId?: string | null;
+                        /** @description Organizations the client may act in (at least one). Default at registration: the organization named by X-Organization-ID. Organizations created later are not added. */
+                        organizationIds?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -4099,6 +4101,8 @@ export interface paths {
                         allowedScopes?: string[];
                         /** @description Only for client_credentials clients; must name an existing user. */
                         actingUserId?: string | null;
+                        /** @description Organizations the client may act in (at least one). Default at registration: the organization named by X-Organization-ID. Organizations created later are not added. */
+                        organizationIds?: string[];
                     } & {
                         [key: string]: unknown;
                     };
@@ -4589,7 +4593,7 @@ export interface paths {
         put?: never;
         /**
          * Create a personal access token
-         * @description The token value is in this response only. A PAT acts with its user's access: a deactivated user or a lowered role applies on its next use. Send it as `Authorization: Bearer mrd_pat_...`.
+         * @description Only with a console session or another personal access token; an OAuth2 access token is refused (403). Every scope must be one you may use (from a PAT: one it carries). The token value is in this response only. A PAT acts with its user's access: a deactivated user or a lowered role applies on its next use. Send it as `Authorization: Bearer mrd_pat_...`.
          *
          *     Requires the scope `tokens:write`.
          */
@@ -14943,6 +14947,8 @@ export interface components {
             allowedScopes: string[];
             /** @description Client credentials: the user the client acts as; null means the user who created it. */
             actingUserId: string | null;
+            /** @description The organizations the client may act in: its tokens are refused (422 missing_organization) in every other, whatever its user could reach; within them, the user's own memberships and role still apply. */
+            organizationIds: string[];
             status: "active" | "disabled";
             /** Format: date-time */
             createdAt: string;

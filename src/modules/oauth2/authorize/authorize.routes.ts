@@ -3,10 +3,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../platform/errors.js';
 import { generateOpaqueToken, TOKEN_PREFIX, timingSafeEqualString } from '../../../platform/opaque-token.js';
 import { csrfTokenFor, SESSION_COOKIE, setSessionCookie } from '../../sessions/sessions.service.js';
+import { holdableScopes, withinHoldable } from '../checks/check-user-scopes.js';
 import { isUserActive } from '../grants/grant-context.js';
 import {
   AccessDeniedError,
   ConsentRequiredError,
+  InvalidScopeError,
   LoginRequiredError,
   type OAuth2Error,
 } from '../oauth2-errors.js';
@@ -130,6 +132,24 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
     );
   }
 
+  /**
+   * The requested scopes the user can hold through this client (a Viewer is never shown or granted
+   * `system:admin`), or the OAuth2 error to redirect with when the user may act in none of the client's
+   * organizations or holds none of the scopes.
+   */
+  async function holdableRequest(
+    authz: AuthorizationRequest,
+    userId: string,
+  ): Promise<string[] | OAuth2Error> {
+    const holdable = await holdableScopes(oauth.db, userId, authz.client.organizationIds);
+    if (holdable.organizationIds.length === 0) {
+      return new AccessDeniedError('you are not a member of any organization this application may act in');
+    }
+    const scopes = withinHoldable(authz.scopes, holdable);
+    if (scopes.length === 0) return new InvalidScopeError('your role allows none of the requested scopes');
+    return scopes;
+  }
+
   /** prompt=login, or a sign-in older than max_age (OIDC Core §3.1.2.1), asks for the password again. */
   function needsFreshSignIn(authz: AuthorizationRequest, authTime: number) {
     if (authz.prompt.has('login')) return true;
@@ -182,9 +202,11 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
         if (authz.prompt.has('none')) return redirectError(reply, authz, new LoginRequiredError());
         return showLogin(reply, authz);
       }
+      const scopes = await holdableRequest(authz, user.userId);
+      if (!Array.isArray(scopes)) return redirectError(reply, authz, scopes);
       const consented = await oauth.grants.findConsent(authz.client.id, user.userId);
-      if (consented && !authz.prompt.has('consent') && authz.scopes.every((s) => consented.includes(s))) {
-        return issueCode(reply, authz, user, authz.scopes);
+      if (consented && !authz.prompt.has('consent') && scopes.every((s) => consented.includes(s))) {
+        return issueCode(reply, authz, user, scopes);
       }
       if (authz.prompt.has('none')) return redirectError(reply, authz, new ConsentRequiredError());
       return page(
@@ -197,7 +219,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
           appName: authz.client.name,
           appDescription: authz.client.description,
           userEmail: user.email,
-          scopes: authz.scopes,
+          scopes,
         }),
       );
     },
@@ -263,7 +285,9 @@ export const authorizeRoutes: FastifyPluginAsync<{ oauth: OAuth2Services }> = as
         );
       }
       const chosen = new Set(Array.isArray(body.scope) ? body.scope : body.scope ? [body.scope] : []);
-      const granted = authz.scopes.filter((s) => chosen.has(s));
+      const holdable = await holdableRequest(authz, user.userId);
+      if (!Array.isArray(holdable)) return redirectError(reply, authz, holdable);
+      const granted = holdable.filter((s) => chosen.has(s));
       if (text(body.decision) !== 'allow' || granted.length === 0) {
         return redirectError(reply, authz, new AccessDeniedError('the user denied the request'));
       }

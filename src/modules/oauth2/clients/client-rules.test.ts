@@ -44,7 +44,26 @@ describe('normalizeClientRegistration: normalised result', () => {
       redirectUris: ['https://dash.example.com/callback'],
       allowedScopes: ['openid', 'uns:read'],
       actingUserId: null,
+      organizationIds: [],
     });
+  });
+
+  it('normalizes organizationIds and refuses empty, malformed or repeated ones', () => {
+    const org = 'A1B2C3D4-0000-4000-8000-000000000001';
+    assert.deepEqual(normalizeClientRegistration({ ...service, organizationIds: [org] }).organizationIds, [
+      org.toLowerCase(),
+    ]);
+    for (const [value, pattern] of [
+      [[], /at least one organization/],
+      [['plant-1'], /organizationIds\[0\] must be an organization id/],
+      [[org, org.toLowerCase()], /organizationIds\[1\] is a duplicate/],
+      ['x', /must be an array of strings/],
+    ] as const) {
+      assert.throws(
+        () => normalizeClientRegistration({ ...service, organizationIds: value }),
+        rejects('organizationIds', pattern),
+      );
+    }
   });
 
   it('derives no response types for a client_credentials client', () => {

@@ -15,7 +15,10 @@ export const CLIENT_LIMITS = Object.freeze({
   redirectUrisMax: 20,
   redirectUriMaxLength: MAX_REDIRECT_URI_LENGTH,
   actingUserIdMaxLength: 255,
+  organizationIdsMax: 100,
 });
+
+const ORGANIZATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The configurable settings of an OAuth2 client, normalised, with wire (camelCase) names. */
 export interface ClientSettings {
@@ -27,6 +30,11 @@ export interface ClientSettings {
   redirectUris: string[];
   allowedScopes: string[];
   actingUserId: string | null;
+  /**
+   * The organizations the client may act in; its tokens are refused in any other. Empty only in a
+   * registration that did not name any: the service then binds the organization it was registered in.
+   */
+  organizationIds: string[];
 }
 
 /** A client field breaks a rule; `field` is the wire name, the message says what is wrong. */
@@ -40,7 +48,14 @@ export class ClientValidationError extends Error {
   }
 }
 
-const EDITABLE_FIELDS = new Set(['name', 'description', 'redirectUris', 'allowedScopes', 'actingUserId']);
+const EDITABLE_FIELDS = new Set([
+  'name',
+  'description',
+  'redirectUris',
+  'allowedScopes',
+  'actingUserId',
+  'organizationIds',
+]);
 const REGISTRATION_FIELDS = new Set([...EDITABLE_FIELDS, 'clientType', 'grantTypes']);
 // Spec, Versioning rule 4 and client secret rule: these are replaced only by registering a new client.
 const FIXED_AT_CREATION = new Set(['clientType', 'grantTypes', 'responseTypes', 'clientId', 'clientSecret']);
@@ -80,6 +95,8 @@ export function normalizeClientUpdate(existing: ClientSettings, patch: unknown):
     redirectUris: existing.redirectUris,
     allowedScopes: existing.allowedScopes,
     actingUserId: existing.actingUserId,
+    // Validated only when the patch names them (a client migrated with none can still be renamed).
+    organizationIds: undefined,
   };
   for (const key of presentKeys(fields)) {
     if (EDITABLE_FIELDS.has(key)) {
@@ -97,7 +114,10 @@ export function normalizeClientUpdate(existing: ClientSettings, patch: unknown):
       throw new ClientValidationError(key, `${key} is not a client field`);
     }
   }
-  return validateSettings(merged);
+  const settings = validateSettings(merged);
+  return merged.organizationIds === undefined
+    ? { ...settings, organizationIds: existing.organizationIds }
+    : settings;
 }
 
 function validateSettings(fields: Record<string, unknown>): ClientSettings {
@@ -108,6 +128,7 @@ function validateSettings(fields: Record<string, unknown>): ClientSettings {
   const redirectUris = checkRedirectUris(fields.redirectUris, grantTypes);
   const allowedScopes = checkAllowedScopes(fields.allowedScopes);
   const actingUserId = checkActingUserId(fields.actingUserId, grantTypes);
+  const organizationIds = checkOrganizationIds(fields.organizationIds);
   const responseTypes: ResponseType[] = grantTypes.includes('authorization_code') ? ['code'] : [];
   return {
     name,
@@ -118,7 +139,36 @@ function validateSettings(fields: Record<string, unknown>): ClientSettings {
     redirectUris,
     allowedScopes,
     actingUserId,
+    organizationIds,
   };
+}
+
+function checkOrganizationIds(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  const ids = stringArray('organizationIds', value, true);
+  if (ids.length === 0) {
+    throw new ClientValidationError(
+      'organizationIds',
+      'organizationIds must name at least one organization (a client acts in no other)',
+    );
+  }
+  if (ids.length > CLIENT_LIMITS.organizationIdsMax) {
+    throw new ClientValidationError(
+      'organizationIds',
+      `organizationIds must name at most ${CLIENT_LIMITS.organizationIdsMax} organizations`,
+    );
+  }
+  const normalized = ids.map((id) => id.trim().toLowerCase());
+  for (const [index, id] of normalized.entries()) {
+    if (!ORGANIZATION_ID.test(id)) {
+      throw new ClientValidationError(
+        'organizationIds',
+        `organizationIds[${index}] must be an organization id`,
+      );
+    }
+  }
+  rejectDuplicates('organizationIds', normalized);
+  return normalized;
 }
 
 function checkName(value: unknown): string {

@@ -18,8 +18,8 @@ export interface StoredClient extends ClientSettings {
   updatedBy: string | null;
 }
 
-/** Parses a client row. */
-export function toStoredClient(row: ClientRow): StoredClient {
+/** Parses a client row; `organizationIds` are the rows of oauth2_client_organizations for it. */
+export function toStoredClient(row: ClientRow, organizationIds: string[]): StoredClient {
   return {
     id: row.id,
     clientId: row.client_id,
@@ -32,6 +32,7 @@ export function toStoredClient(row: ClientRow): StoredClient {
     redirectUris: JSON.parse(row.redirect_uris) as string[],
     allowedScopes: JSON.parse(row.allowed_scopes) as string[],
     actingUserId: row.acting_user_id,
+    organizationIds,
     status: row.status,
     createdAt: row.created_at,
     createdBy: row.created_by,
@@ -64,7 +65,7 @@ export class ClientsRepository {
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirst();
-    return row && toStoredClient(row);
+    return row && toStoredClient(row, await this.organizationsOf(row.id));
   }
 
   async findByClientId(clientId: string): Promise<StoredClient | undefined> {
@@ -73,11 +74,42 @@ export class ClientsRepository {
       .selectAll()
       .where('client_id', '=', clientId)
       .executeTakeFirst();
-    return row && toStoredClient(row);
+    return row && toStoredClient(row, await this.organizationsOf(row.id));
   }
 
-  async insert(row: ClientRow): Promise<void> {
-    await this.db.insertInto('oauth2_clients').values(row).execute();
+  /** The organizations a client may act in, sorted. */
+  async organizationsOf(clientPk: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('oauth2_client_organizations')
+      .select('organization_id')
+      .where('client_pk', '=', clientPk)
+      .orderBy('organization_id')
+      .execute();
+    return rows.map((r) => r.organization_id);
+  }
+
+  /** Inserts a client and the organizations it may act in, in one transaction. */
+  async insert(row: ClientRow, organizationIds: readonly string[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('oauth2_clients').values(row).execute();
+      await insertOrganizations(trx, row.id, organizationIds);
+    });
+  }
+
+  /** Replaces the organizations a client may act in. */
+  async setOrganizations(clientPk: string, organizationIds: readonly string[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('oauth2_client_organizations').where('client_pk', '=', clientPk).execute();
+      await insertOrganizations(trx, clientPk, organizationIds);
+    });
+  }
+
+  /** The ids among `ids` that name no organization. */
+  async unknownOrganizations(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('organizations').select('id').where('id', 'in', ids).execute();
+    const known = new Set(rows.map((r) => r.id));
+    return ids.filter((id) => !known.has(id));
   }
 
   async update(id: string, patch: Partial<ClientRow>): Promise<void> {
@@ -109,6 +141,35 @@ export class ClientsRepository {
       defaultOrder: 'desc',
       tieBreaker: 'id',
     });
-    return { rows: rows.map(toStoredClient), pagination };
+    const bound = new Map<string, string[]>();
+    if (rows.length > 0) {
+      const links = await this.db
+        .selectFrom('oauth2_client_organizations')
+        .select(['client_pk', 'organization_id'])
+        .where(
+          'client_pk',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .orderBy('organization_id')
+        .execute();
+      for (const link of links)
+        bound.set(link.client_pk, [...(bound.get(link.client_pk) ?? []), link.organization_id]);
+    }
+    return { rows: rows.map((row) => toStoredClient(row, bound.get(row.id) ?? [])), pagination };
   }
+}
+
+async function insertOrganizations(
+  db: Kysely<Database>,
+  clientPk: string,
+  organizationIds: readonly string[],
+): Promise<void> {
+  if (organizationIds.length === 0) return;
+  await db
+    .insertInto('oauth2_client_organizations')
+    .values(
+      organizationIds.map((organizationId) => ({ client_pk: clientPk, organization_id: organizationId })),
+    )
+    .execute();
 }

@@ -51,7 +51,11 @@ export const clientsRoutes: FastifyPluginAsyncTypebox<{ clients: ClientsService 
       },
     },
     async (request, reply) => {
-      const { client, clientSecret } = await clients.register(request.body, actorOf(request));
+      const { client, clientSecret } = await clients.register(
+        request.body,
+        actorOf(request),
+        request.organization?.id ?? null,
+      );
       reply.header('cache-control', 'no-store');
       return reply
         .code(201)

@@ -28,6 +28,11 @@ export const Client = Type.Object(
     actingUserId: Type.Union([Type.String(), Type.Null()], {
       description: 'Client credentials: the user the client acts as; null means the user who created it.',
     }),
+    organizationIds: Type.Array(Type.String({ format: 'uuid' }), {
+      description:
+        'The organizations the client may act in: its tokens are refused (422 missing_organization) in every ' +
+        "other, whatever its user could reach; within them, the user's own memberships and role still apply.",
+    }),
     status: ClientStatus,
     createdAt: Timestamp,
     createdBy: Type.Union([Type.String(), Type.Null()]),
@@ -60,6 +65,11 @@ const editable = {
   actingUserId: Type.Union([Type.String(), Type.Null()], {
     description: 'Only for client_credentials clients; must name an existing user.',
   }),
+  organizationIds: Type.Array(Type.String(), {
+    description:
+      'Organizations the client may act in (at least one). Default at registration: the organization named ' +
+      'by X-Organization-ID. Organizations created later are not added.',
+  }),
 };
 
 export const RegisterClientBody = Type.Object(
@@ -74,6 +84,7 @@ export const RegisterClientBody = Type.Object(
     redirectUris: Type.Optional(editable.redirectUris),
     allowedScopes: editable.allowedScopes,
     actingUserId: Type.Optional(editable.actingUserId),
+    organizationIds: Type.Optional(editable.organizationIds),
   },
   // Unknown and server-managed fields are refused by the client rules with a message naming them.
   { additionalProperties: true },
@@ -86,6 +97,7 @@ export const UpdateClientBody = Type.Object(
     redirectUris: Type.Optional(editable.redirectUris),
     allowedScopes: Type.Optional(editable.allowedScopes),
     actingUserId: Type.Optional(editable.actingUserId),
+    organizationIds: Type.Optional(editable.organizationIds),
   },
   {
     additionalProperties: true,

@@ -37,6 +37,7 @@ export function toClient(client: StoredClient): Client {
     redirectUris: client.redirectUris,
     allowedScopes: client.allowedScopes,
     actingUserId: client.actingUserId,
+    organizationIds: client.organizationIds,
     status: client.status,
     createdAt: isoTime(client.createdAt),
     createdBy: client.createdBy,
@@ -75,29 +76,44 @@ export class ClientsService {
     return client;
   }
 
-  /** Registers a client, initially active. The secret of a confidential client is returned here only. */
-  async register(input: unknown, actor: Actor): Promise<{ client: StoredClient; clientSecret?: string }> {
-    const settings = await this.validate(() => normalizeClientRegistration(input));
+  /**
+   * Registers a client, initially active, bound to `organizationIds` or else to the organization it is
+   * registered in. The secret of a confidential client is returned here only.
+   */
+  async register(
+    input: unknown,
+    actor: Actor,
+    registeredIn: string | null,
+  ): Promise<{ client: StoredClient; clientSecret?: string }> {
+    const normalized = await this.validate(() => normalizeClientRegistration(input));
+    const settings =
+      normalized.organizationIds.length > 0 || !registeredIn
+        ? normalized
+        : { ...normalized, organizationIds: [registeredIn] };
     const now = this.deps.clock.now();
     const secret =
       settings.clientType === 'confidential' ? generateOpaqueToken(TOKEN_PREFIX.clientSecret) : null;
     const id = randomUUID();
-    await this.clients.insert({
-      id,
-      client_id: generateIdentifier(TOKEN_PREFIX.clientId),
-      secret_hash: secret?.hash ?? null,
-      ...settingsColumns(settings),
-      status: 'active',
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
-    });
+    await this.clients.insert(
+      {
+        id,
+        client_id: generateIdentifier(TOKEN_PREFIX.clientId),
+        secret_hash: secret?.hash ?? null,
+        ...settingsColumns(settings),
+        status: 'active',
+        created_at: now,
+        created_by: actor.userId,
+        updated_at: now,
+        updated_by: actor.userId,
+      },
+      settings.organizationIds,
+    );
     const client = await this.get(id);
     await this.audit(actor, 'oauth2_client.created', client, {
       name: client.name,
       clientType: client.clientType,
       grantTypes: client.grantTypes,
+      organizationIds: client.organizationIds,
     });
     return secret ? { client, clientSecret: secret.value } : { client };
   }
@@ -111,9 +127,12 @@ export class ClientsService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     });
+    const organizationsChanged = settings.organizationIds.join() !== existing.organizationIds.join();
+    if (organizationsChanged) await this.clients.setOrganizations(id, settings.organizationIds);
     await this.announce(existing.clientId);
     await this.audit(actor, 'oauth2_client.updated', existing, {
       fields: Object.keys(patch as object),
+      ...(organizationsChanged ? { organizationIds: settings.organizationIds } : {}),
     });
     return this.get(id);
   }
@@ -162,6 +181,11 @@ export class ClientsService {
     if (settings.actingUserId !== null && !(await this.clients.userExists(settings.actingUserId))) {
       throw badRequest('actingUserId must name an existing user');
     }
+    const unknown = await this.clients.unknownOrganizations(settings.organizationIds);
+    if (unknown.length > 0) {
+      throw badRequest(`organizationIds: ${unknown.join(', ')} names no organization`);
+    }
+    settings.organizationIds = [...settings.organizationIds].sort();
     return settings;
   }
 

@@ -2,7 +2,7 @@ import { hashOpaqueToken, isWellFormedOpaqueToken, TOKEN_PREFIX } from '../../..
 import { checkCodeVerifier } from '../checks/check-pkce.js';
 import { InvalidGrantError, InvalidRequestError, UnauthorizedClientError } from '../oauth2-errors.js';
 import type { TokenResponse } from '../token/token-issuer.js';
-import { type GrantContext, isUserActive, revokeGrant } from './grant-context.js';
+import { type GrantContext, isUserActive, revokeGrant, scopesToIssue } from './grant-context.js';
 
 /** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6) and code replay detection (RFC 6749 §4.1.2, RFC 9700 §4.5). */
 export async function authorizationCodeGrant({
@@ -38,7 +38,7 @@ export async function authorizationCodeGrant({
   checkCodeVerifier(row.code_challenge, body.code_verifier);
   if (!(await isUserActive(deps.directory, row.user_id)))
     throw new InvalidGrantError('the user is not active');
-  const scopes = row.scopes.split(' ').filter(Boolean);
+  const scopes = await scopesToIssue(deps, client, row.user_id, row.scopes.split(' ').filter(Boolean));
   return deps.issuer.issue({
     clientId: client.clientId,
     userId: row.user_id,

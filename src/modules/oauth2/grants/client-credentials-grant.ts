@@ -1,11 +1,12 @@
 import { parseScope, requireScopesWithin } from '../checks/check-scope.js';
 import { InvalidGrantError, UnauthorizedClientError } from '../oauth2-errors.js';
 import type { TokenResponse } from '../token/token-issuer.js';
-import { type GrantContext, isUserActive } from './grant-context.js';
+import { type GrantContext, isUserActive, scopesToIssue } from './grant-context.js';
 
 /**
  * RFC 6749 §4.4. Confidential clients with the grant only. Without a scope parameter the token carries
- * every scope the client is allowed. The token's subject is the acting user, or the client's creator.
+ * every scope the client is allowed. The token's subject is the acting user, or the client's creator; its
+ * scopes are cut to what that user's roles allow in the organizations the client is bound to.
  */
 export async function clientCredentialsGrant({
   client,
@@ -26,7 +27,7 @@ export async function clientCredentialsGrant({
   return deps.issuer.issue({
     clientId: client.clientId,
     userId,
-    scopes,
+    scopes: await scopesToIssue(deps, client, userId, scopes),
     grantType: 'client_credentials',
     requestId,
   });

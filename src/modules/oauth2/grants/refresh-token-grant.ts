@@ -7,7 +7,7 @@ import {
   UnauthorizedClientError,
 } from '../oauth2-errors.js';
 import type { TokenResponse } from '../token/token-issuer.js';
-import { type GrantContext, isUserActive, revokeGrant } from './grant-context.js';
+import { type GrantContext, isUserActive, revokeGrant, scopesToIssue } from './grant-context.js';
 
 /**
  * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every use returns a new refresh token; presenting a
@@ -48,7 +48,7 @@ export async function refreshTokenGrant({
   return deps.issuer.issue({
     clientId: client.clientId,
     userId: row.user_id,
-    scopes,
+    scopes: await scopesToIssue(deps, client, row.user_id, scopes),
     grantType: 'refresh_token',
     requestId,
     grant: { id: row.grant_id, authTime: row.auth_time, withRefreshToken: true, refreshScopes: granted },

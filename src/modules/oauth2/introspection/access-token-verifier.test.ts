@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../../../test/helpers/dialects.js';
+import { createLocalInvalidationBus } from '../../../platform/invalidation-bus.js';
 import { openStorage, type Storage } from '../../../storage/database.js';
 import { migrateToLatest } from '../../../storage/migrator.js';
+import { createClientLookup } from '../clients/client-lookup.js';
+import { ClientsRepository } from '../clients/clients.repository.js';
 import { generateSigningKey, SigningKeyRing } from '../keys/signing-keys.js';
 import { signAccessToken } from '../token/access-token.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
@@ -42,6 +45,8 @@ for (const dialect of testDialects()) {
         audience: AUDIENCE,
         revocations,
         now: () => now,
+        clients: createClientLookup(new ClientsRepository(storage.db), createLocalInvalidationBus()),
+        bus: createLocalInvalidationBus(),
       });
       const subject = {
         iss: ISSUER,
@@ -68,6 +73,8 @@ for (const dialect of testDialects()) {
         credential: 'access_token',
         tokenScopes: new Set(['uns:read', 'tokens:read']),
         clientId: 'mrd_ci_one',
+        // No such client: it may act in no organization.
+        organizationIds: new Set(),
         credentialId: claims.jti,
         expiresAt: claims.exp * 1000,
       });

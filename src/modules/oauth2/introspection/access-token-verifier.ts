@@ -1,4 +1,6 @@
 import type { BearerVerifier, Principal } from '../../../platform/access-control.js';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
+import { CLIENT_CHANGED_TOPIC, type ClientLookup } from '../clients/client-lookup.js';
 import type { SigningKeyRing } from '../keys/signing-keys.js';
 import { InvalidTokenError } from '../oauth2-errors.js';
 import { type AccessTokenClaims, verifyAccessToken } from '../token/access-token.js';
@@ -28,8 +30,20 @@ export class AccessTokenVerifier implements BearerVerifier {
       audience: string;
       revocations: RevocationList;
       now: () => number;
+      /** The client of each token, for the organizations it may act in. */
+      clients: ClientLookup;
+      bus: InvalidationBus;
     },
-  ) {}
+  ) {
+    // A client's edit (its organizations) applies to its tokens at once: their cached principals go.
+    deps.bus.subscribe((event) => {
+      if (event.topic === '*') this.cache.clear();
+      else if (event.topic === CLIENT_CHANGED_TOPIC && event.id !== undefined) {
+        for (const [token, entry] of this.cache)
+          if (entry.claims.client_id === event.id) this.cache.delete(token);
+      }
+    });
+  }
 
   /** A JWT has three base64url parts separated by dots. */
   accepts(token: string): boolean {
@@ -83,6 +97,9 @@ export class AccessTokenVerifier implements BearerVerifier {
           clientId: claims.client_id,
           credentialId: claims.jti,
           expiresAt: claims.exp * 1000,
+          organizationIds: new Set(
+            (await this.deps.clients.findByClientId(claims.client_id))?.organizationIds ?? [],
+          ),
         },
       };
       // Insertion order evicts the oldest entry first; a hit is not re-inserted, since rehashing a

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
+import { recordAudit } from '../../audit/audit.repository.js';
 import {
   decryptPrivateKey,
   encryptPrivateKey,
@@ -45,12 +46,25 @@ export class SigningKeyStore {
     const now = this.deps.now();
     const created: string[] = [];
     await this.deps.db.transaction().execute(async (trx) => {
+      const retiring = await trx
+        .selectFrom('oauth2_signing_keys')
+        .select('kid')
+        .where('status', '=', 'active')
+        .execute();
       await trx
         .updateTable('oauth2_signing_keys')
         .set({ status: 'retiring', retired_at: now })
         .where('status', '=', 'active')
         .execute();
       for (const alg of SIGNING_ALGORITHMS) created.push(await this.insertActive(alg, trx));
+      // In the same transaction: a rotation is never without its audit row (key ids only, never key material).
+      await recordAudit(trx, now, {
+        actorUserId: null,
+        action: 'oauth2_signing_keys.rotated',
+        targetType: 'oauth2_signing_key',
+        targetId: created.join(' '),
+        details: { active: created, retiring: retiring.map((r) => r.kid) },
+      });
     });
     await this.pruneRetired();
     return created;

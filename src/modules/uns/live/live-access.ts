@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type {
-  AccessDirectory,
-  BearerVerifier,
-  Principal,
-  SessionVerifier,
+import {
+  type AccessDirectory,
+  type BearerVerifier,
+  mayActIn,
+  type Principal,
+  type SessionVerifier,
 } from '../../../platform/access-control.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
@@ -68,6 +69,7 @@ export function watchAccess(
     if (!org || (!org.role && !standing.isSystemAdmin)) {
       return 'the organization is suspended, or you are no longer a member';
     }
+    if (!mayActIn(principal, org.id)) return 'this OAuth2 client may no longer act in the organization';
     const allowed = scopesAllowedFor(org.role ?? 'Owner', standing.isSystemAdmin);
     if (!isScopePermitted(scope, principal.tokenScopes, allowed)) {
       return `the credential no longer grants the scope ${scope}`;

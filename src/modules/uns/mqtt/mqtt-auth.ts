@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { AccessDirectory, BearerVerifier } from '../../../platform/access-control.js';
+import { type AccessDirectory, type BearerVerifier, mayActIn } from '../../../platform/access-control.js';
 import { isScopePermitted, scopesAllowedFor } from '../../../platform/permissions.js';
 
 /** Who an MQTT client is: established once at CONNECT with exactly the HTTP rules. */
@@ -49,6 +49,7 @@ export function createTokenAuthenticator(
     if (!org || (!org.role && !standing.isSystemAdmin)) {
       return 'the organization is unknown, suspended, or you are not a member';
     }
+    if (!mayActIn(principal, org.id)) return 'this OAuth2 client may not act in the organization';
     const allowed = scopesAllowedFor(org.role ?? 'Owner', standing.isSystemAdmin);
     const candidates = principal.tokenScopes ?? allowed;
     const scopes = new Set(

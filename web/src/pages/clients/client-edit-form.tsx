@@ -6,6 +6,7 @@ import { ErrorMessage } from '../../components/states';
 import { ActingUserField } from './acting-user-field';
 import { DescriptionField, NameField } from './client-fields';
 import { type ClientDraft, draftToWire, validateDraft } from './client-rules';
+import { OrganizationsField } from './organizations-field';
 import { RedirectUrisField } from './redirect-uris-field';
 import { useSupportedScopes } from './use-directory';
 
@@ -18,10 +19,11 @@ function toDraft(client: OAuth2Client): ClientDraft {
     redirectUris: client.redirectUris,
     allowedScopes: client.allowedScopes,
     actingUserId: client.actingUserId ?? '',
+    organizationIds: client.organizationIds,
   };
 }
 
-/** Edits the editable fields only: name, description, redirect URIs, allowed scopes, acting user. */
+/** Edits the editable fields only: name, description, redirect URIs, allowed scopes, acting user, organizations. */
 export function ClientEditForm({
   client,
   onSaved,
@@ -95,6 +97,11 @@ export function ClientEditForm({
       {client.grantTypes.includes('client_credentials') && (
         <ActingUserField value={draft.actingUserId} onChange={(v) => change('actingUserId', v)} />
       )}
+      <OrganizationsField
+        value={draft.organizationIds}
+        onChange={(v) => change('organizationIds', v)}
+        error={errors.organizationIds}
+      />
       <ErrorMessage error={error} />
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy || !dirty}>

@@ -23,6 +23,8 @@ export interface ClientDraft {
   redirectUris: string[];
   allowedScopes: string[];
   actingUserId: string;
+  /** The organizations the client may act in. */
+  organizationIds: string[];
 }
 
 export type DraftErrors = Partial<Record<keyof ClientDraft, string>> & {
@@ -104,6 +106,7 @@ export function validateDraft(draft: ClientDraft): DraftErrors {
     }
   }
   if (draft.allowedScopes.length === 0) errors.allowedScopes = 'Choose at least one scope.';
+  if (draft.organizationIds.length === 0) errors.organizationIds = 'Choose at least one organization.';
   return errors;
 }
 
@@ -117,5 +120,6 @@ export function draftToWire(draft: ClientDraft) {
     redirectUris: usesCode ? draft.redirectUris.map((uri) => uri.trim()) : [],
     allowedScopes: draft.allowedScopes,
     actingUserId: usesCredentials && draft.actingUserId ? draft.actingUserId : null,
+    organizationIds: [...draft.organizationIds].sort(),
   };
 }

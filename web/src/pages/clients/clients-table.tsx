@@ -5,6 +5,7 @@ import { BadgeList, StatusBadge } from '../../components/badges';
 import { CopyButton } from '../../components/copy-button';
 import { formatDateTime, grantLabel } from '../../components/format';
 import { ClientTypeIcon } from './client-fields';
+import { organizationLabel, useOrganizationOptions } from './organizations-field';
 import { userLabel } from './use-directory';
 
 /** The spec's client list badges: first two scopes, then +N. */
@@ -38,6 +39,7 @@ export function ClientsTable(props: {
   onDisable: (client: OAuth2Client) => void;
   onDelete: (client: OAuth2Client) => void;
 }) {
+  const organizations = useOrganizationOptions();
   return (
     <div className="table-wrap">
       <table className="table responsive-table">
@@ -48,6 +50,7 @@ export function ClientsTable(props: {
             <th scope="col">Client ID</th>
             <th scope="col">Grant types</th>
             <th scope="col">Allowed scopes</th>
+            <th scope="col">Organizations</th>
             <th scope="col">Status</th>
             <th scope="col">Created</th>
             <th scope="col">Updated</th>
@@ -79,6 +82,9 @@ export function ClientsTable(props: {
               </td>
               <td data-label="Allowed scopes" className="cell-scopes">
                 <BadgeList items={client.allowedScopes} shown={SCOPES_SHOWN} />
+              </td>
+              <td data-label="Organizations">
+                <BadgeList items={client.organizationIds.map((id) => organizationLabel(id, organizations))} />
               </td>
               <td data-label="Status">
                 <StatusBadge status={client.status} />

@@ -8,6 +8,7 @@ import { ErrorMessage } from '../../components/states';
 import { ActingUserField } from './acting-user-field';
 import { ClientTypeField, DescriptionField, GrantTypesField, NameField } from './client-fields';
 import { type ClientDraft, draftToWire, normalizeGrants, validateDraft } from './client-rules';
+import { OrganizationsField } from './organizations-field';
 import { RedirectUrisField } from './redirect-uris-field';
 import { SecretReveal } from './secret-reveal';
 import { useSupportedScopes } from './use-directory';
@@ -20,6 +21,7 @@ const EMPTY: ClientDraft = {
   redirectUris: [''],
   allowedScopes: ['openid'],
   actingUserId: '',
+  organizationIds: [],
 };
 
 /** After registration: the client ID, and for confidential clients the secret, shown this once. */
@@ -59,7 +61,11 @@ function Registered({ client, onDone }: { client: RegisteredClient; onDone: () =
 /** The register dialog: every rule of the spec checked as the user types, then the one-time secret. */
 export function RegisterDialog({ onClose, onRegistered }: { onClose: () => void; onRegistered: () => void }) {
   const scopes = useSupportedScopes();
-  const [draft, setDraft] = useState<ClientDraft>(EMPTY);
+  // Bound by default to the organization the console is in, as the API does when none is named.
+  const [draft, setDraft] = useState<ClientDraft>(() => ({
+    ...EMPTY,
+    organizationIds: [orgHeader()['x-organization-id']].filter(Boolean),
+  }));
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [submitted, setSubmitted] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -139,6 +145,11 @@ export function RegisterDialog({ onClose, onRegistered }: { onClose: () => void;
           {draft.grantTypes.includes('client_credentials') && (
             <ActingUserField value={draft.actingUserId} onChange={(v) => change('actingUserId', v)} />
           )}
+          <OrganizationsField
+            value={draft.organizationIds}
+            onChange={(v) => change('organizationIds', v)}
+            error={show('organizationIds')}
+          />
           <ErrorMessage error={error} />
           {submitted && Object.keys(errors).length > 0 && (
             <p className="field-error" role="alert">
