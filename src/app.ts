@@ -2,9 +2,18 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import {
+  type ConnectionRuntimeOptions,
+  installConnections,
+} from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { installDashboards } from './modules/dashboards/dashboards.module.js';
+import { ModelsRepository } from './modules/engine/models/models.repository.js';
+import { modelsRoutes } from './modules/engine/models/models.routes.js';
+import { ModelsService } from './modules/engine/models/models.service.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
+import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
@@ -15,6 +24,7 @@ import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersService } from './modules/users/users.service.js';
+import { EntityVersionsRepository } from './modules/versions/entity-versions.repository.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
@@ -24,6 +34,7 @@ import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
 import { loggingOptions } from './platform/request-logging.js';
 import { ErrorBody, UnauthorizedBody } from './platform/schemas.js';
+import { fastifyTrustProxy } from './platform/trust-proxy.js';
 import { validatorCompiler } from './platform/validation.js';
 import type { Storage } from './storage/database.js';
 
@@ -34,6 +45,8 @@ export interface AppDeps {
   /** Announces changes that cached state depends on; default: this process only. */
   bus?: InvalidationBus;
   version?: string;
+  /** Timing of the connection runtime supervisor (tests shorten leases and backoff). */
+  connectionRuntime?: ConnectionRuntimeOptions;
 }
 
 export const VERSION = '2.4.0';
@@ -49,7 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...loggingOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     // Shutdown answers 503 in the documented shape (the onRequest hook below), not Fastify's own body.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
@@ -85,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   await app.register(cookie);
   await installOpenApi(app, { issuer: config.issuer, version: deps.version ?? VERSION });
-  installMetrics(app);
+  const metrics = installMetrics(app);
 
   const sessions = new SessionsService({ db, clock, config });
   const pats = new TokensService({ db, clock, maxPerUser: config.patMaxPerUser });
@@ -115,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prefix: '/api/v1/organizations',
     organizations: new OrganizationsService({ db, clock, bus }),
   });
+  await installOrganizationSettings(app, { db, clock, bus });
   await oauth2.register(app);
   await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
   await installUns(app, {
@@ -127,6 +141,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
   });
+  const versions = new EntityVersionsRepository(db);
+  await app.register(modelsRoutes, {
+    prefix: '/api/v1/engine/models',
+    versions,
+    models: new ModelsService({
+      db,
+      repo: new ModelsRepository(db),
+      versions,
+      bus,
+      clock,
+      topicPrefix: config.topicPrefix,
+    }),
+  });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
+  await installConnections(app, { config, storage, clock, metrics, runtime: deps.connectionRuntime });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;

@@ -2,7 +2,13 @@
  * Every configuration key Meridian reads, with its description, default and unit.
  * The environment variable names are fixed by DESIGN.md: scripts and deployments depend on them.
  */
-export type ConfigKind = 'string' | 'port' | 'integer' | 'boolean' | 'url' | 'enum' | 'secret';
+export type ConfigKind = 'string' | 'port' | 'integer' | 'boolean' | 'url' | 'enum' | 'secret' | 'proxy';
+
+/**
+ * Which proxies' X-Forwarded-For is believed: `false` none, a number of hops (the client address is that
+ * many entries from the right), or the proxies' addresses and CIDRs (Fastify's `trustProxy` takes each).
+ */
+export type TrustProxySetting = false | number | string[];
 
 export interface ConfigKeyDescriptor<K extends ConfigKind = ConfigKind> {
   env: string;
@@ -151,9 +157,10 @@ export const CONFIG_KEYS = {
   },
   trustProxy: {
     env: 'MERIDIAN_TRUST_PROXY',
-    kind: 'boolean',
+    kind: 'proxy',
     default: false,
-    description: 'Trust X-Forwarded-* headers (set when running behind a load balancer).',
+    description:
+      'Proxies whose X-Forwarded-For is believed: false (none), a hop count (1 = one load balancer in front), or a comma-separated list of their addresses and CIDRs (10.0.0.0/8,192.168.1.10; also loopback, linklocal, uniquelocal). `true` is refused: it would believe any forged header.',
   },
   keyEncryptionKey: {
     env: 'MERIDIAN_KEY_ENCRYPTION_KEY',
@@ -270,6 +277,24 @@ export const CONFIG_KEYS = {
     description:
       'Live value streams (GET /api/v1/uns/data/stream) one process serves at once; beyond it a new stream is answered 503 with Retry-After.',
   },
+  unsStreamMaxPerCredential: {
+    env: 'MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL',
+    kind: 'integer',
+    default: 20,
+    min: 1,
+    max: 100000,
+    description:
+      'Live value streams one credential (token, PAT or console session) may hold open on one process; beyond it a new stream is answered 429 with Retry-After.',
+  },
+  unsStreamMaxPerOrganization: {
+    env: 'MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION',
+    kind: 'integer',
+    default: 200,
+    min: 1,
+    max: 100000,
+    description:
+      'Live value streams one organization may hold open on one process; beyond it a new stream is answered 429 with Retry-After.',
+  },
   unsStreamHeartbeat: {
     env: 'MERIDIAN_UNS_STREAM_HEARTBEAT',
     kind: 'integer',
@@ -290,6 +315,16 @@ export const CONFIG_KEYS = {
     description:
       'How often an open live value stream checks again that its credential is valid and still grants uns:read (user, role and organization changes are also applied at once).',
   },
+  mqttSessionRecheck: {
+    env: 'MERIDIAN_MQTT_SESSION_RECHECK',
+    kind: 'integer',
+    default: 2,
+    unit: 'seconds',
+    min: 1,
+    max: 300,
+    description:
+      'How often an open MQTT connection of the embedded broker checks again that its credential is valid (revocation, expiry); user, role, membership and organization changes are applied at once. A connection whose access is gone is closed.',
+  },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',
     kind: 'integer',
@@ -302,13 +337,15 @@ export const CONFIG_KEYS = {
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
 
-type ValueOf<D> = D extends { kind: 'port' | 'integer' }
-  ? number
-  : D extends { kind: 'boolean' }
-    ? boolean
-    : D extends { kind: 'enum'; values: readonly (infer V)[] }
-      ? V
-      : string;
+type ValueOf<D> = D extends { kind: 'proxy' }
+  ? TrustProxySetting
+  : D extends { kind: 'port' | 'integer' }
+    ? number
+    : D extends { kind: 'boolean' }
+      ? boolean
+      : D extends { kind: 'enum'; values: readonly (infer V)[] }
+        ? V
+        : string;
 
 type Resolved<D> = D extends { default: unknown } ? ValueOf<D> : ValueOf<D> | undefined;
 

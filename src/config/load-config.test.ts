@@ -78,4 +78,31 @@ describe('loadConfig', () => {
     writeFileSync(file, JSON.stringify({ MERIDIAN_HTTP_PROT: 7000 }));
     assert.throws(() => loadConfig({ MERIDIAN_CONFIG_FILE: file }), /unknown key MERIDIAN_HTTP_PROT/);
   });
+
+  it('reads MERIDIAN_TRUST_PROXY as a hop count or trusted addresses and CIDRs', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ MERIDIAN_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ MERIDIAN_TRUST_PROXY: '0' }).trustProxy, false);
+    assert.equal(loadConfig({ MERIDIAN_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(
+      loadConfig({ MERIDIAN_TRUST_PROXY: '10.0.0.0/8, 192.168.1.10,fd00::/8,loopback' }).trustProxy,
+      ['10.0.0.0/8', '192.168.1.10', 'fd00::/8', 'loopback'],
+    );
+  });
+
+  it('refuses MERIDIAN_TRUST_PROXY=true, naming the alternatives, and malformed addresses', () => {
+    for (const value of ['true', 'TRUE', 'yes', 'on']) {
+      assert.throws(
+        () => loadConfig({ MERIDIAN_TRUST_PROXY: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /MERIDIAN_TRUST_PROXY=\S+ would trust any X-Forwarded-For/.test(error.message) &&
+          /number of proxies/.test(error.message) &&
+          /addresses\/CIDRs/.test(error.message),
+      );
+    }
+    for (const value of ['10.0.0.0/33', '10.0.0', 'proxy.example', '10.0.0.1/8/1', '99']) {
+      assert.throws(() => loadConfig({ MERIDIAN_TRUST_PROXY: value }), /MERIDIAN_TRUST_PROXY/, value);
+    }
+  });
 });

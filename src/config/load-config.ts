@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { CONFIG_KEYS, type Config, type ConfigKey, type ConfigKeyDescriptor } from './config.schema.js';
+import { isIP } from 'node:net';
+import {
+  CONFIG_KEYS,
+  type Config,
+  type ConfigKey,
+  type ConfigKeyDescriptor,
+  type TrustProxySetting,
+} from './config.schema.js';
 
 /** Thrown when the configuration is invalid; lists every problem at once. */
 export class ConfigError extends Error {
@@ -31,7 +38,8 @@ export function loadConfig(env: Source = process.env, overrides: Partial<Config>
       continue;
     }
     const parsed = parseValue(descriptor, raw.trim());
-    if (typeof parsed === 'object' && parsed !== null && 'problem' in parsed) problems.push(parsed.problem);
+    if (typeof parsed === 'object' && parsed !== null && 'problem' in parsed && !Array.isArray(parsed))
+      problems.push(parsed.problem);
     else values[key] = parsed;
   }
   const topicPrefix = values.topicPrefix;
@@ -79,9 +87,61 @@ function readConfigFile(path: string | undefined, problems: string[]): Source {
   }
 }
 
-function parseValue(d: ConfigKeyDescriptor, raw: string): string | number | boolean | { problem: string } {
+/** Names proxy-addr (Fastify's trustProxy) accepts for well-known ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * MERIDIAN_TRUST_PROXY: false, a hop count, or addresses and CIDRs. `true` is refused by name: Fastify
+ * would then take the leftmost X-Forwarded-For entry, which the client writes, and every per-address
+ * limit could be escaped by rotating it.
+ */
+function parseTrustProxy(d: ConfigKeyDescriptor, raw: string): TrustProxySetting | { problem: string } {
+  const lower = raw.toLowerCase();
+  if (['false', '0', 'no', 'off'].includes(lower)) return false;
+  if (['true', 'yes', 'on'].includes(lower)) {
+    return {
+      problem:
+        `${d.env}=${raw} would trust any X-Forwarded-For a client sends; give the number of proxies in front ` +
+        'of Meridian (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.0/8,192.168.1.10)',
+    };
+  }
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > 32) return { problem: `${d.env} hop count must be between 0 and 32 (got ${hops})` };
+    return hops;
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (!isTrustedProxyEntry(entry)) {
+      return {
+        problem:
+          `${d.env} must be false, a hop count, or comma-separated addresses/CIDRs ` +
+          `(got "${entry.slice(0, 40)}")`,
+      };
+    }
+  }
+  return entries;
+}
+
+function isTrustedProxyEntry(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  if (rest.length > 0 || !address) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+function parseValue(
+  d: ConfigKeyDescriptor,
+  raw: string,
+): string | number | boolean | string[] | { problem: string } {
   const fail = (why: string) => ({ problem: `${d.env} ${why}` });
   switch (d.kind) {
+    case 'proxy':
+      return parseTrustProxy(d, raw);
     case 'port':
     case 'integer': {
       if (!/^-?\d+$/.test(raw)) return fail(`must be a whole number (got "${raw.slice(0, 40)}")`);

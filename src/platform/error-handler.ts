@@ -54,7 +54,7 @@ export function sendApiError(reply: FastifyReply, error: ApiError, requestId?: s
   return reply.send(
     requestId
       ? { error: error.code, message: error.message, requestId }
-      : { error: error.code, message: error.message },
+      : { ...error.details, error: error.code, message: error.message },
   );
 }
 

@@ -3,6 +3,9 @@
  * `{ "error": code, "message": ... }` (401 has no `error` member, as the spec's table says).
  */
 export class ApiError extends Error {
+  /** Members of the body beyond `error` and `message` (e.g. what depends on a resource, on a 409). */
+  details?: Record<string, unknown>;
+
   constructor(
     readonly statusCode: number,
     readonly code: string | null,
@@ -46,6 +49,12 @@ export const missingOrganization = () =>
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 
 export const conflict = (message: string) => new ApiError(409, 'conflict', message);
+
+/** The error with `details` added to its body. */
+export function withDetails(error: ApiError, details: Record<string, unknown>): ApiError {
+  error.details = details;
+  return error;
+}
 
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);

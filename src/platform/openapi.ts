@@ -78,6 +78,32 @@ export interface OpenApiOptions {
   version: string;
 }
 
+/**
+ * The interactive reference's Content-Security-Policy: its scripts and styles are files of its own (Swagger
+ * UI sets style attributes, hence 'unsafe-inline' for styles only), it fetches the document and calls the
+ * API on this origin, and no other site may frame it (a framed "Authorize" button is a clickjacking target).
+ */
+export const API_DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Anti-framing for browsers that predate frame-ancestors, and the other headers the console sends. */
+const API_DOCS_HEADERS = {
+  'content-security-policy': API_DOCS_CSP,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
 /** Generates the OpenAPI 3.1 document from the route schemas and serves the reference at /api/docs. */
 export async function installOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
@@ -122,30 +148,39 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
       return { schema: documentContract((schema ?? {}) as RouteSchema, access) as never, url };
     },
   });
-  await app.register(swaggerUi, {
-    routePrefix: '/api/docs',
-    uiConfig: { persistAuthorization: false, deepLinking: true },
-    initOAuth: { usePkceWithAuthorizationCodeGrant: true, scopes: ['openid'] },
-    // Meridian's name in the top bar and the tab, not Swagger's or Fastify's marks.
-    logo: { type: 'image/svg+xml', content: Buffer.from(WORDMARK_SVG), href: '/api/docs' },
-    theme: {
-      title: 'Meridian API reference',
-      favicon: [
-        {
-          filename: 'meridian.svg',
-          rel: 'icon',
-          sizes: 'any',
-          type: 'image/svg+xml',
-          content: Buffer.from(ICON_SVG),
-        },
-      ],
-    },
-    // "Try it out" calls the address the page was opened from; the public address follows when it differs.
-    transformSpecificationClone: false,
-    transformSpecification: (spec, request) => ({
-      ...spec,
-      servers: referenceServers(request.protocol, request.host, options.issuer),
-    }),
+  // In a context of its own, so that the headers hook covers the reference's static files too (the
+  // plugin's uiHooks reach its routes, not the files @fastify/static serves).
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', (_request, reply, done) => {
+      reply.headers(API_DOCS_HEADERS);
+      done();
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/api/docs',
+      uiConfig: { persistAuthorization: false, deepLinking: true },
+      initOAuth: { usePkceWithAuthorizationCodeGrant: true, scopes: ['openid'] },
+      staticCSP: API_DOCS_CSP,
+      // Meridian's name in the top bar and the tab, not Swagger's or Fastify's marks.
+      logo: { type: 'image/svg+xml', content: Buffer.from(WORDMARK_SVG), href: '/api/docs' },
+      theme: {
+        title: 'Meridian API reference',
+        favicon: [
+          {
+            filename: 'meridian.svg',
+            rel: 'icon',
+            sizes: 'any',
+            type: 'image/svg+xml',
+            content: Buffer.from(ICON_SVG),
+          },
+        ],
+      },
+      // "Try it out" calls the address the page was opened from; the public address follows when it differs.
+      transformSpecificationClone: false,
+      transformSpecification: (spec, request) => ({
+        ...spec,
+        servers: referenceServers(request.protocol, request.host, options.issuer),
+      }),
+    });
   });
 }
 

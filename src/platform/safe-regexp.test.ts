@@ -32,3 +32,12 @@ test('Ajv uses the engine for pattern and patternProperties', () => {
   assert.equal(validate('aaaa'), true);
   assert.throws(() => ajv.compile({ type: 'string', pattern: '(x)\\1' }), UnsafePatternError);
 });
+
+test('Ajv keeps the patterns of one instance apart (each compiled pattern has its own key)', () => {
+  const ajv = new Ajv({ code: { regExp: safeRegExpEngine } });
+  const first = ajv.compile({ type: 'string', pattern: '^[^#]*#?$' });
+  const second = ajv.compile({ type: 'string', pattern: '^[A-Z]{2}[0-9]+$' });
+  assert.equal(first('ab1'), true);
+  assert.equal(second('ab1'), false);
+  assert.equal(second('AB1'), true);
+});

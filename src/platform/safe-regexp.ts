@@ -7,6 +7,8 @@ import { RE2JS } from 're2js';
 /** What Ajv needs of a RegExp engine (its `code.regExp` option). */
 export interface SafeRegExp {
   test(input: string): boolean;
+  /** The pattern and flags: Ajv keys its compiled patterns by this. */
+  toString(): string;
 }
 
 export class UnsafePatternError extends Error {
@@ -35,7 +37,12 @@ export function compileSafeRegExp(pattern: string, flags = ''): SafeRegExp {
   } catch (error) {
     throw new UnsafePatternError(pattern, (error as Error).message);
   }
-  const compiled: SafeRegExp = { test: (input: string) => re.test(input) };
+  // Ajv keys compiled patterns by `toString()`: without a distinct one, every pattern of an Ajv instance
+  // would be matched by the first one it compiled.
+  const compiled: SafeRegExp = {
+    test: (input: string) => re.test(input),
+    toString: () => `/${pattern}/${flags}`,
+  };
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(key, compiled);
   return compiled;

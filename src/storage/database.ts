@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { classifyDriverError } from './driver-errors.js';
+import { ensurePrivateDatabaseFile, ensurePrivateDirectory } from './private-files.js';
 import { SharedSqliteDialect } from './sqlite-driver.js';
 import type { Database } from './tables.js';
 
@@ -79,8 +79,9 @@ function openSqlite(options: StorageOptions): Storage {
   const file = options.sqliteFile ?? 'meridian.db';
   let path = file;
   if (file !== ':memory:') {
-    mkdirSync(options.dataDir, { recursive: true });
+    ensurePrivateDirectory(options.dataDir);
     path = join(options.dataDir, file);
+    ensurePrivateDatabaseFile(path);
   }
   let connection: SQLite.Database;
   try {

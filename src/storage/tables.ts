@@ -239,7 +239,10 @@ export interface UnsSettingsTable {
   retention_days: number | null;
   broker_mode: string | null;
   mqtt_port: number | null;
+  /** The URL without its password (which is in mqtt_password_encrypted). */
   mqtt_url: string | null;
+  /** The external broker's password, sealed with the key-encryption key (platform/secret-box.ts). */
+  mqtt_password_encrypted: string | null;
   updated_at: number;
   updated_by: string | null;
 }
@@ -261,6 +264,170 @@ export interface EntityVersionTable {
   created_at: number;
   created_by: string | null;
   created_by_client: string | null;
+}
+
+/** A data model (modules/engine/models); `fields` is JSON text, its history is in entity_versions. */
+export interface ModelTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** The name in lower case: names are unique per organization regardless of case. */
+  name_key: string;
+  description: string | null;
+  /** JSON text: string[]. */
+  labels: string;
+  /** JSON text: ModelField[]. */
+  fields: string;
+  version: number;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A model bound to a UNS topic prefix: one UNS schema binding per leaf field (listed in `leaves`). */
+export interface ModelBindingTable {
+  id: string;
+  organization_id: string;
+  model_id: string;
+  topic_prefix: string;
+  mode: 'normal' | 'strict';
+  /** The model version the UNS schema bindings were made from. */
+  model_version: number;
+  /** JSON text: [{ path, filter, schema, schemaVersion }]. */
+  leaves: string;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+}
+
+/** A dashboard folder; `parent_key` is the parent id or '' at the top (what sibling uniqueness indexes). */
+export interface DashboardFolderTable {
+  id: string;
+  organization_id: string;
+  parent_id: string | null;
+  parent_key: string;
+  name: string;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A dashboard; `definition` is JSON text: time range, refresh, variables and panels. */
+export interface DashboardTable {
+  id: string;
+  organization_id: string;
+  folder_id: string | null;
+  title: string;
+  description: string;
+  /** JSON text: the tags in their given order (dashboard_tags indexes them). */
+  tags: string;
+  definition: string;
+  version: number;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+export interface DashboardTagTable {
+  dashboard_id: string;
+  organization_id: string;
+  tag: string;
+}
+
+/** Settings of one organization (see modules/organizations/settings) and its maintenance mode. */
+export interface OrganizationSettingsTable {
+  organization_id: string;
+  /** JSON text: the settings document as the API shows it, without maintenance. */
+  settings: string;
+  version: number;
+  maintenance_enabled: number;
+  maintenance_reason: string | null;
+  maintenance_since: number | null;
+  /** When maintenance ends by itself; null: until switched off. */
+  maintenance_until: number | null;
+  maintenance_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** An organization's logo: PNG, JPEG or WebP, checked by its bytes. */
+export interface OrganizationLogoTable {
+  organization_id: string;
+  content_type: 'image/png' | 'image/jpeg' | 'image/webp';
+  /** Base64 of the image bytes. */
+  data: string;
+  size: number;
+  etag: string;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A connection to a device or system (see modules/connections). */
+export interface ConnectionTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string;
+  protocol: string;
+  /** JSON text: the protocol config without its secret fields. */
+  config: string;
+  /** The secret config fields, JSON encrypted with the key-encryption key (`v1.<iv>.<tag>.<data>`). */
+  secrets: string | null;
+  labels: string;
+  read_only: number;
+  auto_start: number;
+  desired_state: 'running' | 'stopped';
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** A saved read, write or subscribe operation of a connection. */
+export interface ConnectionFunctionTable {
+  id: string;
+  organization_id: string;
+  connection_id: string;
+  name: string;
+  description: string;
+  type: string;
+  config: string;
+  parameters: string;
+  /** JSON text `{ topic, intervalMs }` or null. */
+  uns: string | null;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** The runtime of a running connection: its state and the lease of the replica that runs it. */
+export interface ConnectionRuntimeTable {
+  connection_id: string;
+  organization_id: string;
+  state: string;
+  since: number;
+  last_error: string | null;
+  owner_replica: string | null;
+  lease_until: number;
+  /** JSON text: the owner's metrics at its last heartbeat. */
+  metrics: string | null;
+}
+
+/** One state transition of a connection's runtime. */
+export interface ConnectionStateEventTable {
+  id: string;
+  organization_id: string;
+  connection_id: string;
+  from_state: string;
+  to_state: string;
+  reason: string;
+  error: string | null;
+  replica: string | null;
+  at: number;
 }
 
 export interface Database {
@@ -286,4 +453,15 @@ export interface Database {
   uns_violations: UnsViolationTable;
   uns_settings: UnsSettingsTable;
   entity_versions: EntityVersionTable;
+  models: ModelTable;
+  model_bindings: ModelBindingTable;
+  dashboard_folders: DashboardFolderTable;
+  dashboards: DashboardTable;
+  dashboard_tags: DashboardTagTable;
+  organization_settings: OrganizationSettingsTable;
+  organization_logos: OrganizationLogoTable;
+  connections: ConnectionTable;
+  connection_functions: ConnectionFunctionTable;
+  connection_runtime: ConnectionRuntimeTable;
+  connection_state_events: ConnectionStateEventTable;
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { type AppDeps, buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config/config.schema.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { bootstrapIfEmpty } from '../../src/modules/bootstrap/bootstrap.service.js';
@@ -39,6 +39,8 @@ export interface TestServerOptions {
   pgAdminUrl?: string;
   /** Adds routes or hooks before the server listens (e.g. a route that throws, for the 500 test). */
   extend?: (app: FastifyInstance) => void | Promise<void>;
+  /** Timing of the connection runtime supervisor (short leases and backoff in tests). */
+  connectionRuntime?: AppDeps['connectionRuntime'];
 }
 
 /** A Meridian on a fresh database of the dialect, listening on a free port of 127.0.0.1. */
@@ -67,7 +69,13 @@ export async function startTestServer(
   const clock = options.clock ?? systemClock;
   const created = await bootstrapIfEmpty({ db: storage.db, clock }, config);
   if (!created) throw new Error('bootstrap did not run on a fresh database');
-  const app = await buildApp({ config, storage, clock, bus: options.bus });
+  const app = await buildApp({
+    config,
+    storage,
+    clock,
+    bus: options.bus,
+    connectionRuntime: options.connectionRuntime,
+  });
   await options.extend?.(app);
   await app.listen({ host: '127.0.0.1', port });
   const url = config.issuer;

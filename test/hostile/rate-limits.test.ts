@@ -247,6 +247,36 @@ for (const dialect of testDialects()) {
         assert.equal(other.status, 200, 'another client is not affected');
       });
 
+      it('counts a public client per client and address: one address cannot lock out its other users', async () => {
+        const app = await registerClient(server, {
+          clientType: 'public',
+          grantTypes: ['authorization_code', 'refresh_token'],
+        });
+        const refresh = (from: string) =>
+          requestFrom(from, `${server.url}/api/v1/oauth2/token`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({
+              grant_type: 'refresh_token',
+              client_id: app.clientId,
+              refresh_token: `mrd_rt_${randomBytes(16).toString('hex')}`,
+            }).toString(),
+          });
+        const attacker = '127.0.0.36';
+        const answers = await flood(
+          server,
+          Array.from({ length: 40 }, () => () => refresh(attacker)),
+        );
+        assert.deepEqual(statusesByAddress(answers), {
+          [attacker]: { 400: TOKEN_LIMIT_PER_CLIENT, 429: 40 - TOKEN_LIMIT_PER_CLIENT },
+        });
+        for (const answer of answers.filter((a) => a.status === 429))
+          assertRateLimited(answer, ['error', 'error_description']);
+        const user = await refresh('127.0.0.37');
+        assert.equal(user.status, 400, 'a user of the client elsewhere is answered, not rate limited');
+        assert.equal(user.body.error, 'invalid_grant');
+      });
+
       it('evaluates at most MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS requests from an address that names a new client each time', async () => {
         const sprayer = '127.0.0.35';
         const answers = await flood(
@@ -270,9 +300,51 @@ for (const dialect of testDialects()) {
   describe(`rate limits behind a load balancer (MERIDIAN_TRUST_PROXY) [${dialect}]`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer(dialect, { config: { ...CONFIG, trustProxy: true } });
+      // One load balancer in front: it appends the address it saw, so only the last entry is believed.
+      server = await startTestServer(dialect, { config: { ...CONFIG, trustProxy: 1 } });
     });
     after(() => server?.close());
+
+    it('believes only the hop the load balancer appended: a forged X-Forwarded-For escapes no sign-in limit', async () => {
+      const user = await buildUser(server);
+      const answers = await flood(
+        server,
+        Array.from(
+          { length: 50 },
+          (_, i) => () =>
+            login(server, '127.0.0.50', user.email, 'wrong-password!', `203.0.113.${i}, 198.51.100.7`),
+        ),
+      );
+      for (const answer of answers) answer.from = '198.51.100.7';
+      assert.deepEqual(statusesByAddress(answers), {
+        '198.51.100.7': { 401: LOGIN_MAX_FAILURES, 429: 50 - LOGIN_MAX_FAILURES },
+      });
+    });
+
+    it('a forged X-Forwarded-For escapes no token endpoint limit', async () => {
+      const answers = await flood(
+        server,
+        Array.from(
+          { length: 80 },
+          (_, i) => () =>
+            requestFrom('127.0.0.50', `${server.url}/api/v1/oauth2/token`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                'x-forwarded-for': `203.0.113.${i}, 198.51.100.8`,
+              },
+              body: new URLSearchParams({
+                grant_type: 'client_credentials',
+                client_id: `mrd_ci_${randomBytes(8).toString('hex')}`,
+                client_secret: 'mrd_cs_guess',
+              }).toString(),
+            }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      assert.equal(statuses.filter((s) => s === 401).length, TOKEN_LIMIT_PER_ADDRESS);
+      assert.equal(statuses.filter((s) => s === 429).length, 80 - TOKEN_LIMIT_PER_ADDRESS);
+    });
 
     it('keys the sign-in limit on the forwarded client address', async () => {
       const victim = await buildUser(server);
@@ -290,6 +362,30 @@ for (const dialect of testDialects()) {
       assert.deepEqual(statusesByAddress(answers), Object.fromEntries(clients.map((c) => [c, expected])));
       const legitimate = await login(server, '127.0.0.50', victim.email, victim.password, '198.51.100.9');
       assert.equal(legitimate.status, 200, 'the same load balancer forwards a legitimate sign-in');
+    });
+  });
+
+  describe(`rate limits behind trusted proxy addresses (MERIDIAN_TRUST_PROXY=<addresses>) [${dialect}]`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer(dialect, { config: { ...CONFIG, trustProxy: ['127.0.0.50/32'] } });
+    });
+    after(() => server?.close());
+
+    it('believes X-Forwarded-For from a listed proxy and ignores it from anyone else', async () => {
+      const user = await buildUser(server);
+      const direct = await flood(
+        server,
+        Array.from(
+          { length: 30 },
+          (_, i) => () => login(server, '127.0.0.60', user.email, 'wrong-password!', `203.0.113.${i}`),
+        ),
+      );
+      assert.deepEqual(statusesByAddress(direct), {
+        '127.0.0.60': { 401: LOGIN_MAX_FAILURES, 429: 30 - LOGIN_MAX_FAILURES },
+      });
+      const viaProxy = await login(server, '127.0.0.50', user.email, user.password, '198.51.100.20');
+      assert.equal(viaProxy.status, 200, 'a client behind the trusted proxy has its own address');
     });
   });
 }

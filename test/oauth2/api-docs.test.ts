@@ -22,6 +22,29 @@ for (const dialect of testDialects()) {
     });
     after(() => server?.close());
 
+    it('sends a CSP and anti-framing headers on every page and file of the reference', async () => {
+      for (const path of [
+        '/api/docs',
+        '/api/docs/static/index.html',
+        '/api/docs/static/swagger-initializer.js',
+        '/api/docs/static/oauth2-redirect.html',
+        '/api/docs/json',
+      ]) {
+        const res = await fetch(`${server.url}${path}`, { redirect: 'manual' });
+        assert.ok(res.status === 200 || res.status === 302, `${path}: ${res.status}`);
+        const csp = res.headers.get('content-security-policy') ?? '';
+        assert.match(csp, /frame-ancestors 'none'/, path);
+        assert.match(csp, /script-src 'self'(;|$)/, path);
+        assert.match(csp, /default-src 'none'/, path);
+        assert.doesNotMatch(csp, /unsafe-eval|script-src[^;]*unsafe-inline/, path);
+        assert.equal(res.headers.get('x-frame-options'), 'DENY', path);
+        assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
+        await res.arrayBuffer();
+      }
+      const html = await (await fetch(`${server.url}/api/docs/static/index.html`)).text();
+      assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script the CSP would block');
+    });
+
     it('points its OAuth2 flows at the endpoints the discovery document names', async () => {
       const discovery = (await (
         await fetch(`${server.url}/.well-known/openid-configuration`)

@@ -19,7 +19,8 @@ import type { Caller, OrganizationsService } from './organizations.service.js';
 const tags = ['Organizations'];
 const OrganizationData = dataEnvelope(Organization);
 
-function callerOf(request: FastifyRequest): Caller {
+/** The caller of an organizations route as its rules see them. */
+export function callerOf(request: FastifyRequest): Caller {
   return {
     ...actorOf(request),
     userId: request.principal!.userId,

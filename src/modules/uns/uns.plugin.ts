@@ -4,6 +4,7 @@ import type { AccessDirectory, BearerVerifier, SessionVerifier } from '../../pla
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
+import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
 import { dataRoutes } from './data/data.routes.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
@@ -99,7 +100,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const bindings = new BindingResolver(db, config.topicPrefix, bus);
   // Receipt times stand for omitted timestamps: strictly increasing, so none replaces another (receipt-clock.ts).
   const now = createReceiptClock(() => clock.now());
-  const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log);
+  const authenticateToken = createTokenAuthenticator(deps.bearerVerifiers, deps.directory, app.log, () =>
+    clock.now(),
+  );
   let publisher: PublishService | null = null;
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
@@ -110,6 +113,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     db,
     bus,
     authenticate: authenticateToken,
+    sessionRecheckMs: config.mqttSessionRecheck * 1000,
+    clockNow: () => clock.now(),
     publisher: () => publisher!,
     log: app.log,
     onModeChange: (mode) => {
@@ -127,7 +132,16 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     fanout: () => broker,
     onCommitted: (job) => live.committed(job),
   });
-  const settings = new UnsSettingsService({ db, config, storage, layout, broker, bus, log: app.log });
+  const settings = new UnsSettingsService({
+    db,
+    config,
+    storage,
+    layout,
+    broker,
+    bus,
+    log: app.log,
+    keyEncryptionKey: resolveKeyEncryptionKey(config),
+  });
   await settings.load();
   const topics = new TopicsService({ db, writer, bindings, bus, clock, prefix: config.topicPrefix });
   const schemas = new SchemasService({ db, bus, clock, prefix: config.topicPrefix });
@@ -183,6 +197,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       intervalMs: config.unsStreamRecheck * 1000,
     },
     maxStreams: config.unsStreamMax,
+    maxStreamsPerCredential: config.unsStreamMaxPerCredential,
+    maxStreamsPerOrganization: config.unsStreamMaxPerOrganization,
     heartbeatMs: config.unsStreamHeartbeat * 1000,
   });
   await app.register(schemasRoutes, { prefix: '/api/v1/uns/topics', schemas, topics });

@@ -78,15 +78,15 @@ for (const dialect of testDialects()) {
       assert.equal(stored?.changeType, 'update');
       assert.equal(stored?.createdBy, 'user-1');
       assert.deepEqual(stored?.summary, summary);
-      assert.deepEqual((stored?.snapshot as { unit: string }).unit, 'rpm');
+      assert.ok(stored);
+      assert.deepEqual((stored.snapshot as { unit: string }).unit, 'rpm');
     });
 
     it('refuses a second version with the same number (the history is append-only)', async () => {
       await assert.rejects(record(2, { name: 'again' }));
-      assert.equal(
-        ((await versions.get('org-a', 'model', 'm1', 2))?.snapshot as { name: string }).name,
-        'Pump',
-      );
+      const kept = await versions.get('org-a', 'model', 'm1', 2);
+      assert.ok(kept);
+      assert.equal((kept.snapshot as { name: string }).name, 'Pump');
     });
 
     it('lists newest first with paging and a total', async () => {

@@ -2,7 +2,22 @@ import type { MeridianMigration } from '../migrator.js';
 import { identity } from './0001-identity.js';
 import { oauth2 } from './0002-oauth2.js';
 import { uns } from './0003-uns.js';
+import { unsBrokerSecret } from './0005-uns-broker-secret.js';
+import { connections } from './0006-connections.js';
 import { entityVersions } from './0007-entity-versions.js';
+import { models } from './0008-models.js';
+import { organizationSettings } from './0009-organization-settings.js';
+import { dashboards } from './0010-dashboards.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
-export const migrations: MeridianMigration[] = [identity, oauth2, uns, entityVersions];
+export const migrations: MeridianMigration[] = [
+  identity,
+  oauth2,
+  uns,
+  unsBrokerSecret,
+  connections,
+  entityVersions,
+  models,
+  organizationSettings,
+  dashboards,
+];

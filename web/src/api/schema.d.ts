@@ -2122,6 +2122,1148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View the organization settings
+         * @description Time zone, locale and date format, execution and state-history retention, dashboard defaults, branding, and the maintenance mode (changed through /maintenance). `version` is what PATCH sends back.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                organizationId: string;
+                                /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                                timezone: string;
+                                /** @description BCP 47 tag, e.g. en-US. */
+                                locale: string;
+                                dateFormat: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                                executions: {
+                                    /** @description Days executions are kept. */
+                                    retentionDays: number;
+                                    /** @description Most executions kept. */
+                                    maxCount: number;
+                                    /** @description What an execution records of each node by default. */
+                                    defaultHistoryDetail: "none" | "minimal" | "standard" | "full";
+                                    /** @description Executions run at once. */
+                                    maxConcurrent: number;
+                                };
+                                connections: {
+                                    stateHistoryRetentionDays: number;
+                                };
+                                dashboards: {
+                                    defaultTimeRange: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                                    defaultDashboardId: string | null;
+                                };
+                                branding: {
+                                    /** @description A #RRGGBB colour for the console, or null for the default. */
+                                    accentColor: string | null;
+                                };
+                                maintenance: {
+                                    enabled: boolean;
+                                    reason: string | null;
+                                    since: string | null;
+                                    /** @description When it ends by itself; null: when switched off. */
+                                    until: string | null;
+                                    /** @description The user who switched it on. */
+                                    by: string | null;
+                                };
+                                /** @description Send it back with PATCH; a stale one answers 409. */
+                                version: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the organization settings
+         * @description A partial change: only the members sent change; nested objects merge. `version` must be the one last read: a stale version answers 409 and changes nothing. An unknown time zone or locale is 400. Each changed path is recorded, with `reason`, in the change history. Owners and System Administrators.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version the change is based on. */
+                        version: number;
+                        /** @description Why; 1 to 500 characters. */
+                        reason?: string;
+                        /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                        timezone?: string;
+                        /** @description BCP 47 tag, e.g. en-US. */
+                        locale?: string;
+                        dateFormat?: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                        executions?: {
+                            /** @description Days executions are kept. */
+                            retentionDays?: number;
+                            /** @description Most executions kept. */
+                            maxCount?: number;
+                            /** @description What an execution records of each node by default. */
+                            defaultHistoryDetail?: "none" | "minimal" | "standard" | "full";
+                            /** @description Executions run at once. */
+                            maxConcurrent?: number;
+                        };
+                        connections?: {
+                            stateHistoryRetentionDays?: number;
+                        };
+                        dashboards?: {
+                            defaultTimeRange?: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                            defaultDashboardId?: string | null;
+                        };
+                        branding?: {
+                            /** @description A #RRGGBB colour for the console, or null for the default. */
+                            accentColor?: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                organizationId: string;
+                                /** @description IANA time zone (e.g. Europe/Berlin); used by schedules and dashboards. */
+                                timezone: string;
+                                /** @description BCP 47 tag, e.g. en-US. */
+                                locale: string;
+                                dateFormat: "YYYY-MM-DD" | "DD.MM.YYYY" | "DD/MM/YYYY" | "MM/DD/YYYY";
+                                executions: {
+                                    /** @description Days executions are kept. */
+                                    retentionDays: number;
+                                    /** @description Most executions kept. */
+                                    maxCount: number;
+                                    /** @description What an execution records of each node by default. */
+                                    defaultHistoryDetail: "none" | "minimal" | "standard" | "full";
+                                    /** @description Executions run at once. */
+                                    maxConcurrent: number;
+                                };
+                                connections: {
+                                    stateHistoryRetentionDays: number;
+                                };
+                                dashboards: {
+                                    defaultTimeRange: "15m" | "1h" | "6h" | "12h" | "24h" | "7d" | "30d";
+                                    defaultDashboardId: string | null;
+                                };
+                                branding: {
+                                    /** @description A #RRGGBB colour for the console, or null for the default. */
+                                    accentColor: string | null;
+                                };
+                                maintenance: {
+                                    enabled: boolean;
+                                    reason: string | null;
+                                    since: string | null;
+                                    /** @description When it ends by itself; null: when switched off. */
+                                    until: string | null;
+                                    /** @description The user who switched it on. */
+                                    by: string | null;
+                                };
+                                /** @description Send it back with PATCH; a stale one answers 409. */
+                                version: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The settings changed since `version`; reload and apply the change again. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View the maintenance mode
+         * @description Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                enabled: boolean;
+                                reason: string | null;
+                                since: string | null;
+                                /** @description When it ends by itself; null: when switched off. */
+                                until: string | null;
+                                /** @description The user who switched it on. */
+                                by: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Switch the maintenance mode on or off
+         * @description With a reason (required, 1 to 500 characters) on and off alike, and when switching on an optional end time `until`, after which it ends by itself. While on: pipeline triggers are recorded as skipped with the reason `maintenance`, webhooks answer 503 with Retry-After, running executions finish, and UNS publishing and the historian keep working. Every replica honours a switch within a second; every signed-in console hears of it on /events. Recorded with its actor and reason in the change history. Owners and System Administrators.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        /** @description Required, 1 to 500 characters, on and off alike. */
+                        reason: string;
+                        /** @description When maintenance ends by itself (RFC 3339, in the future); only with enabled. */
+                        until?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                enabled: boolean;
+                                reason: string | null;
+                                since: string | null;
+                                /** @description When it ends by itself; null: when switched off. */
+                                until: string | null;
+                                /** @description The user who switched it on. */
+                                by: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream maintenance mode changes
+         * @description Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An endless `text/event-stream`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The server is shutting down. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/settings/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the change history of the settings
+         * @description Every change to the settings and the maintenance mode, newest first: who, when, why, and each path from and to. Paged with limit and offset.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries at or after. */
+                    from?: string;
+                    /** @description Entries before. */
+                    to?: string;
+                    /** @description An action, or a prefix ending in "." (e.g. maintenance.). */
+                    action?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "at";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Who made the change; null when the system did (an end time passing). */
+                                actor: {
+                                    userId: string | null;
+                                    email: string | null;
+                                    displayName: string | null;
+                                    /** @description The OAuth2 client it came through. */
+                                    clientId: string | null;
+                                } | null;
+                                /** @description e.g. settings.updated, maintenance.enabled, connection.updated. */
+                                action: string;
+                                targetType: string;
+                                targetId: string | null;
+                                reason: string | null;
+                                /** @description Each changed path from and to; secrets show only as "[secret]". */
+                                changes: {
+                                    /** @description JSON pointer of the changed value. */
+                                    path: string;
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description Other facts of entries that are not path changes (e.g. the role given to a member). */
+                                details: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse the audit log
+         * @description The organization's audit log, newest first: settings and maintenance, members, and the changes other areas record (connections, pipelines, models, dashboards). Filter by action (or a prefix ending in '.'), target type and id, actor and time; search looks in action, target type and actor email. Admins, Owners and System Administrators.
+         *
+         *     Requires the scope `users:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries at or after. */
+                    from?: string;
+                    /** @description Entries before. */
+                    to?: string;
+                    /** @description An action, or a prefix ending in "." (e.g. maintenance.). */
+                    action?: string;
+                    targetType?: string;
+                    targetId?: string;
+                    actorUserId?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "at" | "action";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Who made the change; null when the system did (an end time passing). */
+                                actor: {
+                                    userId: string | null;
+                                    email: string | null;
+                                    displayName: string | null;
+                                    /** @description The OAuth2 client it came through. */
+                                    clientId: string | null;
+                                } | null;
+                                /** @description e.g. settings.updated, maintenance.enabled, connection.updated. */
+                                action: string;
+                                targetType: string;
+                                targetId: string | null;
+                                reason: string | null;
+                                /** @description Each changed path from and to; secrets show only as "[secret]". */
+                                changes: {
+                                    /** @description JSON pointer of the changed value. */
+                                    path: string;
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description Other facts of entries that are not path changes (e.g. the role given to a member). */
+                                details: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{id}/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the organization logo
+         * @description The image with a fixed Content-Type, an ETag (send it as If-None-Match: 304 while unchanged), Cache-Control and X-Content-Type-Options: nosniff.
+         *
+         *     Requires the scope `organizations:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image bytes. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                        "image/jpeg": string;
+                        "image/webp": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag). */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no logo, or is not yours. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Upload the organization logo
+         * @description The raw image as the body: PNG, JPEG or WebP, at most 524288 bytes (512 KiB), recognised by its bytes, not its name or declared type. SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.
+         *
+         *     Requires the scope `organizations:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description The image bytes (binary). */
+            requestBody: {
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                contentType: string;
+                                size: number;
+                                etag: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The image is larger than 512 KiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete the organization logo
+         * @description Requires the scope `organizations:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oauth2/token": {
         parameters: {
             query?: never;
@@ -2133,7 +3275,7 @@ export interface paths {
         put?: never;
         /**
          * Token endpoint (RFC 6749)
-         * @description Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none with PKCE for public clients. A disabled client gets 401 invalid_client "client is disabled". Rate limited per client and per address (429 rate_limited with Retry-After).
+         * @description Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none with PKCE for public clients. A disabled client gets 401 invalid_client "client is disabled". Rate limited per client and per address (429 rate_limited with Retry-After); a public client is counted per client and address.
          */
         post: {
             parameters: {
@@ -4406,6 +5548,15 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
+                /** @description The credential already holds MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL streams, or the organization MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION, on this process; see Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
                 /** @description Internal error; the body carries the request id. */
                 500: {
                     headers: {
@@ -5954,6 +7105,7769 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List models
+         * @description Search name and description, filter by label, sort by name, createdAt, updatedAt or version.
+         *
+         *     Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only models with this label. */
+                    label?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "createdAt" | "updatedAt" | "version";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fieldCount: number;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a model (version 1)
+         * @description Requires the scope `models:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 2 to 100 characters, unique in the organization (ignoring case). */
+                        name: string;
+                        description?: string | null;
+                        labels?: string[];
+                        fields?: components["schemas"]["def-7"][];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fields: unknown[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message and `path` name the member at fault. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer into the body of the member at fault. */
+                            path?: string;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash, a stale version, or a breaking change to a bound model without acknowledgement. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description On a stale update: the version to base a change on. */
+                            currentVersion?: number;
+                            breakingChanges?: {
+                                field: string;
+                                reason: string;
+                            }[];
+                            /** @description What depends on the model. */
+                            dependents?: unknown[];
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a model
+         * @description Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fields: unknown[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a model (a new version)
+         * @description The whole model with the `version` it was based on; a stale version answers 409 and changes nothing. A breaking change (field removed, type changed, constraint tightened) to a bound model needs `acknowledgeBreaking=true`, else 409 listing the changes and the dependents. Bindings follow the new version.
+         *
+         *     Requires the scope `models:write`.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Apply a breaking change to a bound model (or delete it with its bindings). */
+                    acknowledgeBreaking?: boolean;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 2 to 100 characters, unique in the organization (ignoring case). */
+                        name: string;
+                        description?: string | null;
+                        labels?: string[];
+                        fields?: components["schemas"]["def-7"][];
+                        /** @description The version this change is based on; another one answers 409. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fields: unknown[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message and `path` name the member at fault. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer into the body of the member at fault. */
+                            path?: string;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash, a stale version, or a breaking change to a bound model without acknowledgement. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description On a stale update: the version to base a change on. */
+                            currentVersion?: number;
+                            breakingChanges?: {
+                                field: string;
+                                reason: string;
+                            }[];
+                            /** @description What depends on the model. */
+                            dependents?: unknown[];
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a model with its history
+         * @description 409 while another model refers to it; a bound model needs `acknowledgeBreaking=true` and loses its UNS schema bindings.
+         *
+         *     Requires the scope `models:write`.
+         */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description Apply a breaking change to a bound model (or delete it with its bindings). */
+                    acknowledgeBreaking?: boolean;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash, a stale version, or a breaking change to a bound model without acknowledgement. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description On a stale update: the version to base a change on. */
+                            currentVersion?: number;
+                            breakingChanges?: {
+                                field: string;
+                                reason: string;
+                            }[];
+                            /** @description What depends on the model. */
+                            dependents?: unknown[];
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a model under a new name (its version 1)
+         * @description Requires the scope `models:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fields: unknown[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message and `path` name the member at fault. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer into the body of the member at fault. */
+                            path?: string;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash, a stale version, or a breaking change to a bound model without acknowledgement. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description On a stale update: the version to base a change on. */
+                            currentVersion?: number;
+                            breakingChanges?: {
+                                field: string;
+                                reason: string;
+                            }[];
+                            /** @description What depends on the model. */
+                            dependents?: unknown[];
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/json-schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A model's JSON Schema (draft 2020-12)
+         * @description Referenced models appear once under `$defs`; `version` picks any version (default: current).
+         *
+         *     Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default: current. */
+                    version?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a value against a model
+         * @description Every error with the JSON pointer of the member at fault. `version` default: current.
+         *
+         *     Requires the scope `models:read`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The value to check against the model. */
+                        value: unknown;
+                        version?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                valid: boolean;
+                                errors: {
+                                    /** @description JSON pointer (RFC 6901) into the value. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/bindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A model's bindings to UNS topic prefixes
+         * @description Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                modelId: string;
+                                topicPrefix: string;
+                                mode: "normal" | "strict";
+                                /** @description The model version the schema bindings were made from. */
+                                modelVersion: number;
+                                leaves: {
+                                    /** @description The field path below the prefix. */
+                                    path: string;
+                                    /** @description The topic of the UNS schema binding. */
+                                    filter: string;
+                                    /** @description The UNS schema name. */
+                                    schema: string;
+                                    schemaVersion: number;
+                                }[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Bind a model to a UNS topic prefix
+         * @description Each leaf field becomes a UNS schema binding of `<topicPrefix>/<field path>` with its type, unit, limits and staleness, so published values follow the quality contract. Binding the same prefix again remakes it (200).
+         *
+         *     Requires the scope `models:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A topic such as `v1/acme/plant1/pump41`. */
+                        topicPrefix: string;
+                        /** @description normal: violations lower quality to 1 and are recorded; strict: refused. */
+                        mode?: "normal" | "strict";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                modelId: string;
+                                topicPrefix: string;
+                                mode: "normal" | "strict";
+                                /** @description The model version the schema bindings were made from. */
+                                modelVersion: number;
+                                leaves: {
+                                    /** @description The field path below the prefix. */
+                                    path: string;
+                                    /** @description The topic of the UNS schema binding. */
+                                    filter: string;
+                                    /** @description The UNS schema name. */
+                                    schema: string;
+                                    schemaVersion: number;
+                                }[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description Fields without a topic (arrays). */
+                                skipped: {
+                                    path: string;
+                                    reason: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                modelId: string;
+                                topicPrefix: string;
+                                mode: "normal" | "strict";
+                                /** @description The model version the schema bindings were made from. */
+                                modelVersion: number;
+                                leaves: {
+                                    /** @description The field path below the prefix. */
+                                    path: string;
+                                    /** @description The topic of the UNS schema binding. */
+                                    filter: string;
+                                    /** @description The UNS schema name. */
+                                    schema: string;
+                                    schemaVersion: number;
+                                }[];
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description Fields without a topic (arrays). */
+                                skipped: {
+                                    path: string;
+                                    reason: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash, a stale version, or a breaking change to a bound model without acknowledgement. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description On a stale update: the version to base a change on. */
+                            currentVersion?: number;
+                            breakingChanges?: {
+                                field: string;
+                                reason: string;
+                            }[];
+                            /** @description What depends on the model. */
+                            dependents?: unknown[];
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/bindings/{bindingId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unbind a model from a topic prefix (its UNS schema bindings go)
+         * @description Requires the scope `models:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    bindingId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a model
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a model
+         * @description Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a model
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `models:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/models/{id}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a model to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `models:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: string[];
+                                /** @description The current version. */
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                fields: unknown[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dashboard folders
+         * @description Every folder of the organization by name; build the tree from parentId.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a dashboard folder
+         * @description Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique among its siblings. */
+                        name: string;
+                        /** @description The folder it sits in; null at the top. */
+                        parentId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/folders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a dashboard folder
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a dashboard folder
+         * @description A folder holding folders or dashboards answers 409 unless `recursive=true`, which deletes everything below it.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query?: {
+                    recursive?: boolean;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename or move a dashboard folder
+         * @description Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique among its siblings. */
+                        name?: string;
+                        /** @description The folder it sits in; null at the top. */
+                        parentId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                parentId: string | null;
+                                /** @description Dashboards directly in this folder. */
+                                dashboardCount: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description Filter by folder (`folderId`, `root` for none) and `tag`; search title and description; sort by title, createdAt or updatedAt.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A folder id, or `root` for dashboards outside any folder. */
+                    folderId?: string;
+                    tag?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "title" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                panelCount: number;
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a dashboard
+         * @description Records version 1. Panels without an id get one.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a dashboard
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a dashboard
+         * @description `version` names the version the change is based on: 409 when the dashboard has moved on.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a dashboard and its version history
+         * @description Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change fields of a dashboard (move it with folderId)
+         * @description `version` names the version the change is based on: 409 when the dashboard has moved on.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title?: string;
+                        description?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                        tags?: string[];
+                        timeRange?: {
+                            /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                            from: string;
+                            to: string;
+                        };
+                        /**
+                         * @description How often the console queries again; live values arrive as they are published.
+                         * @enum {string}
+                         */
+                        refresh?: "off" | "5s" | "10s" | "30s" | "1m" | "5m" | "15m" | "1h";
+                        variables?: {
+                            name: string;
+                            label?: string;
+                            /** @enum {string} */
+                            type: "segment" | "custom" | "constant";
+                            /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                            filter?: string;
+                            options?: string[];
+                            default?: string;
+                            multi?: boolean;
+                        }[];
+                        panels?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        }[];
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a dashboard
+         * @description A new dashboard with the same content (title "… (copy)" unless given), at version 1.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title?: string;
+                        /** @description The folder; null at the top. */
+                        folderId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/panels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                        panel: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/panels/{panelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                    version: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    /** @description Panel id. */
+                    panelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a panel
+         * @description Requires the scope `dashboards:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    /** @description Panel id. */
+                    panelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The version this change is based on; 409 when the dashboard has moved on since. */
+                        version: number;
+                        /** @enum {string} */
+                        type?: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                        title?: string;
+                        description?: string;
+                        gridPos?: {
+                            /** @description Column, 0 to 23 (24 columns). */
+                            x: number;
+                            /** @description Row. */
+                            y: number;
+                            /** @description Width in columns; x + w ≤ 24. */
+                            w: number;
+                            /** @description Height in rows (30 px each). */
+                            h: number;
+                        };
+                        queries?: {
+                            /** @description Topic path; may use variables (`$line`, `${line}`). */
+                            topic?: string;
+                            /** @description Topic filter (`+`, `#`); may use variables. */
+                            filter?: string;
+                            /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                            field?: string;
+                            /**
+                             * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                             * @enum {string}
+                             */
+                            mode?: "aggregate" | "live";
+                            label?: string;
+                        }[];
+                        options?: {
+                            /** @description Text panels: Markdown, HTML shown escaped. */
+                            content?: string;
+                            /** @description Stat panels: draw a sparkline. */
+                            sparkline?: boolean;
+                            /** @description Time series: which bucket statistics to draw. */
+                            series?: ("avg" | "min" | "max")[];
+                            /** @enum {string} */
+                            orientation?: "horizontal" | "vertical";
+                        };
+                        /** @description Unit, min and max default to the topic schema's when left out. */
+                        fieldConfig?: {
+                            unit?: string;
+                            decimals?: number;
+                            min?: number;
+                            max?: number;
+                            thresholds?: {
+                                value: number;
+                                /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                color: string;
+                            }[];
+                            mappings?: {
+                                value?: string | number | boolean;
+                                from?: number;
+                                to?: number;
+                                text?: string;
+                                /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                color?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/variables/{name}/values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The values a dashboard variable can take
+         * @description A segment variable: the node names at its level (e.g. every line under v1/acme/plant1/+).
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Dashboard id. */
+                    id: string;
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The values a variable can take, sorted. */
+                            data: string[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer every panel of a dashboard for a time range
+         * @description One call for the whole dashboard. Each panel's buckets fit its width (`widths`, pixels; default 80 per grid column): never more points than pixel columns. Needs uns:read as well.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: the dashboard's; `now-30d` or RFC 3339. */
+                        from?: string;
+                        to?: string;
+                        /** @description Selected values by variable name; a multi-value variable takes a list. */
+                        variables?: {
+                            [key: string]: string | string[];
+                        };
+                        /** @description Each panel's drawn width in pixels, by panel id: at most one point per pixel column. */
+                        widths?: {
+                            [key: string]: number;
+                        };
+                        panelIds?: string[];
+                        /** @description The panel editor's preview: a panel not saved yet, checked against the dashboard's variables and answered alone (id `preview` unless it has one). */
+                        preview?: {
+                            /** @description Unique in the dashboard; generated when left out. */
+                            id?: string;
+                            /** @enum {string} */
+                            type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                            title?: string;
+                            description?: string;
+                            gridPos: {
+                                /** @description Column, 0 to 23 (24 columns). */
+                                x: number;
+                                /** @description Row. */
+                                y: number;
+                                /** @description Width in columns; x + w ≤ 24. */
+                                w: number;
+                                /** @description Height in rows (30 px each). */
+                                h: number;
+                            };
+                            queries?: {
+                                /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                topic?: string;
+                                /** @description Topic filter (`+`, `#`); may use variables. */
+                                filter?: string;
+                                /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                field?: string;
+                                /**
+                                 * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                 * @enum {string}
+                                 */
+                                mode?: "aggregate" | "live";
+                                label?: string;
+                            }[];
+                            options?: {
+                                /** @description Text panels: Markdown, HTML shown escaped. */
+                                content?: string;
+                                /** @description Stat panels: draw a sparkline. */
+                                sparkline?: boolean;
+                                /** @description Time series: which bucket statistics to draw. */
+                                series?: ("avg" | "min" | "max")[];
+                                /** @enum {string} */
+                                orientation?: "horizontal" | "vertical";
+                            };
+                            /** @description Unit, min and max default to the topic schema's when left out. */
+                            fieldConfig?: {
+                                unit?: string;
+                                decimals?: number;
+                                min?: number;
+                                max?: number;
+                                thresholds?: {
+                                    value: number;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color: string;
+                                }[];
+                                mappings?: {
+                                    value?: string | number | boolean;
+                                    from?: number;
+                                    to?: number;
+                                    text?: string;
+                                    /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                    color?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: string;
+                                to: string;
+                                variables: {
+                                    [key: string]: string[];
+                                };
+                                panels: {
+                                    id: string;
+                                    type: string;
+                                    /** @description Bucket width. */
+                                    intervalMs: number | null;
+                                    /** @description The panel width in pixels the buckets fit. */
+                                    maxPoints: number;
+                                    series: {
+                                        topic: string;
+                                        field: string | null;
+                                        label: string;
+                                        /** @description The panel's unit, else the topic schema's. */
+                                        unit: string | null;
+                                        min: number | null;
+                                        max: number | null;
+                                        decimals: number | null;
+                                        latest: {
+                                            value: unknown;
+                                            timestamp: string;
+                                            quality: number;
+                                            ageMs: number;
+                                        } | null;
+                                        /** @description The latest value's quality: 0 good, 1 uncertain, 2 bad. */
+                                        quality: number | null;
+                                        /** @description The latest value is older than the topic schema's stale-after (null: no threshold). */
+                                        stale: boolean | null;
+                                        staleAfterMs: number | null;
+                                        /** @description Non-empty buckets, oldest first; never more than maxPoints. */
+                                        points: {
+                                            /** @description Bucket start, epoch milliseconds. */
+                                            t: number;
+                                            count: number;
+                                            avg: number;
+                                            min: number;
+                                            max: number;
+                                            first: number;
+                                            last: number;
+                                        }[];
+                                        error: string | null;
+                                    }[];
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a dashboard
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a dashboard
+         * @description Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a dashboard
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `dashboards:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/uns/dashboards/{id}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a dashboard to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `dashboards:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string;
+                                folderId: string | null;
+                                tags: string[];
+                                timeRange: {
+                                    /** @description `now`, `now-6h` (s, m, h, d, w) or RFC 3339. */
+                                    from: string;
+                                    to: string;
+                                };
+                                refresh: string;
+                                variables: {
+                                    name: string;
+                                    label?: string;
+                                    /** @enum {string} */
+                                    type: "segment" | "custom" | "constant";
+                                    /** @description Segment variables: a filter ending in `+`; the names at that level are the values. */
+                                    filter?: string;
+                                    options?: string[];
+                                    default?: string;
+                                    multi?: boolean;
+                                }[];
+                                panels: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "timeseries" | "stat" | "gauge" | "bargauge" | "table" | "state-timeline" | "text";
+                                    title: string;
+                                    description: string;
+                                    gridPos: {
+                                        /** @description Column, 0 to 23 (24 columns). */
+                                        x: number;
+                                        /** @description Row. */
+                                        y: number;
+                                        /** @description Width in columns; x + w ≤ 24. */
+                                        w: number;
+                                        /** @description Height in rows (30 px each). */
+                                        h: number;
+                                    };
+                                    queries: {
+                                        /** @description Topic path; may use variables (`$line`, `${line}`). */
+                                        topic?: string;
+                                        /** @description Topic filter (`+`, `#`); may use variables. */
+                                        filter?: string;
+                                        /** @description Path into object values, e.g. `motor.speed` or `axes[0].load`. */
+                                        field?: string;
+                                        /**
+                                         * @description `aggregate` (history in buckets, then live) or `live` (latest value only).
+                                         * @enum {string}
+                                         */
+                                        mode?: "aggregate" | "live";
+                                        label?: string;
+                                    }[];
+                                    options?: {
+                                        /** @description Text panels: Markdown, HTML shown escaped. */
+                                        content?: string;
+                                        /** @description Stat panels: draw a sparkline. */
+                                        sparkline?: boolean;
+                                        /** @description Time series: which bucket statistics to draw. */
+                                        series?: ("avg" | "min" | "max")[];
+                                        /** @enum {string} */
+                                        orientation?: "horizontal" | "vertical";
+                                    };
+                                    /** @description Unit, min and max default to the topic schema's when left out. */
+                                    fieldConfig: {
+                                        unit?: string;
+                                        decimals?: number;
+                                        min?: number;
+                                        max?: number;
+                                        thresholds?: {
+                                            value: number;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color: string;
+                                        }[];
+                                        mappings?: {
+                                            value?: string | number | boolean;
+                                            from?: number;
+                                            to?: number;
+                                            text?: string;
+                                            /** @description A CSS colour: `#rgb`, `#rrggbb`, `#rrggbbaa` or a name such as `red`. */
+                                            color?: string;
+                                        }[];
+                                    };
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/state-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connection state changes
+         * @description Newest first; filter by connection, time range [from, to) and target state.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    connectionId?: string;
+                    from?: string;
+                    to?: string;
+                    /** @description Only transitions into this state. */
+                    state?: string;
+                    limit?: number;
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: uuid */
+                                connectionId: string;
+                                from: string;
+                                to: string;
+                                /** @description user_start, user_stop, restart, connect_ok, connect_failed, transport_lost, auth_failed, config_error, lease_takeover, shutdown, ... */
+                                reason: string;
+                                error: string | null;
+                                replica: string | null;
+                                /** Format: date-time */
+                                at: string;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/state-history/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health summary per connection
+         * @description Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    window?: "1h" | "24h" | "7d" | "30d";
+                    connectionId?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                window: string;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                totals: {
+                                    connections: number;
+                                    connected: number;
+                                    failures: number;
+                                    stateChanges: number;
+                                };
+                                connections: {
+                                    connectionId: string;
+                                    currentState: string;
+                                    /** @description Up (connected or degraded) out of the time it was meant to run. */
+                                    uptimePct: number | null;
+                                    connectedSeconds: number;
+                                    stateChanges: number;
+                                    /** @description Transitions from up to reconnecting or error. */
+                                    failures: number;
+                                    errors: number;
+                                    /** @description Mean time between failures. */
+                                    mtbfSeconds: number | null;
+                                    lastError: string | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runtimes of all connections
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    state?: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runtime status and metrics of a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a connection
+         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a connection
+         * @description Sets the desired state to stopped and closes the session; idempotent.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a connection
+         * @description Closes the session and opens a new one.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/protocols": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List supported protocols
+         * @description Each protocol with its config JSON Schema (x-secret marks write-only fields) and its function types.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                category: string;
+                                /** @description exclusive: one replica runs a connection; pooled: any. */
+                                session: string;
+                                /** @description A JSON Schema. */
+                                configSchema: {
+                                    [key: string]: unknown;
+                                };
+                                functionTypes: {
+                                    type: string;
+                                    direction: "read" | "write" | "subscribe";
+                                    description: string;
+                                    /** @description A JSON Schema. */
+                                    configSchema: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connections
+         * @description Filter by protocol, runtime state and label; search name and description; sort; page.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    protocol?: string;
+                    state?: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+                    label?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "protocol" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"][];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a connection
+         * @description config is validated against the protocol's configSchema (400 names the field). With autoStart it starts at once.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the organization. */
+                        name: string;
+                        description?: string;
+                        protocol: string;
+                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 10 labels of 1 to 50 characters. */
+                        labels?: string[];
+                        /** @default false */
+                        readOnly?: boolean;
+                        /** @default false */
+                        autoStart?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The name is taken in the organization. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a connection
+         * @description Stops it first; its functions and state history go with it.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a connection
+         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        description?: string;
+                        protocol?: string;
+                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 10 labels of 1 to 50 characters. */
+                        labels?: string[];
+                        readOnly?: boolean;
+                        autoStart?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a connection
+         * @description A stopped copy with its functions and its secrets (which stay unreadable).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: "<name> (copy)". */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the functions of a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    type?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "type" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"][];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a function
+         * @description Every ((placeholder)) in config must be declared in parameters and every declaration used (400 otherwise).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the connection. */
+                        name: string;
+                        description?: string;
+                        /** @description One of the protocol's functionTypes. */
+                        type: string;
+                        /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        parameters?: {
+                            /** @description Used as ((name)) in config. */
+                            name: string;
+                            type: "string" | "number" | "integer" | "boolean";
+                            /** @default true */
+                            required?: boolean;
+                            default?: unknown;
+                            description?: string;
+                            enum?: unknown[];
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+                        uns?: {
+                            /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                            topic: string;
+                            /** @description Read functions: the polling interval. */
+                            intervalMs?: number;
+                            /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                            items?: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The name is taken in the connection. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import functions from JSON or CSV
+         * @description All or nothing: one bad row answers 400 listing the bad rows (1-based), and nothing is created.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description JSON rows, each like a create body. */
+                        functions?: unknown[];
+                        /** @description CSV with a header row: name,type,description,config,parameters (config and parameters as JSON). */
+                        csv?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a function
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a function
+         * @description Requires the scope `connectors:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a function
+         * @description Requires the scope `connectors:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the connection. */
+                        name?: string;
+                        description?: string;
+                        /** @description One of the protocol's functionTypes. */
+                        type?: string;
+                        /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        parameters?: {
+                            /** @description Used as ((name)) in config. */
+                            name: string;
+                            type: "string" | "number" | "integer" | "boolean";
+                            /** @default true */
+                            required?: boolean;
+                            default?: unknown;
+                            description?: string;
+                            enum?: unknown[];
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+                        uns?: {
+                            /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                            topic: string;
+                            /** @description Read functions: the polling interval. */
+                            intervalMs?: number;
+                            /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                            items?: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a function
+         * @description The copy has no uns target (so a value is not published twice).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute a function
+         * @description Runs it now on the running session, or on a session opened for this call. A write needs confirmWrites: true and a connection that is not read-only (409). Never retried: a failure answers success false with the error.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Must be true to run a write function. */
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                success: boolean;
+                                value: unknown;
+                                /** @description 0 good, 1 uncertain, 2 bad. */
+                                quality: number;
+                                /** @description Milliseconds. */
+                                durationMs: number;
+                                /** Format: date-time */
+                                timestamp: string;
+                                error?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A write on a read-only connection. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6051,6 +14965,136 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
             revokedAt: string | null;
+        };
+        /** ModelField */
+        "def-7": {
+            /** @description A topic segment: 1 to 128 characters without "/", "+", "#" or control characters; unique among its siblings. */
+            name: string;
+            /** @description `object` has `fields`, `array` has `items` (a shape: type and its members), `enum` has `enum`, `model` has `model`. */
+            type: "number" | "integer" | "boolean" | "string" | "datetime" | "enum" | "object" | "array" | "model" | "any";
+            constraints?: {
+                /** @description Inclusive; number and integer fields. */
+                min?: number;
+                /** @description Inclusive; number and integer fields. */
+                max?: number;
+                /** @description String fields. */
+                maxLength?: number;
+                /** @description String fields; RE2 syntax (no back-references or look-around). */
+                pattern?: string;
+            };
+            enum?: (string | number)[];
+            /** @description Nested fields of an `object` (Field objects). */
+            fields?: unknown[];
+            /** @description The item shape of an `array`: `{type, ...}` without a name. */
+            items?: unknown;
+            model?: {
+                /** Format: uuid */
+                id: string;
+                /** @description Pinned version; without: the current one. */
+                version?: number;
+            };
+            description?: string;
+            required?: boolean;
+            /** @description Must satisfy the field's own rules. */
+            default?: unknown;
+            unit?: string;
+            staleAfterSeconds?: number;
+        };
+        /** ConnectionRuntime */
+        "def-8": {
+            /** Format: uuid */
+            connectionId: string;
+            state: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+            /** Format: date-time */
+            since: string;
+            lastError: string | null;
+            /** @description The replica that runs it. */
+            ownerReplica: string | null;
+            desiredState: "running" | "stopped";
+            metrics: {
+                requests: number;
+                errors: number;
+                timeouts: number;
+                reconnects: number;
+                valuesPublished: number;
+                publishErrors: number;
+                latencyMs: {
+                    p50: number | null;
+                    p95: number | null;
+                };
+            };
+        };
+        /** Connection */
+        "def-9": {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            protocol: string;
+            /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+            config: {
+                [key: string]: unknown;
+            };
+            labels: string[];
+            /** @description When true every write function is refused. */
+            readOnly: boolean;
+            /** @description Start when created, and keep running across restarts. */
+            autoStart: boolean;
+            /** @description What the runtime supervisor converges to; persists across restarts. */
+            desiredState: "running" | "stopped";
+            state: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            updatedBy: string | null;
+        };
+        /** ConnectorFunction */
+        "def-10": {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            connectionId: string;
+            /** @description Unique in the connection. */
+            name: string;
+            description: string;
+            /** @description One of the protocol's functionTypes. */
+            type: string;
+            /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+            config: {
+                [key: string]: unknown;
+            };
+            parameters: {
+                /** @description Used as ((name)) in config. */
+                name: string;
+                type: "string" | "number" | "integer" | "boolean";
+                /** @default true */
+                required?: boolean;
+                default?: unknown;
+                description?: string;
+                enum?: unknown[];
+                min?: number;
+                max?: number;
+            }[];
+            /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+            uns: {
+                /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                topic: string;
+                /** @description Read functions: the polling interval. */
+                intervalMs?: number;
+                /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                items?: {
+                    [key: string]: string;
+                };
+            } | null;
+            direction: "read" | "write" | "subscribe";
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            updatedBy: string | null;
         };
     };
     responses: never;

@@ -1,7 +1,13 @@
 import { lazy, Suspense } from 'react';
 import { EmptyState, Loading } from '../components/states';
+import { AuditLogPage } from '../pages/admin/audit-log-page';
+import { OrganizationPage } from '../pages/admin/organization-page';
+import { OrganizationsPage } from '../pages/admin/organizations-page';
+import { UsersPage } from '../pages/admin/users-page';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
+import { ModelDetailPage } from '../pages/models/model-detail-page';
+import { ModelsPage } from '../pages/models/models-page';
 import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
@@ -10,6 +16,9 @@ import { useSession } from './session';
 
 // The explorer brings the chart library: load it only when it is opened.
 const UnsExplorerPage = lazy(() => import('../pages/uns/uns-explorer-page'));
+// Dashboards bring the grid and chart libraries: loaded when opened.
+const DashboardsPage = lazy(() => import('../pages/dashboards/dashboards-page'));
+const DashboardPage = lazy(() => import('../pages/dashboards/dashboard-page'));
 
 function NotFound() {
   return (
@@ -27,6 +36,10 @@ function AdminOnly() {
   );
 }
 
+function SystemAdminOnly() {
+  return <EmptyState title="Only System Administrators manage every organization and user." />;
+}
+
 function Page() {
   const { session } = useSession();
   const { pathname } = useLocation();
@@ -37,10 +50,32 @@ function Page() {
   const client = matchPath('/oauth2/clients/:id', pathname);
   if (client?.id) return isAdmin ? <ClientDetailPage id={client.id} /> : <AdminOnly />;
   if (pathname === '/profile' || pathname === '/profile/security') return <SecurityPage />;
+  if (pathname === '/engine/models') return <ModelsPage />;
+  const model = matchPath('/engine/models/:id', pathname);
+  if (model?.id) return <ModelDetailPage id={model.id} />;
+  if (pathname === '/admin/organization') return <OrganizationPage />;
+  if (pathname === '/admin/audit-log') return <AuditLogPage />;
+  if (pathname === '/admin/organizations') return isAdmin ? <OrganizationsPage /> : <SystemAdminOnly />;
+  if (pathname === '/admin/users') return isAdmin ? <UsersPage /> : <SystemAdminOnly />;
   if (pathname === '/uns') {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
         <UnsExplorerPage />
+      </Suspense>
+    );
+  }
+  if (pathname === '/dashboards') {
+    return (
+      <Suspense fallback={<Loading label="Loading dashboards…" />}>
+        <DashboardsPage />
+      </Suspense>
+    );
+  }
+  const dashboard = matchPath('/dashboards/:id', pathname);
+  if (dashboard?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading the dashboard…" />}>
+        <DashboardPage id={dashboard.id} />
       </Suspense>
     );
   }

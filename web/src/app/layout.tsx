@@ -1,4 +1,7 @@
 import type { ReactNode } from 'react';
+import { abilitiesOf } from '../pages/admin/admin-api';
+import { MaintenanceBanner, useMaintenance } from '../pages/admin/maintenance-banner';
+import { OrganizationLogo } from '../pages/admin/organization-logo';
 import { Link, navigate, useLocation } from './router';
 import { useSession } from './session';
 
@@ -36,18 +39,27 @@ function OrganizationSwitcher() {
 export function Layout({ children }: { children: ReactNode }) {
   const { session, organization, signOut } = useSession();
   const isAdmin = session?.user.isSystemAdmin ?? false;
+  const abilities = abilitiesOf(session, organization);
+  const maintenance = useMaintenance(organization?.id ?? null);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
         Skip to content
       </a>
       <header className="topbar">
+        <OrganizationLogo organizationId={organization?.id ?? null} />
         <Link to="/" className="brand">
           Meridian
         </Link>
         <nav aria-label="Main" className="nav">
           <NavLink to="/uns">Namespace</NavLink>
+          <NavLink to="/engine/models">Models</NavLink>
+          <NavLink to="/dashboards">Dashboards</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
+          {organization && <NavLink to="/admin/organization">Organization</NavLink>}
+          {abilities.manageMembers && <NavLink to="/admin/audit-log">Audit log</NavLink>}
+          {isAdmin && <NavLink to="/admin/organizations">Organizations</NavLink>}
+          {isAdmin && <NavLink to="/admin/users">Users</NavLink>}
           <NavLink to="/profile/security">Profile</NavLink>
         </nav>
         <div className="topbar-end">
@@ -65,6 +77,7 @@ export function Layout({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
+      <MaintenanceBanner state={maintenance} />
       <main id="main" className="main" tabIndex={-1}>
         {children}
       </main>

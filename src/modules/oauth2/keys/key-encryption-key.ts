@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '../../../storage/private-files.js';
 
 /** Name of the key file made in the data directory when MERIDIAN_KEY_ENCRYPTION_KEY is unset. */
 export const KEY_FILE_NAME = 'signing-key-encryption.key';
@@ -14,14 +15,19 @@ export function resolveKeyEncryptionKey(config: {
   dataDir: string;
 }): Buffer {
   if (config.keyEncryptionKey) return createHash('sha256').update(config.keyEncryptionKey, 'utf8').digest();
-  mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDirectory(config.dataDir);
   const path = join(config.dataDir, KEY_FILE_NAME);
   try {
     // 'wx' fails when the file exists, so two processes starting together cannot overwrite each other.
-    writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
+    writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, {
+      flag: 'wx',
+      mode: PRIVATE_FILE_MODE,
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  // The mode of 'wx' passes through the umask, and a file an older version wrote may be wider.
+  chmodSync(path, PRIVATE_FILE_MODE);
   const secret = readFileSync(path, 'utf8').trim();
   if (secret.length < 32)
     throw new Error(`key file ${path} is too short; it must hold at least 32 characters`);

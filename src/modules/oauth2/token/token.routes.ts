@@ -71,7 +71,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }> =
         description:
           'Form-encoded. Client authentication: client_secret_basic, client_secret_post, or none with PKCE for public ' +
           'clients. A disabled client gets 401 invalid_client "client is disabled". Rate limited per client and per ' +
-          'address (429 rate_limited with Retry-After).',
+          'address (429 rate_limited with Retry-After); a public client is counted per client and address.',
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenBody,
         response: {
@@ -97,8 +97,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }> =
       const addressWait = oauth.limits.perAddress.hit(request.ip);
       if (addressWait > 0) throw rateLimited(addressWait, 'too many token requests; try again later');
       const grant = GRANTS[body.grant_type ?? ''];
-      const { client } = await authenticateClient(request, body, oauth.clients);
-      const clientWait = oauth.limits.perClient.hit(client.clientId);
+      const { client, method } = await authenticateClient(request, body, oauth.clients);
+      // A public client (`none`) proves nothing but its client_id, which anyone may know: it is counted per
+      // client and address, so one address cannot spend the limit every user of that client shares.
+      const clientKey = method === 'none' ? `${client.clientId}|${request.ip}` : client.clientId;
+      const clientWait = oauth.limits.perClient.hit(clientKey);
       if (clientWait > 0) throw rateLimited(clientWait, 'too many token requests; try again later');
       if (!grant)
         throw new UnsupportedGrantTypeError(

@@ -38,8 +38,19 @@ function timeBounds(from: string | undefined, to: string | undefined) {
   return { fromUs, toUs };
 }
 
-function csvField(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+/** A cell a spreadsheet would run as a formula (OWASP CSV injection): it starts with one of these. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A JSON number (the value column): `-5` is data, not a formula, and stays as it is. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * One CSV field (RFC 4180): quoted when it holds a quote, comma or line break, quotes doubled. A cell
+ * starting with `=`, `+`, `-`, `@`, tab or CR (OWASP CSV injection) is prefixed with `'` and quoted,
+ * unless it is a JSON number, so that a spreadsheet shows it as text instead of running it.
+ */
+export function csvField(text: string): string {
+  const cell = FORMULA_START.test(text) && !JSON_NUMBER.test(text) ? `'${text}` : text;
+  return cell !== text || /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell;
 }
 
 /** `/api/v1/uns/data`: latest values, time ranges, time buckets and CSV export. */

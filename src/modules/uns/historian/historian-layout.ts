@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import { createValueTable } from '../../../storage/migrations/0003-uns.js';
+import { ensurePrivateDatabaseFile } from '../../../storage/private-files.js';
 import type { Database } from '../../../storage/tables.js';
 import { VALUE_COLUMNS } from './value-upsert.js';
 
@@ -39,6 +40,7 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
   const file = storage.location === ':memory:' ? ':memory:' : join(dirname(storage.location), HISTORIAN_FILE);
   const attached = await sql<{ name: string }>`pragma database_list`.execute(db);
   if (!attached.rows.some((row) => row.name === HISTORIAN_SCHEMA)) {
+    if (file !== ':memory:') ensurePrivateDatabaseFile(file);
     await sql`attach database ${file} as ${sql.raw(HISTORIAN_SCHEMA)}`.execute(db);
   }
   await sql.raw(`pragma ${HISTORIAN_SCHEMA}.journal_mode = WAL`).execute(db);

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { badRequest, unavailable } from '../../../platform/errors.js';
+import { badRequest, rateLimited, unavailable } from '../../../platform/errors.js';
 import { errorResponse } from '../../../platform/schemas.js';
 import { Filter, Topic, tags } from '../data/data.schemas.js';
 import type { TopicsService } from '../topics/topics.service.js';
 import { type AccessWatchDeps, watchAccess } from './live-access.js';
 import { LiveStream } from './live-stream.js';
 import type { LiveValues } from './live-values.js';
+import { StreamSlots } from './stream-slots.js';
 
 export interface LiveValuesRouteOptions {
   live: LiveValues;
@@ -14,6 +15,9 @@ export interface LiveValuesRouteOptions {
   access: Omit<AccessWatchDeps, 'onError'>;
   /** MERIDIAN_UNS_STREAM_MAX. */
   maxStreams: number;
+  /** MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL and MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION. */
+  maxStreamsPerCredential: number;
+  maxStreamsPerOrganization: number;
   heartbeatMs: number;
 }
 
@@ -39,6 +43,7 @@ export const liveValuesRoutes: FastifyPluginAsyncTypebox<LiveValuesRouteOptions>
     ...options.access,
     onError: (error) => app.log.warn({ err: error }, 'live stream: access check failed; retried'),
   };
+  const slots = new StreamSlots(options.maxStreamsPerCredential, options.maxStreamsPerOrganization);
 
   app.get(
     '/stream',
@@ -66,6 +71,9 @@ export const liveValuesRoutes: FastifyPluginAsyncTypebox<LiveValuesRouteOptions>
               },
             },
           },
+          429: errorResponse(
+            'The credential already holds MERIDIAN_UNS_STREAM_MAX_PER_CREDENTIAL streams, or the organization MERIDIAN_UNS_STREAM_MAX_PER_ORGANIZATION, on this process; see Retry-After.',
+          ),
           503: errorResponse(
             'This process already serves MERIDIAN_UNS_STREAM_MAX streams, or the external broker did not confirm the subscription; see Retry-After.',
           ),
@@ -91,6 +99,9 @@ export const liveValuesRoutes: FastifyPluginAsyncTypebox<LiveValuesRouteOptions>
           5,
         );
       }
+      const principal = request.principal!;
+      const release = slots.take(`${principal.credential}:${principal.credentialId}`, organizationId);
+      if (typeof release === 'string') throw rateLimited(5, release);
 
       const stream = new LiveStream({
         filter: matcher,
@@ -102,12 +113,14 @@ export const liveValuesRoutes: FastifyPluginAsyncTypebox<LiveValuesRouteOptions>
       try {
         unsubscribe = await live.subscribe(organizationId, stream);
       } catch (error) {
+        release();
         stream.destroy();
         request.log.warn({ err: error }, 'live stream: subscription failed');
         throw unavailable('the MQTT broker did not confirm the subscription; try again shortly', 2);
       }
       const stopWatching = watchAccess(access, request, 'uns:read', (reason) => stream.finish(reason));
       stream.once('close', () => {
+        release();
         unsubscribe();
         stopWatching();
       });

@@ -27,6 +27,10 @@ export interface BrokerManagerDeps {
   /** Organization changes (suspended, activated, deleted) evict the bridge's cache of them. */
   bus: InvalidationBus;
   authenticate: TokenAuthenticator;
+  /** How often an open MQTT session's credential is checked again, in ms (MERIDIAN_MQTT_SESSION_RECHECK). */
+  sessionRecheckMs: number;
+  /** The time credentials expire against (the app's clock). */
+  clockNow: () => number;
   publisher: () => PublishService;
   log: FastifyBaseLogger;
   /** Told the mode of every applied setting (readiness checks follow it). */
@@ -78,6 +82,11 @@ export class BrokerManager implements PublishFanout {
           host: this.deps.host,
           port: settings.mqttPort,
           authenticate: this.deps.authenticate,
+          sessionWatch: {
+            bus: this.deps.bus,
+            intervalMs: this.deps.sessionRecheckMs,
+            now: this.deps.clockNow,
+          },
         });
       } else if (settings.mode === 'external' && settings.mqttUrl) {
         this.backend = await startBridge({

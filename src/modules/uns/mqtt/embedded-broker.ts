@@ -23,6 +23,7 @@ import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
 import { parseMqttPayload } from './mqtt-payload.js';
 import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
+import { type SessionWatchDeps, watchMqttSession } from './session-watch.js';
 import { TurnCommits } from './turn-commits.js';
 
 export interface EmbeddedBrokerDeps {
@@ -34,6 +35,8 @@ export interface EmbeddedBrokerDeps {
   now: () => number;
   rates: MessageRates;
   log: FastifyBaseLogger;
+  /** Re-checks every open session's credential (revocation, expiry, deactivation, membership, suspension). */
+  sessionWatch: Omit<SessionWatchDeps, 'authenticate' | 'onError'>;
 }
 
 /**
@@ -47,7 +50,19 @@ export const namespaceOf = (organizationId: string) => `o/${organizationId}/`;
 interface MqttSession {
   identity: MqttIdentity;
   namespace: string;
+  /** Why access is gone (set once, then the connection is closed): nothing more is accepted or sent. */
+  lost: string | null;
 }
+
+/**
+ * The broker's client id of a connection: the client's own id within its organization, so that a
+ * client of one organization never takes over (disconnects) or resumes the session of another's.
+ */
+export const brokerClientId = (organizationId: string, clientId: string) => `${organizationId}/${clientId}`;
+
+/** Whether a session may still publish or be sent values: access not lost, credential not expired. */
+const admitted = (session: MqttSession, now: number) =>
+  session.lost === null && (session.identity.expiresAt === undefined || session.identity.expiresAt > now);
 
 /**
  * Where a connection keeps its session: a property of aedes' client, set once it is authenticated, read
@@ -165,6 +180,34 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     else answerNow(entry.item.packet, callback);
   };
 
+  const clockNow = deps.sessionWatch.now;
+  // Every open session's watch, stopped with its connection or with the broker.
+  const watches = new Set<() => void>();
+  const watchSession = (client: Client, token: string, remoteAddress: string, session: MqttSession) => {
+    const stop = watchMqttSession(
+      {
+        ...deps.sessionWatch,
+        authenticate: deps.authenticate,
+        onError: (error) => deps.log.warn({ err: error }, 'mqtt session re-check failed'),
+      },
+      { token, organizationId: session.identity.organizationId, remoteAddress, identity: session.identity },
+      (identity) => {
+        session.identity = { ...identity, expiresAt: session.identity.expiresAt };
+      },
+      (reason) => {
+        session.lost = reason;
+        watches.delete(stop);
+        deps.log.info({ clientId: client.id, reason }, 'mqtt session ended: access is gone');
+        client.close();
+      },
+    );
+    watches.add(stop);
+    (client.conn as Writable).once('close', () => {
+      watches.delete(stop);
+      stop();
+    });
+  };
+
   const broker = await Aedes.createBroker({
     mq: emitter,
     authenticate(client, username, password, done) {
@@ -180,10 +223,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
             done(authError(identity, 4), null);
             return;
           }
-          (client as SessionClient)[SESSION] = {
+          const session: MqttSession = {
             identity,
             namespace: namespaceOf(identity.organizationId),
+            lost: null,
           };
+          (client as SessionClient)[SESSION] = session;
+          // Client ids are kept apart per organization: the takeover of a session with the same id and
+          // the persistent session (clean=false) are the organization's own.
+          client.id = brokerClientId(identity.organizationId, client.id);
+          // A client closed while authenticating is not watched (aedes ignores the answer).
+          if (!client.closed) watchSession(client, password.toString('utf8'), remote, session);
           done(null, true);
         },
         (error: unknown) => {
@@ -197,8 +247,8 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       if (!session) return callback(new Error('not authenticated'));
       const identity = session.identity;
       if (!identity.scopes.has('uns:publish')) return callback(new Error('publishing requires uns:publish'));
-      if (identity.expiresAt !== undefined && identity.expiresAt <= Date.now()) {
-        return callback(new Error('the credential has expired'));
+      if (!admitted(session, clockNow())) {
+        return callback(new Error(session.lost ?? 'the credential has expired'));
       }
       let record: PublishRecord;
       try {
@@ -249,16 +299,26 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     },
     authorizeSubscribe(client, subscription, callback) {
       const session = sessionOf(client);
-      if (!session?.identity.scopes.has('uns:read') || subscription.topic.startsWith('$')) {
+      if (
+        !session?.identity.scopes.has('uns:read') ||
+        !admitted(session, clockNow()) ||
+        subscription.topic.startsWith('$')
+      ) {
         callback(null, null);
         return;
       }
-      subscription.topic = session.namespace + subscription.topic;
+      // A persistent session's saved subscriptions come back through here on reconnect, already in the
+      // organization's namespace (client ids are per organization, so they are its own).
+      if (!subscription.topic.startsWith(session.namespace)) {
+        subscription.topic = session.namespace + subscription.topic;
+      }
       callback(null, subscription);
     },
     authorizeForward(client, packet) {
-      const namespace = sessionOf(client)?.namespace;
+      const session = sessionOf(client);
+      const namespace = session?.namespace;
       if (namespace === undefined || !packet.topic.startsWith(namespace)) return null;
+      if (!admitted(session!, clockNow())) return null;
       deps.rates.add('delivered');
       batchedWrites.hold(client.conn as Writable);
       // QoS 0 deliveries are written at once; a QoS 1 or 2 one may wait in aedes' persistence, which
@@ -340,6 +400,8 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     async stop() {
       if (stopped) return;
       stopped = true;
+      for (const stop of watches) stop();
+      watches.clear();
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -31,6 +31,7 @@ export function createTokenAuthenticator(
   verifiers: readonly BearerVerifier[],
   directory: AccessDirectory,
   log: FastifyBaseLogger,
+  now: () => number = Date.now,
 ): TokenAuthenticator {
   return async (token, organizationId, remoteAddress) => {
     if (!UUID.test(organizationId)) return 'the username must be the organization id';
@@ -40,6 +41,8 @@ export function createTokenAuthenticator(
     const pseudoRequest = { ip: remoteAddress, headers: {}, id: 'mqtt', log } as unknown as FastifyRequest;
     const principal = await verifier.verify(token, pseudoRequest);
     if (typeof principal === 'string') return principal;
+    if (principal.expiresAt !== undefined && principal.expiresAt <= now())
+      return 'the credential has expired';
     const standing = await directory.standing(principal.userId, organizationId.toLowerCase());
     if (!standing?.userActive) return 'the account behind this credential is not active';
     const org = standing.organization;

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { compileSafeRegExp, safeRegExpEngine, UnsafePatternError } from '../../../platform/safe-regexp.js';
 import { isControlCode } from '../topics/topic-text.js';
 import { describeJsonType, inputError, isPlainObject, quoteInput, UnsInputError } from '../uns-errors.js';
 
@@ -38,11 +39,13 @@ const JSON_SCHEMA_TYPES = [...PUBLISHABLE_TYPES, 'array', 'null'];
 
 /**
  * Compiles a JSON Schema with a fresh Ajv instance (strict: false, allErrors: true, formats from
- * ajv-formats). A fresh instance keeps two schemas with the same `$id` apart and lets the compiled code
- * be garbage-collected with its schema version. Throws Ajv's error when the schema is invalid.
+ * ajv-formats). `pattern` and `patternProperties` are matched by RE2 (`safe-regexp.ts`), in time linear
+ * in the value: a backtracking pattern such as `^(a+)+$` cannot stall the server. A fresh instance keeps
+ * two schemas with the same `$id` apart and lets the compiled code be garbage-collected with its schema
+ * version. Throws Ajv's error when the schema is invalid (UnsafePatternError for a pattern RE2 refuses).
  */
 export function compileJsonSchema(jsonSchema: Record<string, unknown>): ValidateFunction {
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false, code: { regExp: safeRegExpEngine } });
   addFormats.default(ajv);
   return ajv.compile(jsonSchema);
 }
@@ -83,6 +86,7 @@ function checkJsonSchema(input: unknown): Record<string, unknown> {
       throw inputError('jsonSchema', `type must allow a publishable type (${PUBLISHABLE_TYPES.join(', ')})`);
     }
   }
+  checkPatterns(input, 'jsonSchema');
   try {
     compileJsonSchema(input);
   } catch (error) {
@@ -90,6 +94,44 @@ function checkJsonSchema(input: unknown): Record<string, unknown> {
     throw inputError('jsonSchema', `is not a valid JSON Schema: ${reason}`);
   }
   return input;
+}
+
+/** Keywords whose values are data, not schemas: a `pattern` member in them is not a pattern. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+/**
+ * Compiles every `pattern` and `patternProperties` key of a JSON Schema with RE2, so that a pattern it
+ * refuses (back-references, look-around) is answered naming where it is, e.g.
+ * `jsonSchema.properties.code.pattern`.
+ */
+function checkPatterns(schema: unknown, path: string): void {
+  if (Array.isArray(schema)) {
+    for (const [index, item] of schema.entries()) checkPatterns(item, `${path}[${index}]`);
+    return;
+  }
+  if (!isPlainObject(schema)) return;
+  for (const [key, value] of Object.entries(schema)) {
+    if (DATA_KEYWORDS.has(key)) continue;
+    const at = `${path}.${key}`;
+    if (key === 'pattern' && typeof value === 'string') compilePattern(value, at);
+    if (key === 'patternProperties' && isPlainObject(value)) {
+      for (const pattern of Object.keys(value)) compilePattern(pattern, `${at}[${JSON.stringify(pattern)}]`);
+    }
+    checkPatterns(value, at);
+  }
+}
+
+function compilePattern(pattern: string, path: string): void {
+  try {
+    compileSafeRegExp(pattern, 'u');
+  } catch (error) {
+    const reason = error instanceof UnsafePatternError ? error.message : String(error);
+    const field = path.slice(0, 200);
+    throw new UnsInputError(
+      field,
+      `${field}: ${reason.slice(0, 200)} (patterns are matched by RE2, in linear time)`,
+    );
+  }
 }
 
 function checkBound(input: unknown, field: string): number {

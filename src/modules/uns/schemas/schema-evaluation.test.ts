@@ -286,3 +286,24 @@ describe('selectBinding', () => {
   it('gives null when nothing matches', () =>
     assert.equal(selectBinding(bindings.slice(1), 'v1/site/x'), null));
 });
+
+describe('patterns', () => {
+  it('matches a catastrophic pattern in linear time', () => {
+    const code = compileSchema({ jsonSchema: { type: 'string', pattern: '^(a+)+$' } });
+    const started = performance.now();
+    const result = evaluateRecord(code, 'normal', rec(`${'a'.repeat(5000)}!`), NOW_US);
+    assert.ok(performance.now() - started < 1000);
+    assert.deepEqual(
+      result.violations.map((v) => v.kind),
+      ['json_schema'],
+    );
+    assert.equal(evaluateRecord(code, 'normal', rec('aaaa'), NOW_US).violations.length, 0);
+  });
+
+  it('counts every value as violating a stored schema whose pattern RE2 refuses', () => {
+    const stored = compileSchema({ jsonSchema: { type: 'string', pattern: '^(a)\\1$' } });
+    const result = evaluateRecord(stored, 'normal', rec('aa'), NOW_US);
+    assert.equal(result.violations[0]?.kind, 'json_schema');
+    assert.match(result.violations[0]!.message, /not supported/);
+  });
+});

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { UnsafePatternError } from '../../../platform/safe-regexp.js';
 import type { PublishRecord } from '../data/publish-record.js';
 import type { Quality } from '../data/record-fields.js';
 import { compareFilterSpecificity, type TopicFilter } from '../topics/topic-filter.js';
@@ -51,8 +52,29 @@ export function compileSchema(schema: SchemaVersion): CompiledSchema {
   return {
     schema,
     types: declaredTypes(schema.jsonSchema),
-    validate: schema.jsonSchema === undefined ? null : compileJsonSchema(schema.jsonSchema),
+    validate: schema.jsonSchema === undefined ? null : compileStored(schema.jsonSchema),
   };
+}
+
+/**
+ * A stored JSON Schema compiled; one registered before patterns were matched by RE2 whose pattern RE2
+ * refuses (a back-reference, a look-around) is broken by every value, with the reason, rather than
+ * matched by a backtracking RegExp.
+ */
+function compileStored(jsonSchema: Record<string, unknown>): ValidateFunction {
+  try {
+    return compileJsonSchema(jsonSchema);
+  } catch (error) {
+    if (!(error instanceof UnsafePatternError)) throw error;
+    const errors = [
+      { instancePath: '', schemaPath: '#', keyword: 'pattern', params: {}, message: error.message },
+    ];
+    return Object.assign(() => false, {
+      errors,
+      schema: jsonSchema,
+      schemaEnv: undefined,
+    }) as unknown as ValidateFunction;
+  }
 }
 
 function typeMatches(types: readonly string[], record: EvaluatedRecord): boolean {

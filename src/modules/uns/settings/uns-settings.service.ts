@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../../../config/config.schema.js';
 import { badRequest } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
+import { openSecret, sealSecret } from '../../../platform/secret-box.js';
 import type { Storage } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import type { HistorianLayout } from '../historian/historian-layout.js';
@@ -26,6 +27,32 @@ export interface UnsSettingsChange {
 const sameBroker = (a: BrokerSettings, b: BrokerSettings) =>
   a.mode === b.mode && a.mqttPort === b.mqttPort && a.mqttUrl === b.mqttUrl;
 
+/** What the external broker's password is bound to when sealed (platform/secret-box.ts). */
+const PASSWORD_PURPOSE = 'uns_settings.mqtt_password';
+/** How a read shows the password: that it is set, never what it is (and what a write may send back). */
+export const REDACTED_PASSWORD = '***';
+
+/** A broker URL without its password, and the password as the URL encodes it (null when none). */
+export function splitPassword(url: string): { url: string; password: string | null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, password: null };
+  }
+  if (!parsed.password) return { url, password: null };
+  const password = parsed.password;
+  parsed.password = '';
+  return { url: parsed.toString(), password };
+}
+
+function withPassword(url: string, password: string | null): string {
+  if (password === null) return url;
+  const parsed = new URL(url);
+  parsed.password = password;
+  return parsed.toString();
+}
+
 /**
  * UNS settings: start from the environment (MERIDIAN_UNS_RETENTION_DAYS, MERIDIAN_MQTT_PORT, MQTT_URL);
  * values changed through the API are stored (table uns_settings) and take precedence from then on,
@@ -48,6 +75,8 @@ export class UnsSettingsService {
       broker: BrokerManager;
       bus: InvalidationBus;
       log: FastifyBaseLogger;
+      /** Seals the external broker's password at rest (MERIDIAN_KEY_ENCRYPTION_KEY or the key file). */
+      keyEncryptionKey: Buffer;
     },
   ) {
     this.unsubscribe = deps.bus.subscribe((event) => {
@@ -55,13 +84,37 @@ export class UnsSettingsService {
     });
   }
 
-  /** Reads the stored settings once at start. */
+  /**
+   * Reads the stored settings. A password still inside the stored URL (stored before passwords were
+   * sealed) is moved to its sealed column first.
+   */
   async load(): Promise<void> {
-    this.stored = await this.deps.db
+    let stored = await this.deps.db
       .selectFrom('uns_settings')
       .selectAll()
       .where('id', '=', 1)
       .executeTakeFirst();
+    const inUrl = stored?.mqtt_url ? splitPassword(stored.mqtt_url) : null;
+    if (stored && inUrl?.password) {
+      const sealed = this.seal(inUrl.password);
+      await this.deps.db
+        .updateTable('uns_settings')
+        .set({ mqtt_url: inUrl.url, mqtt_password_encrypted: sealed })
+        .where('id', '=', 1)
+        .execute();
+      stored = { ...stored, mqtt_url: inUrl.url, mqtt_password_encrypted: sealed };
+    }
+    this.stored = stored;
+  }
+
+  private seal(password: string): string {
+    return sealSecret(password, PASSWORD_PURPOSE, this.deps.keyEncryptionKey);
+  }
+
+  /** The stored password, opened; null when none is stored. */
+  private storedPassword(): string | null {
+    const sealed = this.stored?.mqtt_password_encrypted;
+    return sealed ? openSecret(sealed, PASSWORD_PURPOSE, this.deps.keyEncryptionKey) : null;
   }
 
   /**
@@ -114,7 +167,7 @@ export class UnsSettingsService {
       return {
         mode: stored.broker_mode as BrokerMode,
         mqttPort: stored.mqtt_port ?? config.mqttPort,
-        mqttUrl: stored.mqtt_url,
+        mqttUrl: stored.mqtt_url === null ? null : withPassword(stored.mqtt_url, this.storedPassword()),
       };
     }
     if (config.mqttUrl) return { mode: 'external', mqttPort: config.mqttPort, mqttUrl: config.mqttUrl };
@@ -153,7 +206,7 @@ export class UnsSettingsService {
     if (change.broker) {
       const { mode } = change.broker;
       const mqttPort = change.broker.mqttPort ?? this.brokerSettings().mqttPort;
-      const mqttUrl = change.broker.mqttUrl ?? null;
+      let mqttUrl = change.broker.mqttUrl ?? null;
       if (mode === 'external') {
         if (!mqttUrl) throw badRequest('broker.mqttUrl is required when broker.mode is external');
         let scheme = '';
@@ -164,6 +217,15 @@ export class UnsSettingsService {
         }
         if (!['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:'].includes(scheme)) {
           throw badRequest('broker.mqttUrl must use mqtt, mqtts, tcp, ssl, ws or wss');
+        }
+        // The URL as a read shows it (password `***`) keeps the stored password.
+        const sent = splitPassword(mqttUrl);
+        if (sent.password === REDACTED_PASSWORD) {
+          const storedPassword = this.storedPassword();
+          if (storedPassword === null) {
+            throw badRequest('broker.mqttUrl: no password is stored to keep; send the password itself');
+          }
+          mqttUrl = withPassword(sent.url, storedPassword);
         }
       }
       if (mode === 'embedded' && (mqttPort < 1 || mqttPort > 65535)) {
@@ -177,12 +239,19 @@ export class UnsSettingsService {
       }
     }
     const current = this.brokerSettings();
+    // The password is stored sealed, apart from the URL.
+    const url = broker?.mqttUrl ? splitPassword(broker.mqttUrl) : null;
     const row = {
       id: 1,
       retention_days: change.retentionDays ?? this.stored?.retention_days ?? null,
       broker_mode: broker?.mode ?? this.stored?.broker_mode ?? null,
       mqtt_port: broker?.mqttPort ?? this.stored?.mqtt_port ?? (this.stored ? null : current.mqttPort),
-      mqtt_url: broker ? broker.mqttUrl : (this.stored?.mqtt_url ?? null),
+      mqtt_url: broker ? (url?.url ?? null) : (this.stored?.mqtt_url ?? null),
+      mqtt_password_encrypted: broker
+        ? url?.password
+          ? this.seal(url.password)
+          : null
+        : (this.stored?.mqtt_password_encrypted ?? null),
       updated_at: Date.now(),
       updated_by: userId,
     };

@@ -191,3 +191,10 @@ describe('compareFilterSpecificity', () => {
     assert.ok(compareFilterSpecificity(f('v1/a'), f('v1/a/#')) < 0);
   });
 });
+
+describe('parseTopicFilter lookalikes', () => {
+  it('refuses format characters and text not in NFC, as topics do', () => {
+    assert.throws(() => parseTopicFilter('v1/pl\u200Bant/#', P), /format characters/);
+    assert.throws(() => parseTopicFilter('v1/cafe\u0301/+', P), /NFC/);
+  });
+});

@@ -47,6 +47,25 @@ describe('parseTopicPath', () => {
     ]);
   });
 
+  for (const [name, char] of [
+    ['a zero-width space', '\u200B'],
+    ['a zero-width joiner', '\u200D'],
+    ['a right-to-left override', '\u202E'],
+    ['a left-to-right isolate', '\u2066'],
+    ['a byte order mark', '\uFEFF'],
+    ['a soft hyphen', '\u00AD'],
+  ] as const) {
+    it(`refuses ${name} (a format character) in a segment`, () => {
+      const code = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      refuses(`v1/plant/te${char}mp`, new RegExp(`format characters \\(U\\+${code} at position 11\\)`));
+    });
+  }
+
+  it('refuses a topic not in NFC and accepts its composed form', () => {
+    refuses('v1/plant/cafe\u0301', /normalization form NFC/);
+    assert.equal(parseTopicPath('v1/plant/caf\u00E9', P).segments[2], 'café');
+  });
+
   it('refuses a missing topic as required', () => refuses(undefined, /^topic is required$/));
 
   it('refuses null as not a string', () => refuses(null, /^topic must be a string, not null$/));

@@ -20,8 +20,9 @@ export interface TopicPath {
 /**
  * Validates a published topic: a string `<prefix>/<segment>/<segment>[/...]` whose first segment is the
  * prefix (case-sensitive), at least two segments after it, each 1 to 128 characters without `+`, `#`
- * or control characters, at most 32 segments and 1024 UTF-8 bytes, valid Unicode. No normalization:
- * topics compare code point by code point. Throws UnsInputError naming `field`.
+ * or control characters, at most 32 segments and 1024 UTF-8 bytes, valid Unicode in normalization form
+ * NFC without format characters (zero-width, bidi overrides). Not normalized but refused: topics compare
+ * code point by code point. Throws UnsInputError naming `field`.
  */
 export function parseTopicPath(topic: unknown, prefix: string, field = 'topic'): TopicPath {
   const segments = splitTopicText(topic, prefix, field, false);

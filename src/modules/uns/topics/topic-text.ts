@@ -16,6 +16,9 @@ export function isControlCode(code: number): boolean {
   return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
 }
 
+/** Unicode format characters (category Cf): zero-width, bidi overrides and isolates, soft hyphen, BOM. */
+const FORMAT_CHARACTER = /\p{Cf}/u;
+
 function hex(code: number): string {
   return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
 }
@@ -39,6 +42,7 @@ export function splitTopicText(text: unknown, prefix: string, field: string, wil
   let segmentStart = 0;
   let segmentChars = 0;
   let segmentHasWildcard = false;
+  let nonAscii = false;
 
   for (let i = 0; i <= text.length; i++) {
     const code = i < text.length ? text.charCodeAt(i) : SLASH;
@@ -83,6 +87,7 @@ export function splitTopicText(text: unknown, prefix: string, field: string, wil
       if (!wildcards) throw inputError(field, 'must not contain the MQTT wildcards "+" or "#"');
       segmentHasWildcard = true;
     }
+    if (code >= 0x80) nonAscii = true;
     if (code >= 0xd800 && code <= 0xdfff) {
       const next = text.charCodeAt(i + 1);
       const isPair = code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
@@ -98,7 +103,31 @@ export function splitTopicText(text: unknown, prefix: string, field: string, wil
   if (bytes > MAX_TOPIC_BYTES) {
     throw inputError(field, `must be at most ${MAX_TOPIC_BYTES} bytes as UTF-8 (got ${bytes})`);
   }
+  if (nonAscii) checkLookalikes(text, field);
   return segments;
+}
+
+/**
+ * Refuses what makes a topic look like another: invisible format characters (category Cf: zero-width
+ * space and joiners, bidi overrides and isolates, soft hyphen, BOM) and text not in Unicode
+ * normalization form NFC (`e` + combining acute beside `é`). Refused rather than normalized, so that the
+ * topic stored, relayed and answered is always the one the client sent.
+ */
+function checkLookalikes(text: string, field: string): void {
+  const format = FORMAT_CHARACTER.exec(text);
+  if (format) {
+    const code = format[0].codePointAt(0)!;
+    throw inputError(
+      field,
+      `must not contain invisible format characters (${hex(code)} at position ${format.index})`,
+    );
+  }
+  if (text.normalize('NFC') !== text) {
+    throw inputError(
+      field,
+      'must be in Unicode normalization form NFC (compose accents: "é", not "e" + U+0301)',
+    );
+  }
 }
 
 /**

@@ -1,0 +1,85 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { type ListParams, runListQuery } from '../../../platform/list-query.js';
+import type { ConnectionTable, Database } from '../../../storage/tables.js';
+import type { RuntimeState } from './connections.schemas.js';
+
+export type ConnectionRow = Selectable<ConnectionTable>;
+export type ConnectionWithState = ConnectionRow & { state: RuntimeState };
+
+export interface ConnectionFilters {
+  protocol?: string | undefined;
+  state?: RuntimeState | undefined;
+  label?: string | undefined;
+}
+
+/** Kysely queries over `connections`, each joined with its runtime state. */
+export class ConnectionsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  private withState() {
+    return this.db
+      .selectFrom('connections as c')
+      .leftJoin('connection_runtime as r', 'r.connection_id', 'c.id')
+      .selectAll('c')
+      .select(sql<RuntimeState>`coalesce(r.state, 'idle')`.as('state'));
+  }
+
+  async find(organizationId: string, id: string): Promise<ConnectionWithState | undefined> {
+    return this.withState()
+      .where('c.organization_id', '=', organizationId)
+      .where('c.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async findById(id: string): Promise<ConnectionRow | undefined> {
+    return this.db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async nameTaken(organizationId: string, name: string, exceptId?: string): Promise<boolean> {
+    let query = this.db
+      .selectFrom('connections')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('name', '=', name);
+    if (exceptId) query = query.where('id', '!=', exceptId);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  async insert(row: ConnectionRow): Promise<void> {
+    await this.db.insertInto('connections').values(row).execute();
+  }
+
+  async update(id: string, patch: Partial<ConnectionRow>): Promise<void> {
+    await this.db.updateTable('connections').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('connection_state_events').where('connection_id', '=', id).execute();
+      await trx.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
+      await trx.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
+      await trx.deleteFrom('connections').where('id', '=', id).execute();
+    });
+  }
+
+  async list(organizationId: string, filters: ConnectionFilters, params: ListParams) {
+    let query = this.withState().where('c.organization_id', '=', organizationId);
+    if (filters.protocol) query = query.where('c.protocol', '=', filters.protocol);
+    if (filters.state) query = query.where(sql`coalesce(r.state, 'idle')`, '=', filters.state);
+    if (filters.label) {
+      const quoted = JSON.stringify(filters.label).replace(/[\\%_]/g, (c) => `\\${c}`);
+      query = query.where(sql<boolean>`c.labels like ${`%${quoted}%`} escape '\\'`);
+    }
+    return runListQuery(query, params, {
+      searchColumns: ['c.name', 'c.description'],
+      sortColumns: {
+        name: 'c.name',
+        protocol: 'c.protocol',
+        createdAt: 'c.created_at',
+        updatedAt: 'c.updated_at',
+      },
+      defaultSort: 'name',
+      tieBreaker: 'c.id',
+    });
+  }
+}

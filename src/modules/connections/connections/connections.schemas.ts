@@ -1,0 +1,125 @@
+import { type Static, Type } from 'typebox';
+import { listQuerySchema, PaginationSchema } from '../../../platform/list-query.js';
+import { Timestamp } from '../../../platform/schemas.js';
+
+export const RUNTIME_STATES = [
+  'idle',
+  'connecting',
+  'connected',
+  'degraded',
+  'reconnecting',
+  'error',
+  'stopping',
+] as const;
+export type RuntimeState = (typeof RUNTIME_STATES)[number];
+
+/** The runtime states as a schema. */
+export const RuntimeStateSchema = Type.Union([
+  Type.Literal('idle'),
+  Type.Literal('connecting'),
+  Type.Literal('connected'),
+  Type.Literal('degraded'),
+  Type.Literal('reconnecting'),
+  Type.Literal('error'),
+  Type.Literal('stopping'),
+]);
+
+const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
+  maxItems: 10,
+  uniqueItems: true,
+  description: 'At most 10 labels of 1 to 50 characters.',
+});
+const Config = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'Validated against the protocol\'s configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret.',
+});
+
+export const Connection = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    description: Type.String(),
+    protocol: Type.String(),
+    config: Config,
+    labels: Type.Array(Type.String()),
+    readOnly: Type.Boolean({ description: 'When true every write function is refused.' }),
+    autoStart: Type.Boolean({ description: 'Start when created, and keep running across restarts.' }),
+    desiredState: Type.Union([Type.Literal('running'), Type.Literal('stopped')], {
+      description: 'What the runtime supervisor converges to; persists across restarts.',
+    }),
+    state: RuntimeStateSchema,
+    createdAt: Timestamp,
+    createdBy: Type.Union([Type.String(), Type.Null()]),
+    updatedAt: Timestamp,
+    updatedBy: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Connection' },
+);
+export type Connection = Static<typeof Connection>;
+
+export const CreateConnectionBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique in the organization.' }),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    protocol: Type.String({ minLength: 1, maxLength: 100 }),
+    config: Config,
+    labels: Type.Optional(Labels),
+    readOnly: Type.Optional(Type.Boolean({ default: false })),
+    autoStart: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+export type CreateConnectionBody = Static<typeof CreateConnectionBody>;
+
+export const UpdateConnectionBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    protocol: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    config: Type.Optional(Config),
+    labels: Type.Optional(Labels),
+    readOnly: Type.Optional(Type.Boolean()),
+    autoStart: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateConnectionBody = Static<typeof UpdateConnectionBody>;
+
+export const CloneConnectionBody = Type.Object(
+  {
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Default: "<name> (copy)".' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ListConnectionsQuery = listQuerySchema(['name', 'protocol', 'createdAt', 'updatedAt'], {
+  protocol: Type.Optional(Type.String({ maxLength: 100 })),
+  state: Type.Optional(RuntimeStateSchema),
+  label: Type.Optional(Type.String({ maxLength: 50 })),
+});
+export type ListConnectionsQuery = Static<typeof ListConnectionsQuery>;
+
+export const ConnectionList = Type.Object({ data: Type.Array(Connection), pagination: PaginationSchema });
+
+const Schema = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema.' });
+export const ProtocolList = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      category: Type.String(),
+      session: Type.String({ description: 'exclusive: one replica runs a connection; pooled: any.' }),
+      configSchema: Schema,
+      functionTypes: Type.Array(
+        Type.Object({
+          type: Type.String(),
+          direction: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('subscribe')]),
+          description: Type.String(),
+          configSchema: Schema,
+        }),
+      ),
+    }),
+  ),
+});

@@ -1,0 +1,103 @@
+/**
+ * The one small interface every protocol implements: a description (config schema, function types)
+ * and `connect`, which opens a session. Adding a protocol is adding a file beside this one and a line
+ * in protocols/protocol-registry.ts.
+ */
+
+/** 0 good, 1 uncertain, 2 bad: the UNS quality scale. */
+export type Quality = 0 | 1 | 2;
+
+/** A JSON Schema object, as the API shows it (`x-secret: true` marks a write-only field). */
+export type JsonSchema = Record<string, unknown>;
+
+export type FunctionDirection = 'read' | 'write' | 'subscribe';
+
+export interface FunctionType {
+  /** e.g. `modbus.readHoldingRegisters`. */
+  type: string;
+  direction: FunctionDirection;
+  description: string;
+  configSchema: JsonSchema;
+}
+
+/** One value a device gave: the value, its quality and, when the device says, when it was produced. */
+export interface DriverValue {
+  value: unknown;
+  quality: Quality;
+  timestamp?: Date;
+}
+
+/** A subscribed item's change: `key` names the item (a node id, an MQTT topic). */
+export type SubscriptionListener = (key: string, value: DriverValue) => void;
+
+/** What a driver reports about an open session outside of a request (the transport went away). */
+export interface SessionEvents {
+  onLost(error: Error): void;
+}
+
+/** An open session to a device: runs functions until closed. */
+export interface DriverSession {
+  /** Runs a read or write function (its config with parameters already substituted). */
+  execute(type: string, config: Record<string, unknown>): Promise<DriverValue>;
+  /** Starts a subscribe function; resolves with its stop. */
+  subscribe?(
+    type: string,
+    config: Record<string, unknown>,
+    listener: SubscriptionListener,
+  ): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** Where a driver may keep files (OPC UA's certificate store). */
+export interface DriverContext {
+  dataDir: string;
+}
+
+export interface ProtocolDriver {
+  id: string;
+  name: string;
+  category: 'industrial' | 'messaging' | 'web' | 'database';
+  /** Whether a device accepts only a few sessions, so one replica runs the connection. */
+  session: 'exclusive' | 'pooled';
+  configSchema: JsonSchema;
+  functionTypes: FunctionType[];
+  connect(
+    config: Record<string, unknown>,
+    events: SessionEvents,
+    context: DriverContext,
+  ): Promise<DriverSession>;
+}
+
+/** Why a session could not be opened or a request failed, for the supervisor and the API. */
+export type DriverErrorKind = 'authentication' | 'configuration' | 'transport' | 'timeout' | 'device';
+
+/** A failure a driver understood: the kind decides whether the supervisor retries. */
+export class DriverError extends Error {
+  constructor(
+    readonly kind: DriverErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DriverError';
+  }
+}
+
+/** The kind of any error: a DriverError's own, otherwise `transport`. */
+export function errorKind(error: unknown): DriverErrorKind {
+  return error instanceof DriverError ? error.kind : 'transport';
+}
+
+/** A message safe to show: the error's message, at most 500 characters. */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** Rejects with a `timeout` DriverError when `promise` takes longer than `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DriverError('timeout', `${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

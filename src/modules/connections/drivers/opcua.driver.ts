@@ -1,0 +1,286 @@
+import { join } from 'node:path';
+import {
+  AttributeIds,
+  type ClientSession,
+  ClientSubscription,
+  DataType,
+  type DataValue,
+  MessageSecurityMode,
+  OPCUACertificateManager,
+  OPCUAClient,
+  SecurityPolicy,
+  type StatusCode,
+  TimestampsToReturn,
+  type UserIdentityInfo,
+  UserTokenType,
+} from 'node-opcua';
+import {
+  DriverError,
+  type DriverSession,
+  type DriverValue,
+  type ProtocolDriver,
+  type Quality,
+  withTimeout,
+} from './driver.js';
+
+const nodeId = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  description: 'Node id, e.g. ns=1;s=Press4.Temperature or i=2258.',
+};
+
+/** OPC UA status code severity (Part 4 §7.34.1, top two bits) to the UNS quality: Good 0, Uncertain 1, Bad 2. */
+export function qualityOfStatus(statusCode: StatusCode): Quality {
+  const severity = (statusCode.value >>> 30) & 3;
+  return severity === 0 ? 0 : severity === 1 ? 1 : 2;
+}
+
+function driverValue(dataValue: DataValue): DriverValue {
+  const value = dataValue.value?.value;
+  return {
+    value: ArrayBuffer.isView(value) ? Array.from(value as unknown as ArrayLike<number>) : (value ?? null),
+    quality: qualityOfStatus(dataValue.statusCode),
+    ...(dataValue.sourceTimestamp ? { timestamp: dataValue.sourceTimestamp } : {}),
+  };
+}
+
+const SECURITY_POLICIES: Record<string, SecurityPolicy> = {
+  None: SecurityPolicy.None,
+  Basic256Sha256: SecurityPolicy.Basic256Sha256,
+  Aes128_Sha256_RsaOaep: SecurityPolicy.Aes128_Sha256_RsaOaep,
+  Aes256_Sha256_RsaPss: SecurityPolicy.Aes256_Sha256_RsaPss,
+};
+const SECURITY_MODES: Record<string, MessageSecurityMode> = {
+  None: MessageSecurityMode.None,
+  Sign: MessageSecurityMode.Sign,
+  SignAndEncrypt: MessageSecurityMode.SignAndEncrypt,
+};
+
+/**
+ * Whether a session failure is the server refusing the identity. node-opcua reports it as an Error
+ * whose message carries the OPC UA status name (Part 4 §7.34: BadUserAccessDenied,
+ * BadIdentityTokenInvalid, BadIdentityTokenRejected); this is the one place that reads it.
+ */
+function isIdentityRefused(error: unknown): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return /BadUserAccessDenied|BadIdentityToken/.test(text);
+}
+
+/** OPC UA through node-opcua: read, write, browse and subscriptions. */
+export const opcuaDriver: ProtocolDriver = {
+  id: 'opcua',
+  name: 'OPC UA',
+  category: 'industrial',
+  session: 'exclusive',
+  configSchema: {
+    type: 'object',
+    required: ['endpointUrl'],
+    additionalProperties: false,
+    properties: {
+      endpointUrl: { type: 'string', pattern: '^opc\\.tcp://', maxLength: 2048 },
+      securityMode: { type: 'string', enum: Object.keys(SECURITY_MODES), default: 'None' },
+      securityPolicy: { type: 'string', enum: Object.keys(SECURITY_POLICIES), default: 'None' },
+      username: { type: 'string', minLength: 1, maxLength: 255, description: 'Absent: anonymous.' },
+      password: { type: 'string', maxLength: 1024, 'x-secret': true },
+      timeoutMs: { type: 'integer', minimum: 500, maximum: 120000, default: 10000 },
+    },
+  },
+  functionTypes: [
+    {
+      type: 'opcua.read',
+      direction: 'read',
+      description: 'Reads the Value attribute of a node.',
+      configSchema: {
+        type: 'object',
+        required: ['nodeId'],
+        additionalProperties: false,
+        properties: { nodeId },
+      },
+    },
+    {
+      type: 'opcua.write',
+      direction: 'write',
+      description: "Writes the Value attribute; the data type is the node's own unless given.",
+      configSchema: {
+        type: 'object',
+        required: ['nodeId', 'value'],
+        additionalProperties: false,
+        properties: {
+          nodeId,
+          value: { description: 'The value to write.' },
+          dataType: { type: 'string', enum: Object.keys(DataType).filter((k) => Number.isNaN(Number(k))) },
+        },
+      },
+    },
+    {
+      type: 'opcua.browse',
+      direction: 'read',
+      description: 'Lists the references of a node (browse name, node id, node class).',
+      configSchema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { nodeId: { ...nodeId, default: 'i=85' } },
+      },
+    },
+    {
+      type: 'opcua.subscribe',
+      direction: 'subscribe',
+      description: 'Monitors the Value attribute of each node; every change is a value.',
+      configSchema: {
+        type: 'object',
+        required: ['nodeIds'],
+        additionalProperties: false,
+        properties: {
+          nodeIds: { type: 'array', minItems: 1, maxItems: 100000, items: nodeId },
+          samplingIntervalMs: { type: 'integer', minimum: 0, maximum: 3600000, default: 1000 },
+          publishingIntervalMs: { type: 'integer', minimum: 10, maximum: 3600000, default: 1000 },
+        },
+      },
+    },
+  ],
+  async connect(config, events, context) {
+    const endpointUrl = config.endpointUrl as string;
+    const timeoutMs = (config.timeoutMs as number) ?? 10000;
+    const securityMode = SECURITY_MODES[(config.securityMode as string) ?? 'None']!;
+    const securityPolicy = SECURITY_POLICIES[(config.securityPolicy as string) ?? 'None']!;
+    if ((securityMode === MessageSecurityMode.None) !== (securityPolicy === SecurityPolicy.None)) {
+      throw new DriverError(
+        'configuration',
+        'securityMode None goes with securityPolicy None, and only with it',
+      );
+    }
+    const clientCertificateManager = new OPCUACertificateManager({
+      rootFolder: join(context.dataDir, 'opcua-pki'),
+      automaticallyAcceptUnknownCertificate: true,
+    });
+    const client = OPCUAClient.create({
+      applicationName: 'Meridian',
+      securityMode,
+      securityPolicy,
+      endpointMustExist: false,
+      keepSessionAlive: true,
+      requestedSessionTimeout: 60_000,
+      connectionStrategy: { maxRetry: 0, initialDelay: 500, maxDelay: 1000 },
+      clientCertificateManager,
+      defaultTransactionTimeout: timeoutMs,
+    });
+    let closing = false;
+    let session: ClientSession;
+    try {
+      await withTimeout(client.connect(endpointUrl), timeoutMs, `connecting to ${endpointUrl}`);
+      const identity: UserIdentityInfo = config.username
+        ? {
+            type: UserTokenType.UserName,
+            userName: config.username as string,
+            password: (config.password as string) ?? '',
+          }
+        : { type: UserTokenType.Anonymous };
+      session = await withTimeout(client.createSession(identity), timeoutMs, 'creating the session');
+    } catch (error) {
+      closing = true;
+      await client.disconnect().catch(() => {});
+      if (error instanceof DriverError) throw error;
+      if (isIdentityRefused(error)) {
+        throw new DriverError(
+          'authentication',
+          `the server refused the identity of ${config.username ? `user ${String(config.username)}` : 'an anonymous user'}`,
+        );
+      }
+      throw new DriverError(
+        'transport',
+        `cannot open a session with ${endpointUrl}: ${(error as Error).message.split('\n')[0]}`,
+      );
+    }
+    client.on('connection_lost', () => {
+      if (!closing) events.onLost(new DriverError('transport', `connection to ${endpointUrl} lost`));
+    });
+    session.on('session_closed', () => {
+      if (!closing) events.onLost(new DriverError('transport', 'the server closed the session'));
+    });
+    const subscriptions = new Set<ClientSubscription>();
+
+    const driverSession: DriverSession = {
+      async execute(type, cfg) {
+        switch (type) {
+          case 'opcua.read': {
+            const dv = await session.read({ nodeId: cfg.nodeId as string, attributeId: AttributeIds.Value });
+            return driverValue(dv);
+          }
+          case 'opcua.write': {
+            let dataType = cfg.dataType ? DataType[cfg.dataType as keyof typeof DataType] : undefined;
+            if (dataType === undefined) {
+              const current = await session.read({
+                nodeId: cfg.nodeId as string,
+                attributeId: AttributeIds.DataType,
+              });
+              if (qualityOfStatus(current.statusCode) === 2) {
+                throw new DriverError(
+                  'device',
+                  `cannot read the data type of ${String(cfg.nodeId)}: ${current.statusCode.name}`,
+                );
+              }
+              dataType = (current.value.value as { value: number }).value as DataType;
+            }
+            const status = await session.write({
+              nodeId: cfg.nodeId as string,
+              attributeId: AttributeIds.Value,
+              value: { value: { dataType: dataType as DataType, value: cfg.value } },
+            });
+            if (qualityOfStatus(status) !== 0)
+              throw new DriverError('device', `write refused: ${status.name}`);
+            return { value: cfg.value, quality: 0 };
+          }
+          case 'opcua.browse': {
+            const result = await session.browse((cfg.nodeId as string) ?? 'i=85');
+            if (qualityOfStatus(result.statusCode) === 2)
+              throw new DriverError('device', `browse failed: ${result.statusCode.name}`);
+            const references = (result.references ?? []).map((r) => ({
+              browseName: r.browseName.toString(),
+              nodeId: r.nodeId.toString(),
+              nodeClass: r.nodeClass,
+            }));
+            return { value: { references }, quality: 0 };
+          }
+          default:
+            throw new DriverError('configuration', `unknown function type ${type}`);
+        }
+      },
+      async subscribe(type, cfg, listener) {
+        if (type !== 'opcua.subscribe') throw new DriverError('configuration', `${type} does not subscribe`);
+        const subscription = ClientSubscription.create(session, {
+          requestedPublishingInterval: (cfg.publishingIntervalMs as number) ?? 1000,
+          requestedLifetimeCount: 100,
+          requestedMaxKeepAliveCount: 10,
+          maxNotificationsPerPublish: 0,
+          publishingEnabled: true,
+        });
+        subscriptions.add(subscription);
+        const nodeIds = cfg.nodeIds as string[];
+        const group = await subscription.monitorItems(
+          nodeIds.map((id) => ({ nodeId: id, attributeId: AttributeIds.Value })),
+          {
+            samplingInterval: (cfg.samplingIntervalMs as number) ?? 1000,
+            discardOldest: true,
+            queueSize: 10,
+          },
+          TimestampsToReturn.Both,
+        );
+        group.on('changed', (_item: unknown, dataValue: DataValue, index: number) => {
+          listener(nodeIds[index]!, driverValue(dataValue));
+        });
+        return async () => {
+          subscriptions.delete(subscription);
+          await subscription.terminate().catch(() => {});
+        };
+      },
+      async close() {
+        closing = true;
+        for (const s of subscriptions) await s.terminate().catch(() => {});
+        await session.close().catch(() => {});
+        await client.disconnect().catch(() => {});
+      },
+    };
+    return driverSession;
+  },
+};

@@ -1,0 +1,70 @@
+import type { Kysely, Selectable } from 'kysely';
+import { type ListParams, runListQuery } from '../../../platform/list-query.js';
+import type { ConnectionFunctionTable, Database } from '../../../storage/tables.js';
+
+export type FunctionRow = Selectable<ConnectionFunctionTable>;
+
+/** Kysely queries over `connection_functions`. */
+export class FunctionsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async find(connectionId: string, id: string): Promise<FunctionRow | undefined> {
+    return this.db
+      .selectFrom('connection_functions')
+      .selectAll()
+      .where('connection_id', '=', connectionId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async allOf(connectionId: string): Promise<FunctionRow[]> {
+    return this.db
+      .selectFrom('connection_functions')
+      .selectAll()
+      .where('connection_id', '=', connectionId)
+      .execute();
+  }
+
+  async namesOf(connectionId: string): Promise<Set<string>> {
+    const rows = await this.db
+      .selectFrom('connection_functions')
+      .select('name')
+      .where('connection_id', '=', connectionId)
+      .execute();
+    return new Set(rows.map((r) => r.name));
+  }
+
+  async insert(rows: FunctionRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += 100) {
+        await trx
+          .insertInto('connection_functions')
+          .values(rows.slice(i, i + 100))
+          .execute();
+      }
+    });
+  }
+
+  async update(id: string, patch: Partial<FunctionRow>): Promise<void> {
+    await this.db.updateTable('connection_functions').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('connection_functions').where('id', '=', id).execute();
+  }
+
+  async list(connectionId: string, type: string | undefined, params: ListParams) {
+    let query = this.db
+      .selectFrom('connection_functions')
+      .selectAll()
+      .where('connection_id', '=', connectionId);
+    if (type) query = query.where('type', '=', type);
+    return runListQuery(query, params, {
+      searchColumns: ['name', 'description'],
+      sortColumns: { name: 'name', type: 'type', createdAt: 'created_at', updatedAt: 'updated_at' },
+      defaultSort: 'name',
+      tieBreaker: 'id',
+    });
+  }
+}

@@ -1,0 +1,375 @@
+import { randomUUID } from 'node:crypto';
+import type { Actor } from '../../../platform/actor.js';
+import type { Clock } from '../../../platform/clock.js';
+import { ApiError, badRequest, conflict, notFound } from '../../../platform/errors.js';
+import type { ListParams } from '../../../platform/list-query.js';
+import { isoTime } from '../../../platform/schemas.js';
+import { parseTopicPath } from '../../uns/topics/topic-path.js';
+import type { ConnectionRow } from '../connections/connections.repository.js';
+import type { ConnectionsService } from '../connections/connections.service.js';
+import type { FunctionDirection } from '../drivers/driver.js';
+import { assertValid, checkFunctionConfig, protocolOf } from '../protocols/protocol-registry.js';
+import { parseCsvRows } from './csv-rows.js';
+import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
+import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
+import {
+  checkDeclarations,
+  type FunctionParameter,
+  findPlaceholders,
+  resolveParameters,
+  sampleValue,
+  substitute,
+} from './placeholders.js';
+
+/** The result of one execute, as the API answers it. */
+export interface ExecutionResult {
+  success: boolean;
+  value: unknown;
+  quality: 0 | 1 | 2;
+  durationMs: number;
+  timestamp: string;
+  error?: string;
+}
+
+/** Runs a function on a connection's session (the running one, or one opened for the call). */
+export interface FunctionExecutor {
+  execute(connection: ConnectionRow, type: string, config: Record<string, unknown>): Promise<ExecutionResult>;
+}
+
+export interface UnsTarget {
+  topic: string;
+  intervalMs?: number;
+  items?: Record<string, string>;
+}
+
+export interface FunctionsServiceDeps {
+  repository: FunctionsRepository;
+  connections: ConnectionsService;
+  clock: Clock;
+  topicPrefix: string;
+  executor: () => FunctionExecutor;
+  changes?: (connectionId: string) => void;
+}
+
+/** The direction of a function type of a protocol, or 400 naming `type`. */
+export function functionTypeOf(protocol: string, type: string, field = 'type') {
+  const found = protocolOf(protocol).functionTypes.get(type);
+  if (!found) {
+    const known = [...protocolOf(protocol).functionTypes.keys()].join(', ');
+    throw badRequest(
+      `${field} '${type.slice(0, 100)}' is not a function type of ${protocol}; one of ${known}`,
+    );
+  }
+  return found;
+}
+
+/** Functions of a connection: CRUD, clone, import and execute. */
+export class FunctionsService {
+  constructor(private readonly deps: FunctionsServiceDeps) {}
+
+  toFunction(row: FunctionRow, protocol: string): ConnectorFunction {
+    return {
+      id: row.id,
+      connectionId: row.connection_id,
+      name: row.name,
+      description: row.description,
+      type: row.type,
+      direction: (protocolOf(protocol).functionTypes.get(row.type)?.type.direction ??
+        'read') as FunctionDirection,
+      config: JSON.parse(row.config) as Record<string, unknown>,
+      parameters: JSON.parse(row.parameters) as FunctionParameter[],
+      uns: row.uns ? (JSON.parse(row.uns) as UnsTarget) : null,
+      createdAt: isoTime(row.created_at),
+      createdBy: row.created_by,
+      updatedAt: isoTime(row.updated_at),
+      updatedBy: row.updated_by,
+    };
+  }
+
+  /** Checks a definition: type of the protocol, placeholders, config shape, UNS target; 400 naming the field. */
+  private checkDefinition(
+    protocol: string,
+    def: {
+      type: string;
+      config: Record<string, unknown>;
+      parameters: FunctionParameter[];
+      uns: UnsTarget | null;
+    },
+    prefix = '',
+  ): void {
+    const { type, validateAll } = functionTypeOf(protocol, def.type, `${prefix}type`);
+    try {
+      checkDeclarations(def.config, def.parameters);
+      const sample = Object.fromEntries(def.parameters.map((p) => [p.name, sampleValue(p)]));
+      const pointers = new Set(
+        findPlaceholders(def.config, '').map(({ path }) =>
+          path.replace(/\.([^.[\]]+)/g, '/$1').replace(/\[(\d+)\]/g, '/$1'),
+        ),
+      );
+      checkFunctionConfig(validateAll, substitute(def.config, sample), pointers);
+      if (def.uns) {
+        if (type.direction === 'write') throw badRequest('uns is only for read and subscribe functions');
+        if (type.direction === 'read' && def.uns.intervalMs === undefined)
+          throw badRequest('uns.intervalMs is required for a read function');
+        if (def.parameters.some((p) => p.default === undefined)) {
+          throw badRequest(
+            'uns: every parameter needs a default, since the runtime runs it without parameters',
+          );
+        }
+        const topicError = (field: string, topic: string) => {
+          try {
+            parseTopicPath(topic, this.deps.topicPrefix, field);
+          } catch (error) {
+            throw badRequest(`${field} ${(error as Error).message}`);
+          }
+        };
+        topicError('uns.topic', type.direction === 'subscribe' ? `${def.uns.topic}/x` : def.uns.topic);
+        for (const [key, topic] of Object.entries(def.uns.items ?? {})) topicError(`uns.items.${key}`, topic);
+      }
+    } catch (error) {
+      if (prefix && error instanceof ApiError) throw badRequest(`${prefix}${error.message}`);
+      throw error;
+    }
+  }
+
+  private async connectionOf(organizationId: string, connectionId: string) {
+    return this.deps.connections.get(organizationId, connectionId);
+  }
+
+  async get(organizationId: string, connectionId: string, id: string) {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    const row = await this.deps.repository.find(connectionId, id);
+    if (!row) throw notFound('function');
+    return { connection, row };
+  }
+
+  async list(organizationId: string, connectionId: string, type: string | undefined, params: ListParams) {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    const { rows, pagination } = await this.deps.repository.list(connectionId, type, params);
+    return { data: rows.map((r) => this.toFunction(r, connection.protocol)), pagination };
+  }
+
+  private newRow(
+    organizationId: string,
+    connectionId: string,
+    body: CreateFunctionBody,
+    actor: Actor,
+  ): FunctionRow {
+    const now = this.deps.clock.now();
+    return {
+      id: randomUUID(),
+      organization_id: organizationId,
+      connection_id: connectionId,
+      name: body.name,
+      description: body.description ?? '',
+      type: body.type,
+      config: JSON.stringify(body.config),
+      parameters: JSON.stringify(body.parameters ?? []),
+      uns: body.uns ? JSON.stringify(body.uns) : null,
+      created_at: now,
+      created_by: actor.userId,
+      updated_at: now,
+      updated_by: actor.userId,
+    };
+  }
+
+  async create(organizationId: string, connectionId: string, body: CreateFunctionBody, actor: Actor) {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    this.checkDefinition(connection.protocol, {
+      type: body.type,
+      config: body.config,
+      parameters: (body.parameters ?? []) as FunctionParameter[],
+      uns: (body.uns ?? null) as UnsTarget | null,
+    });
+    if ((await this.deps.repository.namesOf(connectionId)).has(body.name)) {
+      throw conflict(`a function named '${body.name}' already exists in this connection`);
+    }
+    const row = this.newRow(organizationId, connectionId, body, actor);
+    await this.deps.repository.insert([row]);
+    if (row.uns) this.deps.changes?.(connectionId);
+    return this.toFunction(row, connection.protocol);
+  }
+
+  async update(
+    organizationId: string,
+    connectionId: string,
+    id: string,
+    body: UpdateFunctionBody,
+    actor: Actor,
+  ) {
+    const { connection, row } = await this.get(organizationId, connectionId, id);
+    const current = this.toFunction(row, connection.protocol);
+    const next = {
+      type: body.type ?? current.type,
+      config: body.config ?? current.config,
+      parameters: (body.parameters ?? current.parameters) as FunctionParameter[],
+      uns: (body.uns === undefined ? current.uns : body.uns) as UnsTarget | null,
+    };
+    this.checkDefinition(connection.protocol, next);
+    if (
+      body.name !== undefined &&
+      body.name !== row.name &&
+      (await this.deps.repository.namesOf(connectionId)).has(body.name)
+    ) {
+      throw conflict(`a function named '${body.name}' already exists in this connection`);
+    }
+    const patch: Partial<FunctionRow> = {
+      name: body.name ?? row.name,
+      description: body.description ?? row.description,
+      type: next.type,
+      config: JSON.stringify(next.config),
+      parameters: JSON.stringify(next.parameters),
+      uns: next.uns ? JSON.stringify(next.uns) : null,
+      updated_at: this.deps.clock.now(),
+      updated_by: actor.userId,
+    };
+    await this.deps.repository.update(id, patch);
+    if (row.uns || patch.uns) this.deps.changes?.(connectionId);
+    return this.toFunction({ ...row, ...patch }, connection.protocol);
+  }
+
+  async remove(organizationId: string, connectionId: string, id: string) {
+    const { row } = await this.get(organizationId, connectionId, id);
+    await this.deps.repository.delete(id);
+    if (row.uns) this.deps.changes?.(connectionId);
+  }
+
+  async clone(
+    organizationId: string,
+    connectionId: string,
+    id: string,
+    name: string | undefined,
+    actor: Actor,
+  ) {
+    const { connection, row } = await this.get(organizationId, connectionId, id);
+    const cloneName = name ?? `${row.name} (copy)`.slice(0, 100);
+    if ((await this.deps.repository.namesOf(connectionId)).has(cloneName)) {
+      throw conflict(`a function named '${cloneName}' already exists in this connection`);
+    }
+    const now = this.deps.clock.now();
+    const copy: FunctionRow = {
+      ...row,
+      id: randomUUID(),
+      name: cloneName,
+      uns: null,
+      created_at: now,
+      created_by: actor.userId,
+      updated_at: now,
+      updated_by: actor.userId,
+    };
+    await this.deps.repository.insert([copy]);
+    return this.toFunction(copy, connection.protocol);
+  }
+
+  /** Copies every function of one connection to another (connection clone). */
+  async copyAll(fromId: string, toId: string, organizationId: string, actor: Actor) {
+    const now = this.deps.clock.now();
+    const rows = (await this.deps.repository.allOf(fromId)).map((row) => ({
+      ...row,
+      id: randomUUID(),
+      organization_id: organizationId,
+      connection_id: toId,
+      created_at: now,
+      created_by: actor.userId,
+      updated_at: now,
+      updated_by: actor.userId,
+    }));
+    await this.deps.repository.insert(rows);
+  }
+
+  /** Bulk import, all or nothing: 400 listing every bad row (1-based), nothing created then. */
+  async import(
+    organizationId: string,
+    connectionId: string,
+    input: { functions?: unknown[] | undefined; csv?: string | undefined },
+    actor: Actor,
+  ) {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    const errors: string[] = [];
+    let items: unknown[];
+    if (input.csv !== undefined) {
+      items = parseCsvRows(input.csv).map((r, i) => {
+        try {
+          return {
+            name: r.name,
+            ...(r.description ? { description: r.description } : {}),
+            type: r.type,
+            config: r.config ? JSON.parse(r.config) : {},
+            parameters: r.parameters ? JSON.parse(r.parameters) : [],
+          };
+        } catch {
+          errors.push(`row ${i + 1}: config and parameters must be JSON`);
+          return null;
+        }
+      });
+    } else items = input.functions ?? [];
+    if (items.length === 0) throw badRequest('nothing to import: no rows');
+    const names = await this.deps.repository.namesOf(connectionId);
+    const rows: FunctionRow[] = [];
+    items.forEach((item, i) => {
+      if (item === null) return;
+      const at = `row ${i + 1}: `;
+      const body = item as CreateFunctionBody;
+      try {
+        if (
+          typeof body !== 'object' ||
+          typeof body.name !== 'string' ||
+          body.name.length < 1 ||
+          body.name.length > 100
+        ) {
+          throw badRequest('name must be a string of 1 to 100 characters');
+        }
+        if (typeof body.type !== 'string') throw badRequest('type is required');
+        if (typeof body.config !== 'object' || body.config === null || Array.isArray(body.config))
+          throw badRequest('config must be an object');
+        if (body.parameters !== undefined && !Array.isArray(body.parameters))
+          throw badRequest('parameters must be an array');
+        this.checkDefinition(connection.protocol, {
+          type: body.type,
+          config: body.config,
+          parameters: (body.parameters ?? []) as FunctionParameter[],
+          uns: null,
+        });
+        if (names.has(body.name)) throw badRequest(`name '${body.name}' already exists in this connection`);
+        names.add(body.name);
+        rows.push(this.newRow(organizationId, connectionId, { ...body, uns: null }, actor));
+      } catch (error) {
+        errors.push(at + (error as Error).message);
+      }
+    });
+    if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
+    await this.deps.repository.insert(rows);
+    return rows.map((r) => this.toFunction(r, connection.protocol));
+  }
+
+  /** Runs a function now. Writes need `confirmWrites` and a connection that is not read-only. */
+  async execute(
+    organizationId: string,
+    connectionId: string,
+    id: string,
+    body: { parameters?: Record<string, unknown> | undefined; confirmWrites?: boolean | undefined },
+  ): Promise<ExecutionResult> {
+    const { connection, row } = await this.get(organizationId, connectionId, id);
+    const { type, validate } = functionTypeOf(connection.protocol, row.type);
+    if (type.direction === 'subscribe') {
+      throw badRequest(
+        'a subscribe function runs while its connection runs (uns); it cannot be executed once',
+      );
+    }
+    if (type.direction === 'write') {
+      if (connection.read_only === 1)
+        throw conflict('the connection is read-only; write functions are refused');
+      if (body.confirmWrites !== true) {
+        throw badRequest('confirmWrites must be true to execute a write function (it changes the device)');
+      }
+    }
+    const values = resolveParameters(
+      JSON.parse(row.parameters) as FunctionParameter[],
+      body.parameters ?? {},
+    );
+    const config = substitute(JSON.parse(row.config), values) as Record<string, unknown>;
+    assertValid(validate, config, 'config');
+    const found = await this.deps.connections.get(organizationId, connectionId);
+    return this.deps.executor().execute(found, row.type, config);
+  }
+}

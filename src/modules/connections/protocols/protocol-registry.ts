@@ -1,0 +1,94 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { badRequest } from '../../../platform/errors.js';
+import { describeValidationError } from '../../../platform/validation.js';
+import type { FunctionType, ProtocolDriver } from '../drivers/driver.js';
+import { modbusTcpDriver } from '../drivers/modbus-tcp.driver.js';
+import { mqttDriver } from '../drivers/mqtt.driver.js';
+import { opcuaDriver } from '../drivers/opcua.driver.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+/** Every protocol Meridian speaks, one driver file each. */
+export const DRIVERS: readonly ProtocolDriver[] = [opcuaDriver, modbusTcpDriver, mqttDriver];
+
+// Our own schemas (no user-written pattern reaches this Ajv); `x-secret` is an annotation.
+const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: false, coerceTypes: false });
+addFormats(ajv);
+
+// Function configs are checked before their placeholders have values: every error is needed, to
+// set aside those at a placeholder (see checkFunctionConfig).
+const ajvAll = new Ajv({ strict: false, allErrors: true, useDefaults: false, coerceTypes: false });
+addFormats(ajvAll);
+
+interface CompiledProtocol {
+  driver: ProtocolDriver;
+  validateConfig: ValidateFunction;
+  secretFields: string[];
+  functionTypes: Map<
+    string,
+    { type: FunctionType; validate: ValidateFunction; validateAll: ValidateFunction }
+  >;
+}
+
+const compiled = new Map<string, CompiledProtocol>();
+for (const driver of DRIVERS) {
+  const properties = (driver.configSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  compiled.set(driver.id, {
+    driver,
+    validateConfig: ajv.compile(driver.configSchema),
+    secretFields: Object.keys(properties).filter((name) => properties[name]!['x-secret'] === true),
+    functionTypes: new Map(
+      driver.functionTypes.map((t) => [
+        t.type,
+        { type: t, validate: ajv.compile(t.configSchema), validateAll: ajvAll.compile(t.configSchema) },
+      ]),
+    ),
+  });
+}
+
+/** The protocol with this id, or 400 naming `field`. */
+export function protocolOf(id: string, field = 'protocol'): CompiledProtocol {
+  const protocol = compiled.get(id);
+  if (!protocol) {
+    throw badRequest(
+      `${field} '${id.slice(0, 50)}' is not a supported protocol; GET /api/v1/connections/protocols lists them`,
+    );
+  }
+  return protocol;
+}
+
+/** Throws 400 naming the first wrong field under `prefix` (e.g. `config.port must be integer`). */
+export function assertValid(validate: ValidateFunction, value: unknown, prefix: string): void {
+  if (validate(value)) return;
+  const errors = (validate.errors ?? []).map((e: ErrorObject) => ({
+    ...e,
+    instancePath: `/${prefix}${e.instancePath}`,
+  }));
+  throw badRequest(describeValidationError(errors, 'body'));
+}
+
+/**
+ * Checks a function config whose placeholders hold sample values of their declared types: a type
+ * error anywhere is refused (a string parameter where a number belongs), but a rule about the value
+ * itself (enum, range, pattern) at a placeholder waits for the execute, which checks the real value.
+ */
+export function checkFunctionConfig(
+  validateAll: ValidateFunction,
+  sampled: unknown,
+  placeholderPointers: Set<string>,
+): void {
+  if (validateAll(sampled)) return;
+  const errors = (validateAll.errors ?? []).filter(
+    (e: ErrorObject) => e.keyword === 'type' || !placeholderPointers.has(e.instancePath),
+  );
+  if (errors.length === 0) return;
+  throw badRequest(
+    describeValidationError(
+      errors.map((e) => ({ ...e, instancePath: `/config${e.instancePath}` })),
+      'body',
+    ),
+  );
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
+import type { Storage } from '../../storage/database.js';
+import { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
+import { dashboardsRoutes } from './dashboards/dashboards.routes.js';
+import { DashboardsService } from './dashboards/dashboards.service.js';
+import { foldersRoutes } from './folders/folders.routes.js';
+import { FoldersService } from './folders/folders.service.js';
+import { DashboardQueryService } from './query/dashboard-query.service.js';
+
+/**
+ * Installs dashboards under `/api/v1/uns/dashboards`: folders, dashboards with panels and versions, and
+ * the dashboard query. Needs the unified namespace (`app.uns`) installed first.
+ */
+export async function installDashboards(
+  app: FastifyInstance,
+  deps: { storage: Storage; clock: Clock; topicPrefix: string },
+): Promise<void> {
+  const { storage, clock, topicPrefix } = deps;
+  const db = storage.db;
+  const versions = new EntityVersionsRepository(db);
+  const folders = new FoldersService({ db, clock, versions });
+  const dashboards = new DashboardsService({ db, clock, versions, folders, topicPrefix });
+  const query = new DashboardQueryService({
+    db,
+    dialect: storage.dialect,
+    clock,
+    bindings: app.uns.bindings,
+    topicPrefix,
+    settle: () => app.uns.writer.settle(),
+  });
+  await app.register(foldersRoutes, { prefix: '/api/v1/uns/dashboards/folders', folders });
+  await app.register(dashboardsRoutes, { prefix: '/api/v1/uns/dashboards', dashboards, query, versions });
+}

@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Actor } from '../../../platform/actor.js';
+import type { Clock } from '../../../platform/clock.js';
+import { badRequest, conflict, notFound } from '../../../platform/errors.js';
+import { isoTime } from '../../../platform/schemas.js';
+import type { DashboardTable, Database } from '../../../storage/tables.js';
+import type {
+  ChangeType,
+  EntityVersion,
+  EntityVersionsRepository,
+} from '../../versions/entity-versions.repository.js';
+import type { FoldersService } from '../folders/folders.service.js';
+import {
+  type DashboardDefinition,
+  normalizeDefinition,
+  normalizePanel,
+  normalizeTags,
+  type Panel,
+  type PanelInput,
+} from './dashboard-rules.js';
+import { type DashboardListFilter, DashboardsRepository } from './dashboards.repository.js';
+
+export const ENTITY_TYPE = 'dashboard';
+
+/** What a client may write: every editable field (a create or a full replace). */
+export interface DashboardInput extends Partial<Omit<DashboardDefinition, 'panels'>> {
+  title: string;
+  description?: string;
+  folderId?: string | null;
+  tags?: string[];
+  panels?: PanelInput[];
+}
+
+/** The content of a dashboard: what a version snapshot holds and a revert restores. */
+export interface DashboardContent extends DashboardDefinition {
+  title: string;
+  description: string;
+  folderId: string | null;
+  tags: string[];
+}
+
+export type Dashboard = DashboardContent & {
+  id: string;
+  version: number;
+  createdAt: string;
+  createdBy: string | null;
+  updatedAt: string;
+  updatedBy: string | null;
+};
+
+function contentOf(row: DashboardTable): DashboardContent {
+  const definition = JSON.parse(row.definition) as DashboardDefinition;
+  return {
+    title: row.title,
+    description: row.description,
+    folderId: row.folder_id,
+    tags: JSON.parse(row.tags) as string[],
+    ...definition,
+  };
+}
+
+/** A dashboard as the API shows it. */
+export function toDashboard(row: DashboardTable): Dashboard {
+  return {
+    id: row.id,
+    ...contentOf(row),
+    version: Number(row.version),
+    createdAt: isoTime(Number(row.created_at)),
+    createdBy: row.created_by,
+    updatedAt: isoTime(Number(row.updated_at)),
+    updatedBy: row.updated_by,
+  };
+}
+
+export interface DashboardsDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  versions: EntityVersionsRepository;
+  folders: FoldersService;
+  topicPrefix: string;
+}
+
+/**
+ * Dashboards: the rules of their content (dashboard-rules.ts), optimistic concurrency on `version`
+ * (a change names the version it was based on; 409 when the dashboard has moved on) and a version
+ * recorded in the same transaction as every change.
+ */
+export class DashboardsService {
+  readonly repository: DashboardsRepository;
+
+  constructor(private readonly deps: DashboardsDeps) {
+    this.repository = new DashboardsRepository(deps.db);
+  }
+
+  async list(organizationId: string, filter: DashboardListFilter) {
+    const { rows, pagination } = await this.repository.list(organizationId, filter);
+    return {
+      data: rows.map((row) => {
+        const definition = JSON.parse(row.definition) as DashboardDefinition;
+        return {
+          id: row.id,
+          title: row.title,
+          description: row.description,
+          folderId: row.folder_id,
+          tags: JSON.parse(row.tags) as string[],
+          panelCount: definition.panels.length,
+          version: Number(row.version),
+          createdAt: isoTime(Number(row.created_at)),
+          updatedAt: isoTime(Number(row.updated_at)),
+        };
+      }),
+      pagination,
+    };
+  }
+
+  async get(organizationId: string, id: string): Promise<Dashboard> {
+    const row = await this.repository.find(organizationId, id);
+    if (!row) throw notFound('dashboard');
+    return toDashboard(row);
+  }
+
+  async exists(organizationId: string, id: string): Promise<boolean> {
+    return (await this.repository.find(organizationId, id)) !== undefined;
+  }
+
+  /** Checks every rule of a dashboard's content; answers it normalized. */
+  private async check(organizationId: string, input: DashboardInput): Promise<DashboardContent> {
+    const title = input.title.trim();
+    if (title.length < 1 || title.length > 100) throw badRequest('title must be 1 to 100 characters');
+    const folderId = input.folderId ?? null;
+    if (folderId !== null && !(await this.deps.folders.exists(organizationId, folderId))) {
+      throw badRequest('folderId: no such folder in this organization');
+    }
+    const definition = normalizeDefinition(input, this.deps.topicPrefix, this.deps.clock.now());
+    return {
+      title,
+      description: input.description ?? '',
+      folderId,
+      tags: normalizeTags(input.tags ?? []),
+      ...definition,
+    };
+  }
+
+  async create(
+    organizationId: string,
+    input: DashboardInput,
+    actor: Actor,
+    changeType: ChangeType = 'create',
+  ): Promise<Dashboard> {
+    const content = await this.check(organizationId, input);
+    const now = this.deps.clock.now();
+    const { title, description, folderId, tags, ...definition } = content;
+    const row: DashboardTable = {
+      id: randomUUID(),
+      organization_id: organizationId,
+      folder_id: folderId,
+      title,
+      description,
+      tags: JSON.stringify(tags),
+      definition: JSON.stringify(definition),
+      version: 1,
+      created_at: now,
+      created_by: actor.userId,
+      updated_at: now,
+      updated_by: actor.userId,
+    };
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.repository.insert(trx, row, tags);
+      await this.deps.versions.record(trx, {
+        organizationId,
+        entityType: ENTITY_TYPE,
+        entityId: row.id,
+        version: 1,
+        changeType,
+        snapshot: content,
+        actor,
+        at: now,
+      });
+    });
+    return toDashboard(row);
+  }
+
+  /**
+   * Applies a change to the dashboard as it was at `basedOn`: `edit` receives the current content and
+   * answers the new one, which is checked as a whole. 409 naming `version` when the dashboard has moved on.
+   */
+  async change(
+    organizationId: string,
+    id: string,
+    basedOn: number,
+    actor: Actor,
+    edit: (current: DashboardContent) => DashboardInput,
+    options: { changeType?: ChangeType; revertedFrom?: number } = {},
+  ): Promise<Dashboard> {
+    const row = await this.repository.find(organizationId, id);
+    if (!row) throw notFound('dashboard');
+    const stale = () =>
+      conflict(
+        `version: the dashboard is at version ${row.version}, not ${basedOn}; reload it and apply the change again`,
+      );
+    if (Number(row.version) !== basedOn) throw stale();
+    const content = await this.check(organizationId, edit(contentOf(row)));
+    const now = this.deps.clock.now();
+    const { title, description, folderId, tags, ...definition } = content;
+    const values = {
+      folder_id: folderId,
+      title,
+      description,
+      tags: JSON.stringify(tags),
+      definition: JSON.stringify(definition),
+      updated_at: now,
+      updated_by: actor.userId,
+    };
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await this.repository.update(trx, organizationId, id, basedOn, values, tags))) {
+        const current = await this.repository.find(organizationId, id, trx);
+        if (!current) throw notFound('dashboard');
+        throw conflict(
+          `version: the dashboard is at version ${current.version}, not ${basedOn}; reload it and apply the change again`,
+        );
+      }
+      await this.deps.versions.record(trx, {
+        organizationId,
+        entityType: ENTITY_TYPE,
+        entityId: id,
+        version: basedOn + 1,
+        changeType: options.changeType ?? 'update',
+        snapshot: content,
+        revertedFrom: options.revertedFrom ?? null,
+        actor,
+        at: now,
+      });
+    });
+    return this.get(organizationId, id);
+  }
+
+  /** Replaces the whole content (fields left out take their defaults). */
+  replace(organizationId: string, id: string, input: DashboardInput & { version: number }, actor: Actor) {
+    const { version, ...content } = input;
+    return this.change(organizationId, id, version, actor, () => content);
+  }
+
+  /** Changes the named fields only. */
+  patch(
+    organizationId: string,
+    id: string,
+    input: Partial<DashboardInput> & { version: number },
+    actor: Actor,
+  ) {
+    const { version, ...fields } = input;
+    return this.change(organizationId, id, version, actor, (current) => ({ ...current, ...fields }));
+  }
+
+  /** Restores an earlier version's content as a new version, through the same rules as any change. */
+  async revert(organizationId: string, id: string, version: EntityVersion, actor: Actor) {
+    const row = await this.repository.find(organizationId, id);
+    if (!row) throw notFound('dashboard');
+    const snapshot = version.snapshot as DashboardContent;
+    // A folder deleted since stays deleted: the dashboard returns to the top level.
+    const folderId =
+      snapshot.folderId && (await this.deps.folders.exists(organizationId, snapshot.folderId))
+        ? snapshot.folderId
+        : null;
+    return this.change(organizationId, id, Number(row.version), actor, () => ({ ...snapshot, folderId }), {
+      changeType: 'revert',
+      revertedFrom: version.version,
+    });
+  }
+
+  async clone(
+    organizationId: string,
+    id: string,
+    input: { title?: string; folderId?: string | null },
+    actor: Actor,
+  ) {
+    const source = await this.get(organizationId, id);
+    const title = input.title ?? `${source.title} (copy)`.slice(0, 100);
+    return this.create(
+      organizationId,
+      {
+        ...source,
+        title,
+        folderId: input.folderId === undefined ? source.folderId : input.folderId,
+      },
+      actor,
+      'clone',
+    );
+  }
+
+  async remove(organizationId: string, id: string): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await this.repository.delete(trx, organizationId, id))) throw notFound('dashboard');
+      await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
+    });
+  }
+
+  addPanel(organizationId: string, id: string, basedOn: number, panel: PanelInput, actor: Actor) {
+    return this.change(organizationId, id, basedOn, actor, (current) => ({
+      ...current,
+      panels: [...current.panels, panel],
+    }));
+  }
+
+  async patchPanel(
+    organizationId: string,
+    id: string,
+    panelId: string,
+    basedOn: number,
+    fields: Partial<Omit<Panel, 'id'>>,
+    actor: Actor,
+  ) {
+    await this.requirePanel(organizationId, id, panelId);
+    return this.change(organizationId, id, basedOn, actor, (current) => ({
+      ...current,
+      panels: current.panels.map((p) => (p.id === panelId ? { ...p, ...fields, id: panelId } : p)),
+    }));
+  }
+
+  async deletePanel(organizationId: string, id: string, panelId: string, basedOn: number, actor: Actor) {
+    await this.requirePanel(organizationId, id, panelId);
+    return this.change(organizationId, id, basedOn, actor, (current) => ({
+      ...current,
+      panels: current.panels.filter((p) => p.id !== panelId),
+    }));
+  }
+
+  private async requirePanel(organizationId: string, id: string, panelId: string) {
+    const dashboard = await this.get(organizationId, id);
+    if (!dashboard.panels.some((p) => p.id === panelId)) throw notFound(`panel ${JSON.stringify(panelId)}`);
+  }
+
+  /** Checks a panel alone (the editor's preview) against a dashboard's variables. */
+  checkPanel(panel: PanelInput, variables: string[]): Panel {
+    return normalizePanel(panel, 'panel', new Set(variables), this.deps.topicPrefix);
+  }
+}

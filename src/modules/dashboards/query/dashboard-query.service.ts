@@ -1,0 +1,416 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
+import { badRequest } from '../../../platform/errors.js';
+import type { DialectName } from '../../../storage/database.js';
+import type { Database } from '../../../storage/tables.js';
+import { type BucketRow, DataRepository } from '../../uns/data/data.repository.js';
+import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
+import type { BindingResolver } from '../../uns/schemas/binding-resolver.js';
+import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
+import { isControlCode } from '../../uns/topics/topic-text.js';
+import { prefixUpperBound } from '../../uns/topics/uns-cursor.js';
+import {
+  type FieldConfig,
+  fieldPathParts,
+  normalizePanel,
+  type Panel,
+  type PanelInput,
+  type PanelQuery,
+  substituteVariables,
+  type Variable,
+  variableReferences,
+} from '../dashboards/dashboard-rules.js';
+import type { Dashboard } from '../dashboards/dashboards.service.js';
+import { DashboardQueryRepository } from './query.repository.js';
+import { bucketWidthMs, resolveRange } from './time-range.js';
+
+/** Pixels a grid column spans when the client does not say (a 1920 px wide dashboard). */
+export const DEFAULT_COLUMN_PX = 80;
+/** Most points a series returns, whatever width is claimed. */
+export const MAX_POINTS = 4000;
+const MAX_SERIES_PER_PANEL = 20;
+const MAX_TABLE_ROWS = 200;
+const MAX_VARIABLE_VALUES = 500;
+
+export interface DashboardQueryInput {
+  from?: string | undefined;
+  to?: string | undefined;
+  /** Selected variable values; a multi-value variable takes a list. */
+  variables?: Record<string, string | string[]> | undefined;
+  /** The drawn width of each panel in CSS pixels (what bounds its points). */
+  widths?: Record<string, number> | undefined;
+  /** Answer only these panels (default: all). */
+  panelIds?: string[] | undefined;
+  /** A panel not saved yet (the editor's preview), answered alone. */
+  preview?: PanelInput | undefined;
+}
+
+export interface Point {
+  /** Bucket start, epoch ms. */
+  t: number;
+  count: number;
+  avg: number;
+  min: number;
+  max: number;
+  first: number;
+  last: number;
+}
+
+interface Latest {
+  value: unknown;
+  timestamp: string;
+  quality: number;
+  ageMs: number;
+}
+
+export interface SeriesResult {
+  topic: string;
+  field: string | null;
+  label: string;
+  unit: string | null;
+  min: number | null;
+  max: number | null;
+  decimals: number | null;
+  latest: Latest | null;
+  /** The latest value's quality (0 good, 1 uncertain, 2 bad); null without data. */
+  quality: number | null;
+  /** Whether the latest value is older than the topic schema's stale-after; null when the schema sets none. */
+  stale: boolean | null;
+  staleAfterMs: number | null;
+  points: Point[];
+  error: string | null;
+}
+
+export interface PanelResult {
+  id: string;
+  type: string;
+  intervalMs: number | null;
+  maxPoints: number;
+  series: SeriesResult[];
+}
+
+interface SeriesPlan {
+  panel: Panel;
+  query: PanelQuery;
+  topic: string;
+  widthMs: number | null;
+}
+
+/** `(topic, field, width)`: one bucket read serves every panel that asks for it. */
+const bucketKey = (topicId: number, field: string | undefined, widthMs: number) =>
+  `${topicId}\u0000${field ?? ''}\u0000${widthMs}`;
+
+/** Merges fine buckets into coarse ones of `widthMs` (a multiple of theirs) from the same start. */
+export function mergeBuckets(points: Point[], fromMs: number, widthMs: number): Point[] {
+  const out: Point[] = [];
+  for (const p of points) {
+    const t = fromMs + Math.floor((p.t - fromMs) / widthMs) * widthMs;
+    const last = out[out.length - 1];
+    if (last && last.t === t) {
+      last.avg = (last.avg * last.count + p.avg * p.count) / (last.count + p.count);
+      last.count += p.count;
+      last.min = Math.min(last.min, p.min);
+      last.max = Math.max(last.max, p.max);
+      last.last = p.last;
+    } else out.push({ ...p, t });
+  }
+  return out;
+}
+
+function memberOf(value: unknown, parts: (string | number)[]): unknown {
+  let current = value;
+  for (const part of parts) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[part];
+  }
+  return current;
+}
+
+export interface DashboardQueryDeps {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  clock: Clock;
+  bindings: BindingResolver;
+  topicPrefix: string;
+  /** Resolves once every committed value can be read. */
+  settle: () => Promise<void>;
+}
+
+/**
+ * The one query of a dashboard: every panel for a time range, in one call. Each panel's bucket width
+ * fits its drawn width (never more buckets than pixel columns); a topic shown by several panels is read
+ * once per width, and coarser widths are merged from finer ones. Each series carries its latest value,
+ * quality and staleness, and the unit and limits of the topic's schema unless the panel sets its own.
+ */
+export class DashboardQueryService {
+  private readonly data: DataRepository;
+  private readonly repository: DashboardQueryRepository;
+
+  constructor(private readonly deps: DashboardQueryDeps) {
+    this.data = new DataRepository(deps.db, deps.settle);
+    this.repository = new DashboardQueryRepository(deps.db, deps.dialect);
+  }
+
+  /** Each variable's selected values: the request's, else its default, else its first value. */
+  async selectedValues(
+    organizationId: string,
+    variables: Variable[],
+    chosen: Record<string, string | string[]>,
+  ): Promise<Map<string, string[]>> {
+    const known = new Set(variables.map((v) => v.name));
+    for (const name of Object.keys(chosen)) {
+      if (!known.has(name)) throw badRequest(`variables.${name}: unknown variable`);
+    }
+    const out = new Map<string, string[]>();
+    for (const variable of variables) {
+      const given = chosen[variable.name];
+      let values: string[];
+      if (given !== undefined) {
+        values = Array.isArray(given) ? given : [given];
+        if (values.length === 0) throw badRequest(`variables.${variable.name}: choose at least one value`);
+        if (values.length > 1 && !variable.multi) {
+          throw badRequest(`variables.${variable.name}: takes one value (the variable is not multi)`);
+        }
+        for (const value of values) {
+          if (
+            value.length === 0 ||
+            value.length > 200 ||
+            /[/+#]/.test(value) ||
+            [...value].some((c) => isControlCode(c.charCodeAt(0)))
+          ) {
+            throw badRequest(
+              `variables.${variable.name}: ${JSON.stringify(value.slice(0, 40))} is not a topic segment`,
+            );
+          }
+        }
+      } else if (variable.default !== undefined) values = [variable.default];
+      else values = (await this.variableValues(organizationId, variable)).slice(0, 1);
+      out.set(variable.name, values);
+    }
+    return out;
+  }
+
+  /** The values a variable can take: a segment variable's names at its level, a custom one's options. */
+  async variableValues(organizationId: string, variable: Variable): Promise<string[]> {
+    if (variable.type === 'custom') return [...(variable.options ?? [])];
+    if (variable.type === 'constant') return variable.default === undefined ? [] : [variable.default];
+    const segments = parseTopicFilter(variable.filter!, this.deps.topicPrefix, 'filter').segments;
+    const parent = segments.length > 2 ? segments.slice(0, -1).join('/') : null;
+    return this.repository.childNames(organizationId, parent, MAX_VARIABLE_VALUES);
+  }
+
+  /** Answers the panels of `dashboard` for a time range. */
+  async run(organizationId: string, dashboard: Dashboard, input: DashboardQueryInput) {
+    const nowMs = this.deps.clock.now();
+    const range = {
+      from: input.from ?? dashboard.timeRange.from,
+      to: input.to ?? dashboard.timeRange.to,
+    };
+    const { fromMs, toMs } = resolveRange(range, nowMs, '');
+    const selected = await this.selectedValues(organizationId, dashboard.variables, input.variables ?? {});
+    const previewId = input.preview ? (input.preview.id ?? 'preview') : null;
+    for (const [panelId, width] of Object.entries(input.widths ?? {})) {
+      if (panelId !== previewId && !dashboard.panels.some((p) => p.id === panelId)) {
+        throw badRequest(`widths.${panelId}: no such panel`);
+      }
+      if (!Number.isInteger(width) || width < 1 || width > 20_000) {
+        throw badRequest(`widths.${panelId} must be a whole number of pixels, 1 to 20000`);
+      }
+    }
+    for (const panelId of input.panelIds ?? []) {
+      if (!dashboard.panels.some((p) => p.id === panelId)) throw badRequest(`panelIds: no panel ${panelId}`);
+    }
+    let panels = input.panelIds
+      ? dashboard.panels.filter((p) => input.panelIds!.includes(p.id))
+      : dashboard.panels;
+    if (input.preview) {
+      const names = new Set(dashboard.variables.map((v) => v.name));
+      const panel = normalizePanel(input.preview, 'preview', names, this.deps.topicPrefix);
+      panels = [{ ...panel, id: input.preview.id ?? 'preview' }];
+    }
+
+    // Plan: every (panel, query) expanded over variable values and topic filters into series.
+    const plans = new Map<string, SeriesPlan[]>();
+    const panelWidth = new Map<string, { maxPoints: number; widthMs: number | null }>();
+    for (const panel of panels) {
+      const maxPoints = Math.min(MAX_POINTS, input.widths?.[panel.id] ?? panel.gridPos.w * DEFAULT_COLUMN_PX);
+      const wantsBuckets =
+        panel.type === 'timeseries' ||
+        panel.type === 'state-timeline' ||
+        (panel.type === 'stat' && panel.options.sparkline !== false);
+      const widthMs = wantsBuckets ? bucketWidthMs(toMs - fromMs, maxPoints) : null;
+      panelWidth.set(panel.id, { maxPoints, widthMs });
+      const list: SeriesPlan[] = [];
+      for (const query of panel.queries) {
+        for (const topic of await this.expand(organizationId, query, selected, panel.type === 'table')) {
+          if (list.length >= (panel.type === 'table' ? MAX_TABLE_ROWS : MAX_SERIES_PER_PANEL)) break;
+          list.push({ panel, query, topic, widthMs: query.mode === 'live' ? null : widthMs });
+        }
+      }
+      plans.set(panel.id, list);
+    }
+
+    const allTopics = [...new Set([...plans.values()].flat().map((p) => p.topic))];
+    const ids = await this.repository.topicIds(organizationId, allTopics);
+    await this.deps.settle();
+    const latestRows = await this.repository.latestOf([...ids.values()]);
+    const latestById = new Map(latestRows.map((r) => [Number(r.topic_id), r]));
+
+    // Bucket reads: per (topic, field), the finest width is read; coarser widths that are multiples of
+    // it are merged from it, others read on their own. Distinct reads run concurrently.
+    const wanted = new Map<string, { topicId: number; field: string | undefined; widths: Set<number> }>();
+    for (const plan of [...plans.values()].flat()) {
+      const topicId = ids.get(plan.topic);
+      if (topicId === undefined || plan.widthMs === null) continue;
+      const key = `${topicId}\u0000${plan.query.field ?? ''}`;
+      const entry = wanted.get(key) ?? { topicId, field: plan.query.field, widths: new Set<number>() };
+      entry.widths.add(plan.widthMs);
+      wanted.set(key, entry);
+    }
+    const buckets = new Map<string, Point[]>();
+    const reads: Promise<void>[] = [];
+    for (const { topicId, field, widths } of wanted.values()) {
+      const sorted = [...widths].sort((a, b) => a - b);
+      const bases: number[] = [];
+      for (const width of sorted) if (!bases.some((b) => width % b === 0)) bases.push(width);
+      for (const base of bases) {
+        reads.push(
+          this.readBuckets(topicId, field, fromMs, toMs, base).then((points) => {
+            buckets.set(bucketKey(topicId, field, base), points);
+            for (const width of sorted) {
+              if (width !== base && width % base === 0 && !buckets.has(bucketKey(topicId, field, width))) {
+                buckets.set(bucketKey(topicId, field, width), mergeBuckets(points, fromMs, width));
+              }
+            }
+          }),
+        );
+      }
+    }
+    await Promise.all(reads);
+
+    const results: PanelResult[] = [];
+    for (const panel of panels) {
+      const { maxPoints, widthMs } = panelWidth.get(panel.id)!;
+      const series: SeriesResult[] = [];
+      for (const plan of plans.get(panel.id)!) {
+        const topicId = ids.get(plan.topic);
+        const points =
+          topicId === undefined || plan.widthMs === null
+            ? []
+            : (buckets.get(bucketKey(topicId, plan.query.field, plan.widthMs)) ?? []);
+        const latestRow = topicId === undefined ? undefined : latestById.get(topicId);
+        series.push(
+          await this.describe(organizationId, plan, points, latestRow, nowMs, topicId === undefined),
+        );
+      }
+      results.push({ id: panel.id, type: panel.type, intervalMs: widthMs, maxPoints, series });
+    }
+    return {
+      from: new Date(fromMs).toISOString(),
+      to: new Date(toMs).toISOString(),
+      variables: Object.fromEntries(selected),
+      panels: results,
+    };
+  }
+
+  private async readBuckets(
+    topicId: number,
+    field: string | undefined,
+    fromMs: number,
+    toMs: number,
+    widthMs: number,
+  ): Promise<Point[]> {
+    const rows: BucketRow[] =
+      field === undefined
+        ? await this.data.buckets(topicId, fromMs * 1000, toMs * 1000, widthMs * 1000)
+        : await this.repository.fieldBuckets(
+            topicId,
+            fieldPathParts(field),
+            fromMs * 1000,
+            toMs * 1000,
+            widthMs * 1000,
+          );
+    return rows.map(({ bucketStartUs, ...rest }) => ({ t: Math.floor(bucketStartUs / 1000), ...rest }));
+  }
+
+  /** The topics a query stands for: variables substituted (every combination), filters expanded. */
+  private async expand(
+    organizationId: string,
+    query: PanelQuery,
+    selected: Map<string, string[]>,
+    table: boolean,
+  ): Promise<string[]> {
+    const text = query.topic ?? query.filter!;
+    let texts = [text];
+    for (const name of variableReferences(text)) {
+      const values = selected.get(name) ?? [];
+      texts = texts.flatMap((t) =>
+        values.map((value) => substituteVariables(t, (n) => (n === name ? value : `\${${n}}`))),
+      );
+    }
+    if (query.topic !== undefined) return texts;
+    const out: string[] = [];
+    const limit = table ? MAX_TABLE_ROWS : MAX_SERIES_PER_PANEL;
+    for (const filterText of texts) {
+      const matcher = parseTopicFilter(filterText, this.deps.topicPrefix, 'filter');
+      const bounds = {
+        exact: matcher.exactPath,
+        from: matcher.literalPrefix,
+        to: prefixUpperBound(matcher.literalPrefix),
+      };
+      let after: string | null = null;
+      while (out.length < limit) {
+        const rows = await this.repository.topicsInRange(organizationId, bounds, after, 500);
+        for (const row of rows) {
+          after = row.path;
+          if (matcher.matches(row.path) && out.length < limit) out.push(row.path);
+        }
+        if (rows.length < 500) break;
+      }
+    }
+    return out;
+  }
+
+  private async describe(
+    organizationId: string,
+    plan: SeriesPlan,
+    points: Point[],
+    latestRow: { ts_us: number; value_json: string; quality: number } | undefined,
+    nowMs: number,
+    missing: boolean,
+  ): Promise<SeriesResult> {
+    const binding = await this.deps.bindings.bindingFor(organizationId, plan.topic);
+    const schema = binding?.compiled.schema;
+    const config: FieldConfig = plan.panel.fieldConfig;
+    const staleAfterMs = schema?.staleAfterMs ?? null;
+    let latest: Latest | null = null;
+    if (latestRow) {
+      const whole = JSON.parse(latestRow.value_json) as unknown;
+      const value =
+        plan.query.field === undefined ? whole : memberOf(whole, fieldPathParts(plan.query.field));
+      const tsMs = Math.floor(Number(latestRow.ts_us) / 1000);
+      latest = {
+        value: value === undefined ? null : value,
+        timestamp: formatRfc3339Micros(Number(latestRow.ts_us)),
+        quality: Number(latestRow.quality),
+        ageMs: Math.max(0, nowMs - tsMs),
+      };
+    }
+    const label = plan.query.label ?? (plan.query.field ? `${plan.topic} ${plan.query.field}` : plan.topic);
+    return {
+      topic: plan.topic,
+      field: plan.query.field ?? null,
+      label,
+      unit: config.unit ?? schema?.unit ?? null,
+      min: config.min ?? schema?.minimum ?? null,
+      max: config.max ?? schema?.maximum ?? null,
+      decimals: config.decimals ?? null,
+      latest,
+      quality: latest ? latest.quality : null,
+      stale: latest === null || staleAfterMs === null ? null : latest.ageMs > staleAfterMs,
+      staleAfterMs,
+      points,
+      error: missing ? `topic ${plan.topic} does not exist` : null,
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
+import type { Database } from '../../storage/tables.js';
+import { historyRoutes } from './history/history.routes.js';
+import { logosRoutes } from './logos/logos.routes.js';
+import { LogosService } from './logos/logos.service.js';
+import { maintenanceRoutes } from './maintenance/maintenance.routes.js';
+import { MaintenanceService } from './maintenance/maintenance.service.js';
+import { settingsRoutes } from './settings/settings.routes.js';
+import { SettingsService } from './settings/settings.service.js';
+import { SettingsStore } from './settings/settings-store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Maintenance mode of each organization: what pipelines, schedules and webhooks ask (see README.md). */
+    maintenance: MaintenanceService;
+  }
+}
+
+export interface OrganizationSettingsModule {
+  settings: SettingsService;
+  maintenance: MaintenanceService;
+}
+
+/** How often each replica looks for maintenance whose end time has passed, to end and record it. */
+const MAINTENANCE_SWEEP_MS = 5_000;
+
+/**
+ * Settings, maintenance mode, change history, audit log and logos under `/api/v1/organizations`.
+ * Answers the services other areas use (pipelines ask `maintenance`).
+ */
+export async function installOrganizationSettings(
+  app: FastifyInstance,
+  deps: { db: Kysely<Database>; clock: Clock; bus: InvalidationBus; sweepMs?: number },
+): Promise<OrganizationSettingsModule> {
+  const { db, clock, bus } = deps;
+  const store = new SettingsStore({ db, clock, bus });
+  const settings = new SettingsService({ db, clock, store });
+  const maintenance = new MaintenanceService({ db, clock, store });
+  app.decorate('maintenance', maintenance);
+  maintenance.start(deps.sweepMs ?? MAINTENANCE_SWEEP_MS, (error) =>
+    app.log.warn({ err: error }, 'maintenance: ending expired maintenance failed'),
+  );
+  app.addHook('onClose', async () => {
+    maintenance.stop();
+    store.close();
+  });
+
+  const prefix = '/api/v1/organizations';
+  await app.register(settingsRoutes, { prefix: `${prefix}/settings`, settings });
+  await app.register(maintenanceRoutes, { prefix: `${prefix}/settings`, maintenance, store });
+  await app.register(historyRoutes, { prefix, db });
+  await app.register(logosRoutes, { prefix, logos: new LogosService({ db, clock }) });
+  return { settings, maintenance };
+}

@@ -1,0 +1,53 @@
+import modbusSerial from 'modbus-serial';
+
+const { ServerTCP } = modbusSerial as unknown as { ServerTCP: typeof import('modbus-serial').ServerTCP };
+
+/** An in-process Modbus TCP device (modbus-serial's ServerTCP) with plain arrays as its memory. */
+export class ModbusTestServer {
+  readonly holding = new Array<number>(1000).fill(0);
+  readonly input = new Array<number>(1000).fill(0);
+  readonly coils = new Array<boolean>(1000).fill(false);
+  readonly discrete = new Array<boolean>(1000).fill(false);
+  /** Requests answered, for counting polls. */
+  requests = 0;
+  private server: InstanceType<typeof ServerTCP> | null = null;
+
+  constructor(readonly port: number) {}
+
+  async start(): Promise<void> {
+    const vector = {
+      getHoldingRegister: (addr: number) => (this.requests++, this.holding[addr] ?? 0),
+      getInputRegister: (addr: number) => (this.requests++, this.input[addr] ?? 0),
+      getCoil: (addr: number) => (this.requests++, this.coils[addr] ?? false),
+      getDiscreteInput: (addr: number) => (this.requests++, this.discrete[addr] ?? false),
+      setRegister: (addr: number, value: number) => {
+        this.holding[addr] = value;
+      },
+      setCoil: (addr: number, value: boolean) => {
+        this.coils[addr] = value;
+      },
+    };
+    const server = new ServerTCP(vector, { host: '127.0.0.1', port: this.port, unitID: 1 });
+    await new Promise<void>((resolve, reject) => {
+      server.on('initialized', () => resolve());
+      server.on('serverError', reject);
+    });
+    server.on('socketError', () => {});
+    server.on('error', () => {});
+    this.server = server;
+  }
+
+  /** Closes the listener and every open client socket (a device switched off). */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    for (const socket of server.socks.keys()) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Open client sessions. */
+  sessions(): number {
+    return this.server ? this.server.socks.size : 0;
+  }
+}

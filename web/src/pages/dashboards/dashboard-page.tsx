@@ -1,0 +1,437 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import ReactGridLayout, { type Layout, useContainerWidth } from 'react-grid-layout';
+import 'react-grid-layout/css/styles.css';
+import { errorText } from '../../api/client';
+import { Link, navigate, useLocation } from '../../app/router';
+import { useSession } from '../../app/session';
+import { ErrorMessage, Loading } from '../../components/states';
+import {
+  type Dashboard,
+  deletePanel,
+  getDashboard,
+  type Panel,
+  patchDashboard,
+  type QueryAnswer,
+  queryDashboard,
+  variableValues,
+} from './dashboards-api';
+import './dashboards.css';
+import { PanelEditor } from './panel-editor';
+import { memberAt } from './panel-format';
+import { PanelBody } from './panels/panel-body';
+import { type LiveValue, useDashboardLive } from './use-dashboard-live';
+
+const ROW_PX = 30;
+const MARGIN = 8;
+const RANGES: [string, string][] = [
+  ['now-5m', 'Last 5 minutes'],
+  ['now-15m', 'Last 15 minutes'],
+  ['now-1h', 'Last hour'],
+  ['now-6h', 'Last 6 hours'],
+  ['now-24h', 'Last 24 hours'],
+  ['now-7d', 'Last 7 days'],
+  ['now-30d', 'Last 30 days'],
+];
+const REFRESH_MS: Record<string, number> = {
+  '5s': 5000,
+  '10s': 10_000,
+  '30s': 30_000,
+  '1m': 60_000,
+  '5m': 300_000,
+  '15m': 900_000,
+  '1h': 3_600_000,
+};
+
+/** A live value merged into the query's answer: each series of its topic, its latest and its last bucket. */
+function applyLive(answer: QueryAnswer, live: LiveValue): QueryAnswer {
+  const ts = Date.parse(live.timestamp);
+  const from = Date.parse(answer.from);
+  let changed = false;
+  const panels = answer.panels.map((panel) => {
+    if (!panel.series.some((s) => s.topic === live.topic)) return panel;
+    const series = panel.series.map((s) => {
+      if (s.topic !== live.topic) return s;
+      if (s.latest && s.latest.timestamp > live.timestamp) return s;
+      changed = true;
+      const value = memberAt(live.value, s.field);
+      let points = s.points;
+      if (typeof value === 'number' && panel.intervalMs) {
+        const t = from + Math.floor((ts - from) / panel.intervalMs) * panel.intervalMs;
+        const last = points[points.length - 1];
+        if (last && last.t === t) {
+          const count = last.count + 1;
+          points = [
+            ...points.slice(0, -1),
+            {
+              ...last,
+              count,
+              avg: (last.avg * last.count + value) / count,
+              min: Math.min(last.min, value),
+              max: Math.max(last.max, value),
+              last: value,
+            },
+          ];
+        } else if (!last || t > last.t) {
+          points = [
+            ...points,
+            { t, count: 1, avg: value, min: value, max: value, first: value, last: value },
+          ];
+        }
+      }
+      return {
+        ...s,
+        points,
+        latest: { value, timestamp: live.timestamp, quality: live.quality, ageMs: 0 },
+        quality: live.quality,
+      };
+    });
+    return { ...panel, series };
+  });
+  return changed ? { ...answer, panels } : answer;
+}
+
+function TimeRangePicker(props: {
+  value: { from: string; to: string };
+  onChange: (r: { from: string; to: string }) => void;
+}) {
+  const preset = props.value.to === 'now' && RANGES.some(([from]) => from === props.value.from);
+  const [custom, setCustom] = useState(!preset);
+  const local = (iso: string) => {
+    const d = new Date(iso.startsWith('now') ? Date.now() : iso);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  };
+  const [from, setFrom] = useState(() => local(props.value.from));
+  const [to, setTo] = useState(() => local(props.value.to));
+  return (
+    <span className="dash-range">
+      <label>
+        <span className="visually-hidden">Time range</span>
+        <select
+          aria-label="Time range"
+          value={custom ? 'custom' : props.value.from}
+          onChange={(e) => {
+            if (e.target.value === 'custom') setCustom(true);
+            else {
+              setCustom(false);
+              props.onChange({ from: e.target.value, to: 'now' });
+            }
+          }}
+        >
+          {RANGES.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+          <option value="custom">Custom…</option>
+        </select>
+      </label>
+      {custom && (
+        <>
+          <input
+            type="datetime-local"
+            aria-label="From"
+            value={from}
+            onChange={(e) => setFrom(e.target.value)}
+          />
+          <input type="datetime-local" aria-label="To" value={to} onChange={(e) => setTo(e.target.value)} />
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() =>
+              props.onChange({ from: new Date(from).toISOString(), to: new Date(to).toISOString() })
+            }
+          >
+            Apply
+          </button>
+        </>
+      )}
+    </span>
+  );
+}
+
+function VariablePicker(props: {
+  dashboardId: string;
+  variable: Dashboard['variables'][number];
+  value: string | string[] | undefined;
+  onChange: (value: string | string[]) => void;
+}) {
+  const { variable } = props;
+  const [values, setValues] = useState<string[]>([]);
+  useEffect(() => {
+    variableValues(props.dashboardId, variable.name).then(setValues, () => setValues([]));
+  }, [props.dashboardId, variable.name]);
+  if (variable.type === 'constant') return null;
+  const selected = props.value === undefined ? [] : Array.isArray(props.value) ? props.value : [props.value];
+  return (
+    <label className="dash-variable">
+      <span>{variable.label ?? variable.name}</span>
+      <select
+        multiple={variable.multi ?? false}
+        value={variable.multi ? selected : (selected[0] ?? '')}
+        onChange={(e) => {
+          const chosen = [...e.target.selectedOptions].map((o) => o.value);
+          props.onChange(variable.multi ? chosen : (chosen[0] ?? ''));
+        }}
+      >
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** A dashboard: its panels on a 24-column grid, answered by one query, kept live by one value stream. */
+export default function DashboardPage({ id }: { id: string }) {
+  const { organization } = useSession();
+  const { search } = useLocation();
+  const kiosk = search.get('kiosk') === '1';
+  const canWrite = organization?.role !== 'Viewer';
+  const [dashboard, setDashboard] = useState<Dashboard | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [range, setRange] = useState<{ from: string; to: string } | null>(null);
+  const [selected, setSelected] = useState<Record<string, string | string[]>>({});
+  const [answer, setAnswer] = useState<QueryAnswer | null>(null);
+  const [queryError, setQueryError] = useState<string | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
+  const [editing, setEditing] = useState(false);
+  const [editor, setEditor] = useState<{ panel?: Panel } | null>(null);
+  const [nowMs, setNowMs] = useState(Date.now());
+  const [tick, setTick] = useState(0);
+  const { width, containerRef, mounted } = useContainerWidth();
+
+  useEffect(() => {
+    getDashboard(id).then(
+      (loaded) => {
+        setDashboard(loaded);
+        setRange(loaded.timeRange);
+      },
+      (failure) => setLoadError(errorText(failure)),
+    );
+  }, [id]);
+
+  // Ages and staleness move on without new data.
+  useEffect(() => {
+    const timer = setInterval(() => setNowMs(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+
+  useEffect(() => {
+    const every = dashboard ? REFRESH_MS[dashboard.refresh] : undefined;
+    if (!every) return;
+    const timer = setInterval(() => setTick((t) => t + 1), every);
+    return () => clearInterval(timer);
+  }, [dashboard]);
+
+  // Widths in steps of 40 px: a small resize of the window does not ask again.
+  const step = Math.max(40, Math.round(width / 40) * 40);
+  const widthsKey = dashboard?.panels.map((p) => `${p.id}:${p.gridPos.w}`).join(',') ?? '';
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the keys stand for the panels and widths.
+  useEffect(() => {
+    if (!dashboard || !range || !mounted) return;
+    let stopped = false;
+    const widths = Object.fromEntries(
+      dashboard.panels.map((p) => [p.id, Math.max(1, Math.round((p.gridPos.w / 24) * step))]),
+    );
+    queryDashboard(id, { from: range.from, to: range.to, variables: selected, widths }).then(
+      (next) => {
+        if (stopped) return;
+        setAnswer(next);
+        setQueryError(null);
+      },
+      (failure) => !stopped && setQueryError(errorText(failure)),
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [id, dashboard?.version, range, selected, step, widthsKey, tick, mounted]);
+
+  const paths = useMemo(
+    () =>
+      dashboard?.panels.flatMap((p) =>
+        p.queries.map((q) => (q.topic ?? q.filter ?? '').replace(/\$\{?\w+\}?.*$/, '+')),
+      ) ?? [],
+    [dashboard],
+  );
+  useDashboardLive(
+    paths,
+    useCallback(
+      (value: LiveValue) => setAnswer((current) => (current ? applyLive(current, value) : current)),
+      [],
+    ),
+  );
+
+  const saveLayout = async (layout: Layout) => {
+    if (!dashboard) return;
+    const moved = dashboard.panels.map((panel) => {
+      const item = layout.find((l) => l.i === panel.id);
+      return item ? { ...panel, gridPos: { x: item.x, y: item.y, w: item.w, h: item.h } } : panel;
+    });
+    const same = moved.every(
+      (p, i) => JSON.stringify(p.gridPos) === JSON.stringify(dashboard.panels[i]!.gridPos),
+    );
+    if (same) return;
+    setDashboard({ ...dashboard, panels: moved });
+    try {
+      setDashboard(await patchDashboard(id, { version: dashboard.version, panels: moved }));
+      setSaveError(null);
+    } catch (failure) {
+      setSaveError(`${errorText(failure)} Reload to see the current layout.`);
+    }
+  };
+
+  const removePanel = async (panel: Panel) => {
+    if (!dashboard) return;
+    try {
+      setDashboard(await deletePanel(id, panel.id, dashboard.version));
+    } catch (failure) {
+      setSaveError(errorText(failure));
+    }
+  };
+
+  if (loadError) return <ErrorMessage error={loadError} />;
+  if (!dashboard || !range) return <Loading label="Opening the dashboard…" />;
+  const answers = new Map(answer?.panels.map((p) => [p.id, p]));
+  const span = answer ? Date.parse(answer.to) - Date.parse(answer.from) : 0;
+  // A relative range follows the clock between queries, so live points stay in view.
+  const drawTo = answer
+    ? range.to === 'now'
+      ? Math.max(nowMs, Date.parse(answer.to))
+      : Date.parse(answer.to)
+    : nowMs;
+  const drawFrom = drawTo - span;
+  const layout: Layout = dashboard.panels.map((p) => ({ i: p.id, ...p.gridPos }));
+  const kioskHref = `/dashboards/${id}?kiosk=1`;
+
+  return (
+    <div className={kiosk ? 'dash-page dash-kiosk' : 'dash-page'} data-testid="dashboard-page">
+      <header className="dash-toolbar">
+        {!kiosk && (
+          <Link to="/dashboards" className="muted">
+            Dashboards
+          </Link>
+        )}
+        <h1 className="dash-title">{dashboard.title}</h1>
+        <TimeRangePicker value={range} onChange={setRange} />
+        {dashboard.variables.map((variable) => (
+          <VariablePicker
+            key={variable.name}
+            dashboardId={id}
+            variable={variable}
+            value={selected[variable.name] ?? answer?.variables[variable.name]}
+            onChange={(value) => setSelected((s) => ({ ...s, [variable.name]: value }))}
+          />
+        ))}
+        <span className="dash-toolbar-end">
+          {kiosk ? (
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => navigate(`/dashboards/${id}`)}
+            >
+              Exit kiosk
+            </button>
+          ) : (
+            <>
+              {canWrite && (
+                <button
+                  type="button"
+                  className={editing ? 'button button-small button-primary' : 'button button-small'}
+                  aria-pressed={editing}
+                  onClick={() => setEditing((e) => !e)}
+                >
+                  {editing ? 'Done editing' : 'Edit'}
+                </button>
+              )}
+              {canWrite && editing && (
+                <button type="button" className="button button-small" onClick={() => setEditor({})}>
+                  Add panel
+                </button>
+              )}
+              <Link to={kioskHref} className="button button-small">
+                Kiosk
+              </Link>
+            </>
+          )}
+        </span>
+      </header>
+      <ErrorMessage error={queryError ?? saveError} />
+      <div ref={containerRef} className="dash-grid">
+        {mounted && (
+          <ReactGridLayout
+            width={width}
+            layout={layout}
+            gridConfig={{ cols: 24, rowHeight: ROW_PX, margin: [MARGIN, MARGIN] }}
+            dragConfig={{ enabled: editing, handle: '.dash-drag' }}
+            resizeConfig={{ enabled: editing }}
+            onDragStop={(next) => void saveLayout(next)}
+            onResizeStop={(next) => void saveLayout(next)}
+          >
+            {dashboard.panels.map((panel) => {
+              const height = panel.gridPos.h * ROW_PX + (panel.gridPos.h - 1) * MARGIN - 36;
+              return (
+                <section
+                  key={panel.id}
+                  className="dash-panel"
+                  data-panel-id={panel.id}
+                  aria-label={panel.title || panel.type}
+                >
+                  <header className={editing ? 'dash-panel-header dash-drag' : 'dash-panel-header'}>
+                    <h2>{panel.title || '\u00a0'}</h2>
+                    {editing && (
+                      <span className="dash-panel-actions">
+                        <button
+                          type="button"
+                          className="button button-small"
+                          onClick={() => setEditor({ panel })}
+                        >
+                          Edit
+                        </button>
+                        <button
+                          type="button"
+                          className="button button-small button-danger"
+                          onClick={() => void removePanel(panel)}
+                        >
+                          Remove
+                        </button>
+                      </span>
+                    )}
+                  </header>
+                  <div className="dash-panel-body">
+                    <PanelBody
+                      panel={panel}
+                      answer={answers.get(panel.id)}
+                      height={height}
+                      from={drawFrom}
+                      to={drawTo}
+                      nowMs={nowMs}
+                    />
+                  </div>
+                </section>
+              );
+            })}
+          </ReactGridLayout>
+        )}
+      </div>
+      {dashboard.panels.length === 0 && (
+        <p className="muted">
+          This dashboard has no panels yet.{canWrite ? ' Choose Edit, then Add panel.' : ''}
+        </p>
+      )}
+      {editor && (
+        <PanelEditor
+          dashboard={dashboard}
+          panel={editor.panel}
+          query={{ from: range.from, to: range.to, variables: selected }}
+          onSaved={(saved) => {
+            setDashboard(saved);
+            setEditor(null);
+          }}
+          onClose={() => setEditor(null)}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,119 @@
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Panel, PanelAnswer } from '../dashboards-api';
+import { ageOf, formatNumber } from '../panel-format';
+import { QualityMark } from './panel-views';
+
+const COLOURS = ['#1f5fbf', '#d97706', '#059669', '#dc2626', '#7c3aed', '#0891b2', '#be185d', '#4b5563'];
+
+/** Every series' bucket times (seconds) merged, with each statistic aligned to them (null where absent). */
+function toData(answer: PanelAnswer, stats: ('avg' | 'min' | 'max')[]): uPlot.AlignedData {
+  const times = [...new Set(answer.series.flatMap((s) => s.points.map((p) => p.t)))].sort((a, b) => a - b);
+  const index = new Map(times.map((t, i) => [t, i]));
+  const columns: (number | null)[][] = [];
+  for (const series of answer.series) {
+    for (const stat of stats) {
+      const column: (number | null)[] = times.map(() => null);
+      for (const p of series.points) column[index.get(p.t)!] = p[stat];
+      columns.push(column);
+    }
+  }
+  return [times.map((t) => t / 1000), ...columns];
+}
+
+/**
+ * A uPlot chart of buckets: each series' average, with its min and max as thin lines, over the range
+ * asked for. Numbers on the axis in the reader's locale.
+ */
+export function TimeSeriesView({
+  panel,
+  answer,
+  height,
+  from,
+  to,
+  nowMs,
+}: {
+  panel: Panel;
+  answer: PanelAnswer;
+  height: number;
+  from: number;
+  to: number;
+  nowMs: number;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const stats = panel.options?.series?.length ? panel.options.series : (['avg', 'min', 'max'] as const);
+  const shape = `${answer.series.map((s) => s.topic).join('|')}:${stats.join(',')}`;
+  const range = useRef<[number, number]>([from / 1000, to / 1000]);
+  range.current = [from / 1000, to / 1000];
+  const unit = answer.series[0]?.unit ?? '';
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rebuilt when the series' shape changes.
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const series: uPlot.Series[] = [{}];
+    answer.series.forEach((s, i) => {
+      const colour = COLOURS[i % COLOURS.length]!;
+      for (const stat of stats) {
+        series.push({
+          label: stats.length > 1 ? `${s.label} ${stat}` : s.label,
+          stroke: colour,
+          width: stat === 'avg' ? 2 : 1,
+          dash: stat === 'avg' ? undefined : [4, 3],
+          spanGaps: false,
+          value: (_u, v) => (v === null || v === undefined ? '—' : formatNumber(v, s.decimals)),
+        });
+      }
+    });
+    plot.current = new uPlot(
+      {
+        width: Math.max(100, element.clientWidth),
+        height: Math.max(60, height),
+        scales: { x: { time: true, range: () => range.current } },
+        axes: [
+          {},
+          {
+            label: unit || undefined,
+            size: 50,
+            values: (_u, ticks) => ticks.map((t) => formatNumber(t, null)),
+          },
+        ],
+        legend: { show: height > 160 },
+        series,
+      },
+      toData(answer, [...stats]),
+      element,
+    );
+    const observer = new ResizeObserver(() =>
+      plot.current?.setSize({ width: Math.max(100, element.clientWidth), height: Math.max(60, height) }),
+    );
+    observer.observe(element);
+    return () => {
+      observer.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, [shape, height, unit]);
+
+  useEffect(() => {
+    plot.current?.setData(toData(answer, [...stats]));
+  }, [answer, stats]);
+
+  const worst = answer.series.reduce<number | null>(
+    (q, s) => (s.quality === null ? q : Math.max(q ?? 0, s.quality)),
+    null,
+  );
+  const stale = answer.series.some((s) => ageOf(s, nowMs).stale);
+  return (
+    <div className="dash-timeseries">
+      <div
+        ref={box}
+        data-testid="timeseries-chart"
+        data-points={answer.series.map((s) => s.points.length).join(',')}
+      />
+      <QualityMark quality={worst} stale={stale} />
+    </div>
+  );
+}
