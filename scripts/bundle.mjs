@@ -3,7 +3,8 @@
 // hundreds of modules of its dependencies (start-up to ready goes from ~1.3 s to ~0.8 s here).
 // Native addons and the packages that serve files from their own folders stay external, and so does
 // `debug`: loaded through Node's module cache, where src/modules/uns/mqtt/quiet-debug.ts puts a factory
-// of loggers that do nothing for the namespaces that are off.
+// of loggers that do nothing for the namespaces that are off. The protocol drivers' libraries stay external
+// too: they are large, load optional packages of their own, and are needed only by a running connection.
 import { build } from 'esbuild';
 
 const banner = [
@@ -30,6 +31,10 @@ await build({
     '@fastify/static',
     'pg-native',
     'debug',
+    'node-opcua',
+    'modbus-serial',
+    'nodes7',
+    'mysql2',
   ],
   banner: { js: banner },
   sourcemap: true,

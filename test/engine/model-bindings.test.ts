@@ -265,10 +265,42 @@ for (const dialect of testDialects()) {
         201,
       );
       const after1 = await bindingsOf();
+      const schemaRows = async () =>
+        Number(
+          (
+            await server.storage.db
+              .selectFrom('uns_schemas')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirst()
+          )?.n,
+        );
+      const schemasBefore = await schemaRows();
       const res = await api.post(`${MODELS}/${pumpId}/bindings`, { topicPrefix: 'v1/other/pump' });
       assert.equal(res.status, 409, res.text);
       assert.match(res.body.message, /v1\/other\/pump\/pressure/);
       assert.deepEqual(await bindingsOf(), after1);
+      assert.equal(await schemaRows(), schemasBefore);
+      // A model whose first field would get a new schema, its second refused: nothing of it stays.
+      const fresh = await api.post(MODELS, {
+        name: 'Fresh',
+        fields: [
+          { name: 'a', type: 'number' },
+          { name: 'b', type: 'number' },
+        ],
+      });
+      assert.equal(
+        (await api.post('/api/v1/uns/topics/schema-bindings', { filter: 'v1/fresh/x/b', schema: 'manual' }))
+          .status,
+        201,
+      );
+      const beforeFresh = { schemas: await schemaRows(), bindings: await bindingsOf() };
+      const refused = await api.post(`${MODELS}/${fresh.body.data.id}/bindings`, {
+        topicPrefix: 'v1/fresh/x',
+      });
+      assert.equal(refused.status, 409, refused.text);
+      assert.deepEqual({ schemas: await schemaRows(), bindings: await bindingsOf() }, beforeFresh);
+      assert.equal((await api.get(`${MODELS}/${fresh.body.data.id}/bindings`)).body.data.length, 0);
+      assert.equal((await api.get(`${MODELS}/${pumpId}/bindings`)).body.data.length, 1);
       assert.equal(after1.length, before.length + 1);
       const other = await api.post(MODELS, { name: 'Other', fields: [{ name: 'x', type: 'number' }] });
       const taken = await api.post(`${MODELS}/${other.body.data.id}/bindings`, { topicPrefix: PREFIX });
@@ -296,6 +328,29 @@ for (const dialect of testDialects()) {
         false,
       );
       assert.equal((await api.post(PUBLISH, { topic: 'v1/strict/m1/current', value: 'x' })).status, 200);
+    });
+
+    it('deleting an organization takes its models, versions and model bindings', async () => {
+      const org = (await server.admin.post('/api/v1/organizations', { name: 'Short-lived' })).body.data.id;
+      const inOrg = server.admin.inOrg(org);
+      const m = await inOrg.post(MODELS, { name: 'Temp', fields: [{ name: 'v', type: 'number' }] });
+      assert.equal(m.status, 201, m.text);
+      assert.equal(
+        (await inOrg.post(`${MODELS}/${m.body.data.id}/bindings`, { topicPrefix: 'v1/temp/a' })).status,
+        201,
+      );
+      assert.equal((await server.admin.post(`/api/v1/organizations/${org}/suspend`)).status, 200);
+      const deleted = await server.admin.delete(`/api/v1/organizations/${org}`);
+      assert.ok(deleted.status === 200 || deleted.status === 204, deleted.text);
+      const db = server.storage.db;
+      for (const table of ['models', 'model_bindings', 'entity_versions', 'uns_schema_bindings'] as const) {
+        const rows = await db
+          .selectFrom(table)
+          .select('organization_id')
+          .where('organization_id', '=', org)
+          .execute();
+        assert.equal(rows.length, 0, table);
+      }
     });
 
     it('deleting a bound model needs acknowledgement and takes its schema bindings', async () => {

@@ -315,7 +315,9 @@ for (const dialect of testDialects()) {
         labelled.body.data.map((m: { name: string }) => m.name),
         ['List Beta'],
       );
+      assert.equal((await api.get(`${MODELS}?label=BETA`)).body.data.length, 1);
       assert.equal((await api.get(`${MODELS}?label=${encodeURIComponent('50%')}`)).body.data.length, 1);
+      assert.equal((await api.get(`${MODELS}?label=${encodeURIComponent('5_%')}`)).body.data.length, 0);
       assert.equal((await api.get(`${MODELS}?label=5`)).body.data.length, 0);
       const page = await api.get(`${MODELS}?search=list&sort=name&limit=2&offset=2`);
       assert.deepEqual(
@@ -356,6 +358,20 @@ for (const dialect of testDialects()) {
       });
       assert.equal(bad.status, 400);
       assert.deepEqual(await counts(server), before);
+    });
+
+    it('lets one of two concurrent updates based on the same version win; the other gets 409', async () => {
+      const m = (await create({ name: 'Raced' })).body.data;
+      const results = await Promise.all(
+        ['first', 'second'].map((description) =>
+          api.put(`${MODELS}/${m.id}`, { name: 'Raced', version: 1, description }),
+        ),
+      );
+      assert.deepEqual(results.map((r) => r.status).sort(), [200, 409]);
+      const versions = await api.get(`${MODELS}/${m.id}/versions`);
+      assert.equal(versions.body.pagination.total, 2);
+      const winner = results.find((r) => r.status === 200)!.body.data.description;
+      assert.equal((await api.get(`${MODELS}/${m.id}`)).body.data.description, winner);
     });
 
     it('summarizes versions, diffs on the server and reverts as a new version', async () => {
@@ -548,7 +564,13 @@ for (const dialect of testDialects()) {
       assert.deepEqual(res.body.data.fields, motorFields);
       const versions = await api.get(`${MODELS}/${res.body.data.id}/versions`);
       assert.equal(versions.body.data[0].changeType, 'clone');
+      const before = await counts(server);
       assert.equal((await api.post(`${MODELS}/${motorId}/clone`, { name: 'MOTOR' })).status, 409);
+      const bad = await api.post(`${MODELS}/${motorId}/clone`, { name: 'x' });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.path, '/name');
+      assert.equal((await api.post(`${MODELS}/${motorId}/clone`, {})).status, 400);
+      assert.deepEqual(await counts(server), before);
     });
 
     it('deletes a model with its history; one that others refer to answers 409', async () => {

@@ -7121,7 +7121,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Only models with this label. */
+                    /** @description Only models with this label (ignoring case). */
                     label?: string;
                     /** @description Case-insensitive substring search. */
                     search?: string;

@@ -6,8 +6,6 @@ import { OrganizationsPage } from '../pages/admin/organizations-page';
 import { UsersPage } from '../pages/admin/users-page';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
-import { ModelDetailPage } from '../pages/models/model-detail-page';
-import { ModelsPage } from '../pages/models/models-page';
 import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
@@ -19,6 +17,11 @@ const UnsExplorerPage = lazy(() => import('../pages/uns/uns-explorer-page'));
 // Dashboards bring the grid and chart libraries: loaded when opened.
 const DashboardsPage = lazy(() => import('../pages/dashboards/dashboards-page'));
 const DashboardPage = lazy(() => import('../pages/dashboards/dashboard-page'));
+// Models load when opened, like the explorer: the first load stays small.
+const ModelsPage = lazy(() => import('../pages/models/models-page').then((m) => ({ default: m.ModelsPage })));
+const ModelDetailPage = lazy(() =>
+  import('../pages/models/model-detail-page').then((m) => ({ default: m.ModelDetailPage })),
+);
 
 function NotFound() {
   return (
@@ -50,9 +53,14 @@ function Page() {
   const client = matchPath('/oauth2/clients/:id', pathname);
   if (client?.id) return isAdmin ? <ClientDetailPage id={client.id} /> : <AdminOnly />;
   if (pathname === '/profile' || pathname === '/profile/security') return <SecurityPage />;
-  if (pathname === '/engine/models') return <ModelsPage />;
   const model = matchPath('/engine/models/:id', pathname);
-  if (model?.id) return <ModelDetailPage id={model.id} />;
+  if (pathname === '/engine/models' || model?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading models…" />}>
+        {model?.id ? <ModelDetailPage id={model.id} /> : <ModelsPage />}
+      </Suspense>
+    );
+  }
   if (pathname === '/admin/organization') return <OrganizationPage />;
   if (pathname === '/admin/audit-log') return <AuditLogPage />;
   if (pathname === '/admin/organizations') return isAdmin ? <OrganizationsPage /> : <SystemAdminOnly />;

@@ -115,8 +115,10 @@ export class ModelsRepository {
   async list(organizationId: string, params: ListParams & { label?: string | undefined }) {
     let query = this.db.selectFrom('models').selectAll().where('organization_id', '=', organizationId);
     if (params.label !== undefined) {
-      const pattern = `%${likeEscape(JSON.stringify(params.label))}%`;
-      query = query.where(sql<boolean>`labels like ${pattern} escape '\\'`);
+      // The label as a JSON string inside the JSON array text; ignoring case alike on both databases
+      // (SQLite's LIKE ignores ASCII case, PostgreSQL's does not).
+      const pattern = `%${likeEscape(JSON.stringify(params.label.toLowerCase()))}%`;
+      query = query.where(sql<boolean>`lower(labels) like ${pattern} escape '\\'`);
     }
     const { rows, pagination } = await runListQuery(query, params, {
       searchColumns: ['name', 'description'],

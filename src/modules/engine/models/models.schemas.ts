@@ -101,7 +101,7 @@ export const ModelList = Type.Object({ data: Type.Array(ModelListItem), paginati
 
 export const ListModelsQuery = listQuerySchema(['name', 'createdAt', 'updatedAt', 'version'] as const, {
   label: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 50, description: 'Only models with this label.' }),
+    Type.String({ minLength: 1, maxLength: 50, description: 'Only models with this label (ignoring case).' }),
   ),
 });
 

@@ -153,6 +153,7 @@ function ShapeEditor<T extends FieldShape>(props: {
           <label className="field field-inline">
             <span>Model</span>
             <select
+              aria-label="Model"
               value={shape.model?.id ?? ''}
               onChange={(e) =>
                 onChange({ ...shape, model: clean({ id: e.target.value, version: shape.model?.version }) })
@@ -181,6 +182,7 @@ function ShapeEditor<T extends FieldShape>(props: {
           <label className="field field-inline">
             <span>Item type</span>
             <select
+              aria-label="Item type"
               value={shape.items.type}
               onChange={(e) =>
                 onChange({ ...shape, items: retype(shape.items!, e.target.value as FieldType) })
@@ -241,7 +243,11 @@ function FieldEditor(props: {
         </label>
         <label className="field field-inline">
           <span>Type</span>
-          <select value={field.type} onChange={(e) => onChange(retype(field, e.target.value as FieldType))}>
+          <select
+            aria-label="Type"
+            value={field.type}
+            onChange={(e) => onChange(retype(field, e.target.value as FieldType))}
+          >
             {FIELD_TYPES.map((t) => (
               <option key={t} value={t}>
                 {TYPE_LABELS[t]}

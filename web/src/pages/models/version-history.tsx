@@ -4,10 +4,12 @@ import { formatDateTime } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import {
   diffVersions,
+  type FieldShape,
   getVersion,
   listVersions,
   type Model,
   type ModelContent,
+  type ModelField,
   type ModelVersion,
   revertModel,
   type VersionDiff,
@@ -26,6 +28,31 @@ function summaryChips(version: ModelVersion) {
   if (fields(removed)) chips.push(`-${fields(removed)} field(s)`);
   if (other.length) chips.push(`${other.join(', ')} changed`);
   return chips;
+}
+
+/** A version's fields as a nested list: type, unit, required, constraints, items and references. */
+function FieldLines({ fields, changed }: { fields: ModelField[]; changed?: Set<string> }) {
+  const describe = (shape: FieldShape): string =>
+    [
+      shape.type === 'array' && shape.items ? `list of ${describe(shape.items)}` : shape.type,
+      shape.enum ? ` (${shape.enum.join(', ')})` : '',
+      shape.model
+        ? ` → ${shape.model.id.slice(0, 8)}${shape.model.version ? ` v${shape.model.version}` : ''}`
+        : '',
+      shape.constraints ? ` ${JSON.stringify(shape.constraints)}` : '',
+    ].join('');
+  return (
+    <ul className="diff-fields">
+      {fields.map((field) => (
+        <li key={field.name} className={changed?.has(field.name) ? 'diff-changed' : undefined}>
+          <code>{field.name}</code>: {describe(field)}
+          {field.unit ? ` [${field.unit}]` : ''}
+          {field.required ? ' required' : ''}
+          {field.fields && <FieldLines fields={field.fields} />}
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 /** Two versions side by side, with the server's list of changes by JSON pointer. */
@@ -59,16 +86,7 @@ function SideBySide({ id, from, to }: { id: string; from: number; to: number }) 
         <strong>{content.name}</strong>{' '}
         {content.description && <span className="muted">— {content.description}</span>}
       </p>
-      <ul className="diff-fields">
-        {content.fields.map((field) => (
-          <li key={field.name} className={changed.has(field.name) ? 'diff-changed' : undefined}>
-            <code>{field.name}</code>: {field.type}
-            {field.unit ? ` [${field.unit}]` : ''}
-            {field.required ? ' required' : ''}
-            {field.constraints ? ` ${JSON.stringify(field.constraints)}` : ''}
-          </li>
-        ))}
-      </ul>
+      <FieldLines fields={content.fields} changed={changed} />
     </section>
   );
   return (
