@@ -1,6 +1,6 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../src/platform/gc-tuning.js';
+import { spawnTracked, stoppingAll } from './child-processes.js';
 
 /**
  * A server a benchmark runs in a process of its own, as it would run in production, so that its heap,
@@ -15,11 +15,11 @@ export async function spawnServerProcess<T>(
   script: string,
   args: string[] = [],
 ): Promise<T & { pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', script, ...args], {
+  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const lines = createInterface({ input: child.stdout });
+  const lines = createInterface({ input: child.stdout! });
   // Anything else the server prints passes through to stderr.
   const described = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
@@ -54,14 +54,17 @@ export function announceListening(description: object, close: () => Promise<void
 /**
  * For a benchmark that runs Meridian in its own process: runs the benchmark again in a child process
  * started with the server's Node flags, and exits with its exit code, unless this process has them
- * already. Call it first.
+ * already (then it resolves at once). Await it first. Ctrl-C here stops the child and all it started.
  */
-export function relaunchWithServerFlags(): void {
+export async function relaunchWithServerFlags(): Promise<void> {
   if (hasServerNodeFlags()) return;
-  const result = spawnSync(
+  const child = spawnTracked(
     process.execPath,
     [...SERVER_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)],
     { stdio: 'inherit' },
   );
-  process.exit(result.status ?? 1);
+  const code = await new Promise<number>((resolve) => child.once('exit', (status) => resolve(status ?? 1)));
+  // After Ctrl-C the signal's exit code stands (the child was stopped on its account).
+  if (!stoppingAll()) process.exit(code);
+  return new Promise<void>(() => {});
 }

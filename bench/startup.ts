@@ -3,23 +3,23 @@
  * the same run: a bare Fastify process that answers one route. Prints both and the ratio.
  *   node --import tsx bench/startup.ts [runs]
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/free-port.js';
+import { spawnTracked } from './child-processes.js';
 
 const runs = Number(process.argv[2] ?? 7);
 
 async function timeToReady(args: string[], env: Record<string, string>, url: (port: number) => string) {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawnTracked(process.execPath, args, {
     env: { ...process.env, ...env, MERIDIAN_HTTP_PORT: String(port), PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let logged = '';
-  child.stdout.on('data', (c: Buffer) => {
+  child.stdout?.on('data', (c: Buffer) => {
     logged += c.toString();
   });
   try {

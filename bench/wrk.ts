@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { execTracked } from './child-processes.js';
 
 export interface WrkResult {
   /** Requests per second answered 2xx (wrk's rate less its non-2xx answers). */
@@ -30,6 +30,22 @@ export interface WrkOptions {
 
 const luaString = (value: string) => JSON.stringify(value);
 
+/** What a benchmark prints when wrk is missing: the package that installs it. */
+export const WRK_MISSING =
+  'wrk, the load generator this benchmark drives its servers with, is not installed: apt-get install -y wrk (the Debian and Ubuntu package wrk; elsewhere https://github.com/wg/wrk)';
+
+/**
+ * Exits with WRK_MISSING unless wrk can be started. A benchmark that uses wrk calls it first, before it
+ * starts anything, so that a missing wrk leaves no server behind.
+ */
+export function requireWrk(): void {
+  const probe = spawnSync('wrk', ['--version'], { stdio: 'ignore' });
+  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+    console.error(WRK_MISSING);
+    process.exit(2);
+  }
+}
+
 /**
  * Drives one URL with wrk (https://github.com/wg/wrk, Debian package `wrk`): a load generator in C that
  * takes far less CPU a request than one in JavaScript, so that on a small machine the load takes as
@@ -45,19 +61,17 @@ export async function wrk(options: WrkOptions): Promise<WrkResult> {
   if (options.requestFunction) lines.push(options.requestFunction);
   writeFileSync(script, `${lines.join('\n')}\n`);
   try {
-    const { stdout } = await promisify(execFile)(
-      'wrk',
-      [
-        `-t${options.threads ?? 1}`,
-        `-c${options.connections ?? 32}`,
-        `-d${options.seconds}s`,
-        '--latency',
-        '-s',
-        script,
-        options.url,
-      ],
-      { encoding: 'utf8' },
-    );
+    const { stdout } = await execTracked('wrk', [
+      `-t${options.threads ?? 1}`,
+      `-c${options.connections ?? 32}`,
+      `-d${options.seconds}s`,
+      '--latency',
+      '-s',
+      script,
+      options.url,
+    ]).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new Error(WRK_MISSING) : error;
+    });
     return parseWrkOutput(stdout, options.seconds);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,9 @@ import { createTestDatabase, type TestDatabase, testDialects } from './helpers/d
 import { freePort } from './helpers/free-port.js';
 import { runMeridian } from './helpers/process.js';
 
+/** A start under a loaded machine (tsx compiles the sources first) can take longer than the default 30 s. */
+const STARTUP_MS = 90_000;
+
 for (const dialect of testDialects()) {
   describe(`the meridian command [${dialect}]`, () => {
     let database: TestDatabase;
@@ -163,7 +166,7 @@ for (const dialect of testDialects()) {
         const port = await freePort();
         const ports = { MERIDIAN_HTTP_PORT: String(port), MERIDIAN_MQTT_PORT: String(await freePort()) };
         const first = runMeridian(['serve'], { ...freshEnv, ...ports });
-        await first.waitFor(/Meridian ready in \d+ ms/);
+        await first.waitFor(/Meridian ready in \d+ ms/, STARTUP_MS);
         const password = /password:\s+(\S+)/.exec(first.output())?.[1];
         assert.ok(password && password.length >= 20, 'the generated password is printed');
         first.child.kill('SIGTERM');
@@ -175,7 +178,7 @@ for (const dialect of testDialects()) {
           ...ports,
           MERIDIAN_ADMIN_PASSWORD: 'correct-horse-battery',
         });
-        await later.waitFor(/Meridian ready in \d+ ms/);
+        await later.waitFor(/Meridian ready in \d+ ms/, STARTUP_MS);
         const ignored = later
           .output()
           .split('\n')

@@ -9,9 +9,12 @@
  * Run: npx tsx bench/oauth2/token-issuance.bench.ts [seconds]
  */
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
-import { combineWrkResults, type WrkResult, wrk } from '../wrk.js';
+import { combineWrkResults, requireWrk, type WrkResult, wrk } from '../wrk.js';
 import { rate } from './load.js';
 import { spawnTokenServer, type TokenServer } from './token-servers.js';
+
+// Before anything starts: without wrk there is nothing to measure.
+requireWrk();
 
 const seconds = Number(process.argv[2] ?? 10);
 const form = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -3,18 +3,19 @@
  * maximum, reporting per minute the server's memory, p50/p99 latency per kind and errors.
  *   npm run build && node --import tsx bench/soak/soak.ts [--minutes 10] [--postgres]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import mqtt from 'mqtt';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
 import { freePort } from '../../test/helpers/free-port.js';
 import { TestClient } from '../../test/helpers/http-client.js';
+import { spawnTracked } from '../child-processes.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { LatencyLog } from './latency-log.js';
 
 // Meridian runs in this process: as `npm start` runs it.
-relaunchWithServerFlags();
+await relaunchWithServerFlags();
 
 const { values: args } = parseArgs({
   options: {
@@ -38,7 +39,7 @@ const MIX: [Kind, number][] = [
 
 async function startServer(database: TestDatabase) {
   const [http, broker] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, ['bin/meridian.js', 'serve'], {
+  const child = spawnTracked(process.execPath, ['bin/meridian.js', 'serve'], {
     env: {
       ...process.env,
       MERIDIAN_DATA_DIR: database.dataDir,

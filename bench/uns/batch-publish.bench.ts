@@ -21,7 +21,7 @@ import { report, startBenchServer } from './bench-server.js';
 import { type CpuUse, cpuSince, readCpu } from './cpu-meter.js';
 
 // Meridian runs in this process: as `npm start` runs it.
-relaunchWithServerFlags();
+await relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const batches = Number(process.argv[3] ?? 30);

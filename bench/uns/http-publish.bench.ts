@@ -6,13 +6,15 @@
  */
 import type { DialectName } from '../../src/storage/database.js';
 import { relaunchWithServerFlags } from '../server-process.js';
-import { combineWrkResults, type WrkResult, wrk } from '../wrk.js';
+import { combineWrkResults, requireWrk, type WrkResult, wrk } from '../wrk.js';
 import { report, startBenchServer } from './bench-server.js';
 import { cpuSince, readCpu } from './cpu-meter.js';
 import { spawnPlainRoute } from './plain-route.js';
 
 // Meridian runs in this process: as `npm start` runs it.
-relaunchWithServerFlags();
+// Before anything starts: without wrk there is nothing to measure.
+requireWrk();
+await relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const seconds = Number(process.argv[3] ?? 3);

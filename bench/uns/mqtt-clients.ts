@@ -4,11 +4,10 @@
  * messages per second from the first publish to the last message received, as JSON.
  *   MQTT_URL=... MQTT_USERNAME=... MQTT_PASSWORD=... MESSAGES=... ROUND=... node --import tsx bench/uns/mqtt-clients.ts
  */
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import mqtt from 'mqtt';
 import { formatRfc3339Micros } from '../../src/modules/uns/data/rfc3339.js';
+import { execTracked } from '../child-processes.js';
 
 const BASE_US = Date.UTC(2026, 0, 1) * 1000;
 
@@ -26,7 +25,7 @@ export async function runMqttClients(
   messages: number,
   round = 0,
 ): Promise<ClientsRun> {
-  const { stdout } = await promisify(execFile)(
+  const { stdout } = await execTracked(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(import.meta.url)],
     {
@@ -38,7 +37,6 @@ export async function runMqttClients(
         MESSAGES: String(messages),
         ROUND: String(round),
       },
-      encoding: 'utf8',
     },
   );
   return JSON.parse(stdout.trim().split('\n').pop()!) as ClientsRun;

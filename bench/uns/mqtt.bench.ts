@@ -16,7 +16,7 @@ import { cpuSince, processCpuMs, readCpu } from './cpu-meter.js';
 import { type ClientsRun, runMqttClients } from './mqtt-clients.js';
 
 // Meridian runs in this process: as `npm start` runs it.
-relaunchWithServerFlags();
+await relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 50_000);

@@ -13,7 +13,7 @@ import { relaunchWithServerFlags } from '../server-process.js';
 import { startBenchServer } from './bench-server.js';
 
 // Meridian runs in this process: as `npm start` runs it.
-relaunchWithServerFlags();
+await relaunchWithServerFlags();
 
 const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const VALUES = 1_000_000;

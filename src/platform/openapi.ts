@@ -160,6 +160,53 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
       uiConfig: { persistAuthorization: false, deepLinking: true },
       initOAuth: { usePkceWithAuthorizationCodeGrant: true, scopes: ['openid'] },
       staticCSP: API_DOCS_CSP,
+      // Meridian's name in the top bar and the tab, not Swagger's or Fastify's marks.
+      logo: { type: 'image/svg+xml', content: Buffer.from(WORDMARK_SVG), href: '/api/docs' },
+      theme: {
+        title: 'Meridian API reference',
+        favicon: [
+          {
+            filename: 'meridian.svg',
+            rel: 'icon',
+            sizes: 'any',
+            type: 'image/svg+xml',
+            content: Buffer.from(ICON_SVG),
+          },
+        ],
+      },
+      // "Try it out" calls the address the page was opened from; the public address follows when it differs.
+      transformSpecificationClone: false,
+      transformSpecification: (spec, request) => ({
+        ...spec,
+        servers: referenceServers(request.protocol, request.host, options.issuer),
+      }),
     });
   });
+}
+
+const WORDMARK_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40">' +
+  '<text x="0" y="29" font-family="system-ui, sans-serif" font-size="26" font-weight="600" fill="#ffffff">Meridian</text></svg>';
+const ICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f5fbf"/>' +
+  '<text x="16" y="23" text-anchor="middle" font-family="system-ui, sans-serif" font-size="20" font-weight="700" fill="#ffffff">M</text></svg>';
+
+/** A Host header as it may appear in a URL: a name, IPv4 or bracketed IPv6 address, and a port. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})(?::\d{1,5})?$/;
+
+/**
+ * The reference's servers: the address the page was opened from (its protocol and Host, as the proxy
+ * forwarded them where MERIDIAN_TRUST_PROXY is set), then the public address (MERIDIAN_ISSUER) where it
+ * differs. A Host that is no host name ends up as the relative `/`, which the page resolves itself.
+ */
+export function referenceServers(
+  protocol: string,
+  host: string,
+  issuer: string,
+): { url: string; description: string }[] {
+  const here =
+    HOST.test(host) && (protocol === 'http' || protocol === 'https') ? `${protocol}://${host}` : '/';
+  const servers = [{ url: here, description: 'The address this page was opened from' }];
+  if (here !== issuer) servers.push({ url: issuer, description: 'The public address (MERIDIAN_ISSUER)' });
+  return servers;
 }

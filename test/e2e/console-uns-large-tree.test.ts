@@ -81,7 +81,7 @@ describe('console: UNS explorer on 100,000 topics', () => {
     await page.getByRole('heading', { name: 'v1/big/a42/m150' }).waitFor();
     await page
       .getByTestId('live-value')
-      .filter({ hasText: String(42 * MACHINES + 150) })
+      .filter({ hasText: (42 * MACHINES + 150).toLocaleString('en-GB') }) // the page's locale: 42,150
       .waitFor();
     // One value: the time axis still spans the chosen hour around it.
     await page.waitForFunction(() => {
@@ -100,7 +100,7 @@ describe('console: UNS explorer on 100,000 topics', () => {
     await tree().getByRole('treeitem', { name: 'v1/big/a07/m777' }).click();
     await page
       .getByTestId('live-value')
-      .filter({ hasText: String(7 * MACHINES + 777) })
+      .filter({ hasText: (7 * MACHINES + 777).toLocaleString('en-GB') })
       .waitFor();
     assert.deepEqual(errors, []);
   });

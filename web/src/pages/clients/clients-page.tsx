@@ -2,6 +2,7 @@ import { useDeferredValue, useState } from 'react';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
 import type { ListClientsQuery, OAuth2Client } from '../../api/types';
 import { useAsync } from '../../app/use-async';
+import { formatNumber } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { useClientActions } from './client-actions';
 import { ClientsTable } from './clients-table';
@@ -113,7 +114,7 @@ export function ClientsPage() {
       {list.data && list.data.data.length > 0 && (
         <>
           <p className="muted" aria-live="polite">
-            {total === 1 ? '1 client' : `${total} clients`}
+            {total === 1 ? '1 client' : `${formatNumber(total)} clients`}
             {list.loading ? ' · updating…' : ''}
           </p>
           <ClientsTable
@@ -134,7 +135,8 @@ export function ClientsPage() {
                 Previous
               </button>
               <span>
-                {offset + 1}–{Math.min(offset + PAGE, total)} of {total}
+                {formatNumber(offset + 1)}–{formatNumber(Math.min(offset + PAGE, total))} of{' '}
+                {formatNumber(total)}
               </span>
               <button
                 type="button"

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { errorText } from '../../api/client';
+import { chartFormatters } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { qualityColour } from './quality';
 import { aggregate, history } from './uns-api';
@@ -51,11 +52,18 @@ async function loadSeries(topic: string, seconds: number): Promise<Loaded> {
 /** The time axis spans the chosen range (`span`), not just the values in it: one value is not a year. */
 function chartOptions(width: number, unit: string, span: () => [number, number]): uPlot.Options {
   const points = (colour: string) => ({ show: true, size: 7, stroke: colour, fill: colour, width: 0 });
+  const words = chartFormatters(unit);
   return {
     width,
     height: 260,
     scales: { x: { time: true, range: span } },
-    axes: [{}, { label: unit || undefined, size: 60 }],
+    axes: [
+      {
+        values: (u, ticks, _axis, _space, increment) =>
+          words.timeTicks(ticks, increment, (u.scales.x?.max ?? 0) - (u.scales.x?.min ?? 0)),
+      },
+      { label: unit || undefined, size: 60, values: (_u, ticks) => words.valueTicks(ticks) },
+    ],
     legend: { show: true },
     hooks: {
       // The shown time span on the chart's element (seconds), for tests and tools to read.
@@ -68,10 +76,28 @@ function chartOptions(width: number, unit: string, span: () => [number, number])
       ],
     },
     series: [
-      {},
-      { label: 'Value', stroke: '#1f5fbf', width: 2, points: { show: true, size: 4 } },
-      { label: 'Uncertain', stroke: qualityColour(1), paths: () => null, points: points(qualityColour(1)) },
-      { label: 'Bad', stroke: qualityColour(2), paths: () => null, points: points(qualityColour(2)) },
+      { value: (_u, t) => words.legendTime(t) },
+      {
+        label: 'Value',
+        stroke: '#1f5fbf',
+        width: 2,
+        points: { show: true, size: 4 },
+        value: (_u, v) => words.legendValue(v),
+      },
+      {
+        label: 'Uncertain',
+        stroke: qualityColour(1),
+        paths: () => null,
+        points: points(qualityColour(1)),
+        value: (_u, v) => words.legendValue(v),
+      },
+      {
+        label: 'Bad',
+        stroke: qualityColour(2),
+        paths: () => null,
+        points: points(qualityColour(2)),
+        value: (_u, v) => words.legendValue(v),
+      },
     ],
   };
 }

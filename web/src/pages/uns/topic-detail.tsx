@@ -1,14 +1,10 @@
 import { useAsync } from '../../app/use-async';
-import { formatDateTime } from '../../components/format';
+import { formatNumber, formatTimestamp, formatUnsValue } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { HistoryChart } from './history-chart';
 import { Quality } from './quality';
 import { type LatestValue, recentValues, type TopicView, viewTopic, violations } from './uns-api';
 import { type LiveState, useLiveValue } from './use-live-value';
-
-function formatValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-}
 
 const STATE_WORDS: Record<LiveState, string> = {
   connecting: 'Connecting…',
@@ -36,8 +32,9 @@ function LiveValue({ topic, initial, unit }: { topic: string; initial: LatestVal
             className={`live-value quality-border-${value.quality}`}
             aria-live="polite"
             data-testid="live-value"
+            title={typeof value.value === 'number' ? String(value.value) : undefined}
           >
-            {formatValue(value.value)}
+            {typeof value.value === 'number' ? formatNumber(value.value) : formatUnsValue(value.value)}
             {unit && typeof value.value === 'number' ? <small> {unit}</small> : null}
           </output>
           <dl className="facts">
@@ -46,7 +43,7 @@ function LiveValue({ topic, initial, unit }: { topic: string; initial: LatestVal
               <Quality quality={value.quality} />
             </dd>
             <dt>Timestamp</dt>
-            <dd>{formatDateTime(value.timestamp)}</dd>
+            <dd>{formatTimestamp(value.timestamp)}</dd>
             <dt>Source</dt>
             <dd>{value.source ?? '—'}</dd>
           </dl>
@@ -105,7 +102,7 @@ function ViolationsPanel({ topic }: { topic: string }) {
           {list.data.map((v) => (
             <li key={v.id}>
               <strong>{v.kind}</strong>: {v.message}{' '}
-              <small className="muted">{formatDateTime(v.timestamp)}</small>
+              <small className="muted">{formatTimestamp(v.timestamp)}</small>
             </li>
           ))}
         </ul>
@@ -114,7 +111,7 @@ function ViolationsPanel({ topic }: { topic: string }) {
   );
 }
 
-function RecentValues({ topic }: { topic: string }) {
+function RecentValues({ topic, unit }: { topic: string; unit: string }) {
   const list = useAsync(() => recentValues(topic), [topic]);
   if (!list.data || list.data.length === 0) return null;
   return (
@@ -131,8 +128,10 @@ function RecentValues({ topic }: { topic: string }) {
         <tbody>
           {list.data.map((v) => (
             <tr key={v.timestamp}>
-              <td>{formatDateTime(v.timestamp)}</td>
-              <td className="mono">{formatValue(v.value)}</td>
+              <td>{formatTimestamp(v.timestamp)}</td>
+              <td className="mono" title={typeof v.value === 'number' ? String(v.value) : undefined}>
+                {formatUnsValue(v.value, unit)}
+              </td>
               <td>
                 <Quality quality={v.quality} />
               </td>
@@ -164,7 +163,7 @@ export function TopicDetail({ path }: { path: string }) {
       </div>
       <HistoryChart topic={path} unit={unit} />
       <div className="topic-grid">
-        <RecentValues topic={path} />
+        <RecentValues topic={path} unit={unit} />
         <ViolationsPanel topic={path} />
       </div>
     </div>
