@@ -252,6 +252,13 @@ for (const dialect of testDialects()) {
       const res = await inOther.get(SETTINGS);
       assert.equal(res.status, 200);
       assert.equal(res.body.data.timezone, 'UTC');
+      assert.equal(res.body.data.version, 1);
+      const stored = await server.storage.db
+        .selectFrom('organization_settings')
+        .select('organization_id')
+        .where('organization_id', '=', other)
+        .execute();
+      assert.deepEqual(stored, [], 'reading the settings stores nothing');
       assert.equal((await inOther.get(HISTORY)).body.pagination.total, 0);
       const stranger = await buildUser(server);
       await addMember(server, other, stranger.id, 'Owner');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { badRequest, unavailable } from '../../../platform/errors.js';
+import { badRequest, notFound, unavailable } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
 import { SettingsRepository, type SettingsRow } from '../settings/settings.repository.js';
@@ -71,8 +71,8 @@ export class MaintenanceService {
       if (until <= clock.now()) throw badRequest('until must be in the future');
     }
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const repo = new SettingsRepository(db);
-      const row = await repo.findOrCreate(organizationId, clock.now());
+      const row = await new SettingsRepository(db).findOrDefault(organizationId);
+      if (!row) throw notFound('organization');
       const now = clock.now();
       const before = maintenanceOf(row, now);
       const wasOn = before.enabled;
@@ -97,7 +97,9 @@ export class MaintenanceService {
       const next = { ...row, ...fields, updated_at: now, updated_by: actor.userId };
       const after = maintenanceOf(next, now);
       const saved = await db.transaction().execute(async (trx) => {
-        const ok = await new SettingsRepository(trx).updateMaintenance(organizationId, row.version, {
+        const repo = new SettingsRepository(trx);
+        await repo.ensure(organizationId, now);
+        const ok = await repo.updateMaintenance(organizationId, row.version, {
           ...fields,
           updated_at: now,
           updated_by: actor.userId,

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import { notFound } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
 import { STANDING_TOPICS } from '../../users/access-directory.js';
@@ -36,15 +37,13 @@ export class SettingsStore {
     });
   }
 
-  /** The organization's row, from the cache or the database (made with defaults on first read). */
+  /** The organization's row, from the cache or the database (the defaults while none is stored). */
   async get(organizationId: string): Promise<SettingsRow> {
     const cached = this.rows.get(organizationId);
     if (cached) return cached;
     const generation = this.generation;
-    const row = await new SettingsRepository(this.deps.db).findOrCreate(
-      organizationId,
-      this.deps.clock.now(),
-    );
+    const row = await new SettingsRepository(this.deps.db).findOrDefault(organizationId);
+    if (!row) throw notFound('organization');
     // A change announced while reading may not be in what was read: keep it uncached then.
     if (generation === this.generation) this.rows.set(organizationId, row);
     return row;

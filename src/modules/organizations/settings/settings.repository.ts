@@ -4,7 +4,22 @@ import { defaultSettings } from './settings-values.js';
 
 export type SettingsRow = Selectable<OrganizationSettingsTable>;
 
-/** Kysely queries over `organization_settings`: one row per organization, made on first read. */
+function defaultRow(organizationId: string, at: number): SettingsRow {
+  return {
+    organization_id: organizationId,
+    settings: JSON.stringify(defaultSettings()),
+    version: 1,
+    maintenance_enabled: 0,
+    maintenance_reason: null,
+    maintenance_since: null,
+    maintenance_until: null,
+    maintenance_by: null,
+    updated_at: at,
+    updated_by: null,
+  };
+}
+
+/** Kysely queries over `organization_settings`: one row per organization, stored on its first change. */
 export class SettingsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -16,27 +31,28 @@ export class SettingsRepository {
       .executeTakeFirst();
   }
 
-  /** The row, made with the defaults (version 1) when the organization has none yet. */
-  async findOrCreate(organizationId: string, now: number): Promise<SettingsRow> {
+  /**
+   * The row, or the defaults (version 1, dated when the organization was made) when it has none yet:
+   * reading never writes. Undefined when the organization does not exist.
+   */
+  async findOrDefault(organizationId: string): Promise<SettingsRow | undefined> {
     const existing = await this.find(organizationId);
     if (existing) return existing;
+    const organization = await this.db
+      .selectFrom('organizations')
+      .select('created_at')
+      .where('id', '=', organizationId)
+      .executeTakeFirst();
+    return organization ? defaultRow(organizationId, Number(organization.created_at)) : undefined;
+  }
+
+  /** Stores the default row unless there is one, so that a compare-and-set on version 1 can apply. */
+  async ensure(organizationId: string, now: number): Promise<void> {
     await this.db
       .insertInto('organization_settings')
-      .values({
-        organization_id: organizationId,
-        settings: JSON.stringify(defaultSettings()),
-        version: 1,
-        maintenance_enabled: 0,
-        maintenance_reason: null,
-        maintenance_since: null,
-        maintenance_until: null,
-        maintenance_by: null,
-        updated_at: now,
-        updated_by: null,
-      })
+      .values(defaultRow(organizationId, now))
       .onConflict((oc) => oc.column('organization_id').doNothing())
       .execute();
-    return (await this.find(organizationId))!;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { conflict } from '../../../platform/errors.js';
+import { conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
@@ -63,7 +63,8 @@ export class SettingsService {
     const reason = changeReason(body.reason, false);
     const { db, clock, store } = this.deps;
     // Read from the database, not the cache: the version check must see the latest row.
-    const row = await new SettingsRepository(db).findOrCreate(organizationId, clock.now());
+    const row = await new SettingsRepository(db).findOrDefault(organizationId);
+    if (!row) throw notFound('organization');
     if (row.version !== body.version) throw this.stale(row.version);
     const before = documentOf(row);
     const after: SettingsDocument = {
@@ -78,7 +79,9 @@ export class SettingsService {
     };
     const now = clock.now();
     const saved = await db.transaction().execute(async (trx) => {
-      const updated = await new SettingsRepository(trx).updateSettings(organizationId, body.version, {
+      const repo = new SettingsRepository(trx);
+      await repo.ensure(organizationId, now);
+      const updated = await repo.updateSettings(organizationId, body.version, {
         settings: JSON.stringify(after),
         updated_at: now,
         updated_by: actor.userId,
