@@ -67,13 +67,14 @@ export class ConnectionSupervisor implements FunctionExecutor {
 
   constructor(private readonly deps: SupervisorDeps) {
     this.replicaId = deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`;
-    this.leaseMs = deps.leaseMs ?? 10_000;
-    this.tickMs = deps.tickMs ?? 3_000;
+    this.leaseMs = deps.leaseMs ?? 8_000;
+    this.tickMs = deps.tickMs ?? 2_000;
   }
 
   /** Starts converging: now, then every tick. */
   start(): void {
     this.closed = false;
+    this.deps.log.info({ replicaId: this.replicaId }, 'connection supervisor started');
     this.timer = setInterval(() => void this.reconcile(), this.tickMs);
     this.timer.unref();
     void this.reconcile();
