@@ -9,6 +9,7 @@ import { mysqlDriver } from '../drivers/mysql.driver.js';
 import { opcuaDriver } from '../drivers/opcua.driver.js';
 import { postgresqlDriver } from '../drivers/postgresql.driver.js';
 import { restDriver } from '../drivers/rest.driver.js';
+import { s7Driver } from '../drivers/s7.driver.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
@@ -19,6 +20,7 @@ export const DRIVERS: readonly ProtocolDriver[] = [
   opcuaDriver,
   modbusTcpDriver,
   mqttDriver,
+  s7Driver,
   restDriver,
   postgresqlDriver,
   mysqlDriver,
