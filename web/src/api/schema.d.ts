@@ -5954,6 +5954,2365 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/connections/state-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connection state changes
+         * @description Newest first; filter by connection, time range [from, to) and target state.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    connectionId?: string;
+                    from?: string;
+                    to?: string;
+                    /** @description Only transitions into this state. */
+                    state?: string;
+                    limit?: number;
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** Format: uuid */
+                                connectionId: string;
+                                from: string;
+                                to: string;
+                                /** @description user_start, user_stop, restart, connect_ok, connect_failed, transport_lost, auth_failed, config_error, lease_takeover, shutdown, ... */
+                                reason: string;
+                                error: string | null;
+                                replica: string | null;
+                                /** Format: date-time */
+                                at: string;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/state-history/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health summary per connection
+         * @description Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    window?: "1h" | "24h" | "7d" | "30d";
+                    connectionId?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                window: string;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                totals: {
+                                    connections: number;
+                                    connected: number;
+                                    failures: number;
+                                    stateChanges: number;
+                                };
+                                connections: {
+                                    connectionId: string;
+                                    currentState: string;
+                                    /** @description Up (connected or degraded) out of the time it was meant to run. */
+                                    uptimePct: number | null;
+                                    connectedSeconds: number;
+                                    stateChanges: number;
+                                    /** @description Transitions from up to reconnecting or error. */
+                                    failures: number;
+                                    errors: number;
+                                    /** @description Mean time between failures. */
+                                    mtbfSeconds: number | null;
+                                    lastError: string | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the runtimes of all connections
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    state?: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-7"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runtime status and metrics of a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-7"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a connection
+         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-7"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a connection
+         * @description Sets the desired state to stopped and closes the session; idempotent.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-7"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a connection
+         * @description Closes the session and opens a new one.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-7"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/protocols": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List supported protocols
+         * @description Each protocol with its config JSON Schema (x-secret marks write-only fields) and its function types.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                category: string;
+                                /** @description exclusive: one replica runs a connection; pooled: any. */
+                                session: string;
+                                /** @description A JSON Schema. */
+                                configSchema: {
+                                    [key: string]: unknown;
+                                };
+                                functionTypes: {
+                                    type: string;
+                                    direction: "read" | "write" | "subscribe";
+                                    description: string;
+                                    /** @description A JSON Schema. */
+                                    configSchema: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connections
+         * @description Filter by protocol, runtime state and label; search name and description; sort; page.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    protocol?: string;
+                    state?: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+                    label?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "protocol" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"][];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a connection
+         * @description config is validated against the protocol's configSchema (400 names the field). With autoStart it starts at once.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the organization. */
+                        name: string;
+                        description?: string;
+                        protocol: string;
+                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 10 labels of 1 to 50 characters. */
+                        labels?: string[];
+                        /** @default false */
+                        readOnly?: boolean;
+                        /** @default false */
+                        autoStart?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The name is taken in the organization. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a connection
+         * @description Stops it first; its functions and state history go with it.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a connection
+         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        description?: string;
+                        protocol?: string;
+                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 10 labels of 1 to 50 characters. */
+                        labels?: string[];
+                        readOnly?: boolean;
+                        autoStart?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a connection
+         * @description A stopped copy with its functions and its secrets (which stay unreadable).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: "<name> (copy)". */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-8"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the functions of a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    type?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "type" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"][];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a function
+         * @description Every ((placeholder)) in config must be declared in parameters and every declaration used (400 otherwise).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the connection. */
+                        name: string;
+                        description?: string;
+                        /** @description One of the protocol's functionTypes. */
+                        type: string;
+                        /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        parameters?: {
+                            /** @description Used as ((name)) in config. */
+                            name: string;
+                            type: "string" | "number" | "integer" | "boolean";
+                            /** @default true */
+                            required?: boolean;
+                            default?: unknown;
+                            description?: string;
+                            enum?: unknown[];
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+                        uns?: {
+                            /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                            topic: string;
+                            /** @description Read functions: the polling interval. */
+                            intervalMs?: number;
+                            /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                            items?: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The name is taken in the connection. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import functions from JSON or CSV
+         * @description All or nothing: one bad row answers 400 listing the bad rows (1-based), and nothing is created.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description JSON rows, each like a create body. */
+                        functions?: unknown[];
+                        /** @description CSV with a header row: name,type,description,config,parameters (config and parameters as JSON). */
+                        csv?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a function
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a function
+         * @description Requires the scope `connectors:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a function
+         * @description Requires the scope `connectors:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the connection. */
+                        name?: string;
+                        description?: string;
+                        /** @description One of the protocol's functionTypes. */
+                        type?: string;
+                        /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        parameters?: {
+                            /** @description Used as ((name)) in config. */
+                            name: string;
+                            type: "string" | "number" | "integer" | "boolean";
+                            /** @default true */
+                            required?: boolean;
+                            default?: unknown;
+                            description?: string;
+                            enum?: unknown[];
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+                        uns?: {
+                            /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                            topic: string;
+                            /** @description Read functions: the polling interval. */
+                            intervalMs?: number;
+                            /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                            items?: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a function
+         * @description The copy has no uns target (so a value is not published twice).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute a function
+         * @description Runs it now on the running session, or on a session opened for this call. A write needs confirmWrites: true and a connection that is not read-only (409). Never retried: a failure answers success false with the error.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Must be true to run a write function. */
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                success: boolean;
+                                value: unknown;
+                                /** @description 0 good, 1 uncertain, 2 bad. */
+                                quality: number;
+                                /** @description Milliseconds. */
+                                durationMs: number;
+                                /** Format: date-time */
+                                timestamp: string;
+                                error?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A write on a read-only connection. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6051,6 +8410,102 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
             revokedAt: string | null;
+        };
+        /** ConnectionRuntime */
+        "def-7": {
+            /** Format: uuid */
+            connectionId: string;
+            state: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+            /** Format: date-time */
+            since: string;
+            lastError: string | null;
+            /** @description The replica that runs it. */
+            ownerReplica: string | null;
+            desiredState: "running" | "stopped";
+            metrics: {
+                requests: number;
+                errors: number;
+                timeouts: number;
+                reconnects: number;
+                valuesPublished: number;
+                publishErrors: number;
+                latencyMs: {
+                    p50: number | null;
+                    p95: number | null;
+                };
+            };
+        };
+        /** Connection */
+        "def-8": {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            protocol: string;
+            /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+            config: {
+                [key: string]: unknown;
+            };
+            labels: string[];
+            /** @description When true every write function is refused. */
+            readOnly: boolean;
+            /** @description Start when created, and keep running across restarts. */
+            autoStart: boolean;
+            /** @description What the runtime supervisor converges to; persists across restarts. */
+            desiredState: "running" | "stopped";
+            state: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            updatedBy: string | null;
+        };
+        /** ConnectorFunction */
+        "def-9": {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            connectionId: string;
+            /** @description Unique in the connection. */
+            name: string;
+            description: string;
+            /** @description One of the protocol's functionTypes. */
+            type: string;
+            /** @description Validated against the function type's configSchema; strings may hold ((parameter)) placeholders. */
+            config: {
+                [key: string]: unknown;
+            };
+            parameters: {
+                /** @description Used as ((name)) in config. */
+                name: string;
+                type: "string" | "number" | "integer" | "boolean";
+                /** @default true */
+                required?: boolean;
+                default?: unknown;
+                description?: string;
+                enum?: unknown[];
+                min?: number;
+                max?: number;
+            }[];
+            /** @description Values into the UNS while the connection runs (read: polled; subscribe: every change). */
+            uns: {
+                /** @description Read functions: the topic each polled value is published to. Subscribe functions: the prefix under which each item is published (item key appended), unless `items` names its topic. */
+                topic: string;
+                /** @description Read functions: the polling interval. */
+                intervalMs?: number;
+                /** @description Subscribe functions: item key (node id, MQTT topic) to UNS topic. */
+                items?: {
+                    [key: string]: string;
+                };
+            } | null;
+            direction: "read" | "write" | "subscribe";
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            updatedBy: string | null;
         };
     };
     responses: never;

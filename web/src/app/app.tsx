@@ -10,6 +10,8 @@ import { useSession } from './session';
 
 // The explorer brings the chart library: load it only when it is opened.
 const UnsExplorerPage = lazy(() => import('../pages/uns/uns-explorer-page'));
+const ConnectionsPage = lazy(() => import('../pages/connections/connections-page'));
+const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-detail-page'));
 
 function NotFound() {
   return (
@@ -41,6 +43,21 @@ function Page() {
     return (
       <Suspense fallback={<Loading label="Loading the namespace explorer…" />}>
         <UnsExplorerPage />
+      </Suspense>
+    );
+  }
+  if (pathname === '/connections') {
+    return (
+      <Suspense fallback={<Loading label="Loading connections…" />}>
+        <ConnectionsPage />
+      </Suspense>
+    );
+  }
+  const connection = matchPath('/connections/:id', pathname);
+  if (connection?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading the connection…" />}>
+        <ConnectionDetailPage id={connection.id} />
       </Suspense>
     );
   }

@@ -47,6 +47,7 @@ export function Layout({ children }: { children: ReactNode }) {
         </Link>
         <nav aria-label="Main" className="nav">
           <NavLink to="/uns">Namespace</NavLink>
+          <NavLink to="/connections">Connections</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
           <NavLink to="/profile/security">Profile</NavLink>
         </nav>
