@@ -16,10 +16,22 @@ export class ModbusTestServer {
 
   async start(): Promise<void> {
     const vector = {
-      getHoldingRegister: (addr: number) => (this.requests++, this.holding[addr] ?? 0),
-      getInputRegister: (addr: number) => (this.requests++, this.input[addr] ?? 0),
-      getCoil: (addr: number) => (this.requests++, this.coils[addr] ?? false),
-      getDiscreteInput: (addr: number) => (this.requests++, this.discrete[addr] ?? false),
+      getHoldingRegister: (addr: number) => {
+        this.requests++;
+        return this.holding[addr] ?? 0;
+      },
+      getInputRegister: (addr: number) => {
+        this.requests++;
+        return this.input[addr] ?? 0;
+      },
+      getCoil: (addr: number) => {
+        this.requests++;
+        return this.coils[addr] ?? false;
+      },
+      getDiscreteInput: (addr: number) => {
+        this.requests++;
+        return this.discrete[addr] ?? false;
+      },
       setRegister: (addr: number, value: number) => {
         this.holding[addr] = value;
       },

@@ -22,6 +22,8 @@ const ModelsPage = lazy(() => import('../pages/models/models-page').then((m) => 
 const ModelDetailPage = lazy(() =>
   import('../pages/models/model-detail-page').then((m) => ({ default: m.ModelDetailPage })),
 );
+const ConnectionsPage = lazy(() => import('../pages/connections/connections-page'));
+const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-detail-page'));
 
 function NotFound() {
   return (
@@ -84,6 +86,21 @@ function Page() {
     return (
       <Suspense fallback={<Loading label="Loading the dashboard…" />}>
         <DashboardPage id={dashboard.id} />
+      </Suspense>
+    );
+  }
+  if (pathname === '/connections') {
+    return (
+      <Suspense fallback={<Loading label="Loading connections…" />}>
+        <ConnectionsPage />
+      </Suspense>
+    );
+  }
+  const connection = matchPath('/connections/:id', pathname);
+  if (connection?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading the connection…" />}>
+        <ConnectionDetailPage id={connection.id} />
       </Suspense>
     );
   }

@@ -53,6 +53,7 @@ export function Layout({ children }: { children: ReactNode }) {
         </Link>
         <nav aria-label="Main" className="nav">
           <NavLink to="/uns">Namespace</NavLink>
+          <NavLink to="/connections">Connections</NavLink>
           <NavLink to="/engine/models">Models</NavLink>
           <NavLink to="/dashboards">Dashboards</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}

@@ -18,6 +18,8 @@ export interface FunctionType {
   direction: FunctionDirection;
   description: string;
   configSchema: JsonSchema;
+  /** Config fields that must not hold a ((placeholder)) (a SQL statement: values go in its params). */
+  literalFields?: string[];
 }
 
 /** One value a device gave: the value, its quality and, when the device says, when it was produced. */

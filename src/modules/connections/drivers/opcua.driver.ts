@@ -1,18 +1,11 @@
 import { join } from 'node:path';
-import {
-  AttributeIds,
-  type ClientSession,
+import type {
+  ClientSession,
   ClientSubscription,
   DataType,
-  type DataValue,
-  MessageSecurityMode,
-  OPCUACertificateManager,
-  OPCUAClient,
-  SecurityPolicy,
-  type StatusCode,
-  TimestampsToReturn,
-  type UserIdentityInfo,
-  UserTokenType,
+  DataValue,
+  StatusCode,
+  UserIdentityInfo,
 } from 'node-opcua';
 import {
   DriverError,
@@ -45,17 +38,32 @@ function driverValue(dataValue: DataValue): DriverValue {
   };
 }
 
-const SECURITY_POLICIES: Record<string, SecurityPolicy> = {
-  None: SecurityPolicy.None,
-  Basic256Sha256: SecurityPolicy.Basic256Sha256,
-  Aes128_Sha256_RsaOaep: SecurityPolicy.Aes128_Sha256_RsaOaep,
-  Aes256_Sha256_RsaPss: SecurityPolicy.Aes256_Sha256_RsaPss,
-};
-const SECURITY_MODES: Record<string, MessageSecurityMode> = {
-  None: MessageSecurityMode.None,
-  Sign: MessageSecurityMode.Sign,
-  SignAndEncrypt: MessageSecurityMode.SignAndEncrypt,
-};
+const SECURITY_POLICIES = [
+  'None',
+  'Basic256Sha256',
+  'Aes128_Sha256_RsaOaep',
+  'Aes256_Sha256_RsaPss',
+] as const;
+const SECURITY_MODES = ['None', 'Sign', 'SignAndEncrypt'] as const;
+const DATA_TYPES = [
+  'Boolean',
+  'SByte',
+  'Byte',
+  'Int16',
+  'UInt16',
+  'Int32',
+  'UInt32',
+  'Int64',
+  'UInt64',
+  'Float',
+  'Double',
+  'String',
+  'DateTime',
+  'ByteString',
+] as const;
+
+/** node-opcua, loaded with the first OPC UA session: it is large and prints a warning when loaded. */
+const loadOpcua = () => import('node-opcua');
 
 /**
  * Whether a session failure is the server refusing the identity. node-opcua reports it as an Error
@@ -79,8 +87,8 @@ export const opcuaDriver: ProtocolDriver = {
     additionalProperties: false,
     properties: {
       endpointUrl: { type: 'string', pattern: '^opc\\.tcp://', maxLength: 2048 },
-      securityMode: { type: 'string', enum: Object.keys(SECURITY_MODES), default: 'None' },
-      securityPolicy: { type: 'string', enum: Object.keys(SECURITY_POLICIES), default: 'None' },
+      securityMode: { type: 'string', enum: SECURITY_MODES, default: 'None' },
+      securityPolicy: { type: 'string', enum: SECURITY_POLICIES, default: 'None' },
       username: { type: 'string', minLength: 1, maxLength: 255, description: 'Absent: anonymous.' },
       password: { type: 'string', maxLength: 1024, 'x-secret': true },
       timeoutMs: { type: 'integer', minimum: 500, maximum: 120000, default: 10000 },
@@ -109,7 +117,7 @@ export const opcuaDriver: ProtocolDriver = {
         properties: {
           nodeId,
           value: { description: 'The value to write.' },
-          dataType: { type: 'string', enum: Object.keys(DataType).filter((k) => Number.isNaN(Number(k))) },
+          dataType: { type: 'string', enum: DATA_TYPES },
         },
       },
     },
@@ -140,10 +148,23 @@ export const opcuaDriver: ProtocolDriver = {
     },
   ],
   async connect(config, events, context) {
+    const {
+      AttributeIds,
+      ClientSubscription,
+      DataType,
+      MessageSecurityMode,
+      OPCUACertificateManager,
+      OPCUAClient,
+      SecurityPolicy,
+      TimestampsToReturn,
+      UserTokenType,
+    } = await loadOpcua();
     const endpointUrl = config.endpointUrl as string;
     const timeoutMs = (config.timeoutMs as number) ?? 10000;
-    const securityMode = SECURITY_MODES[(config.securityMode as string) ?? 'None']!;
-    const securityPolicy = SECURITY_POLICIES[(config.securityPolicy as string) ?? 'None']!;
+    const securityMode =
+      MessageSecurityMode[(config.securityMode as (typeof SECURITY_MODES)[number]) ?? 'None'];
+    const securityPolicy =
+      SecurityPolicy[(config.securityPolicy as (typeof SECURITY_POLICIES)[number]) ?? 'None'];
     if ((securityMode === MessageSecurityMode.None) !== (securityPolicy === SecurityPolicy.None)) {
       throw new DriverError(
         'configuration',

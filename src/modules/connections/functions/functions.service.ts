@@ -100,6 +100,13 @@ export class FunctionsService {
     const { type, validateAll } = functionTypeOf(protocol, def.type, `${prefix}type`);
     try {
       checkDeclarations(def.config, def.parameters);
+      for (const field of type.literalFields ?? []) {
+        if (findPlaceholders(def.config[field], `config.${field}`).length > 0) {
+          throw badRequest(
+            `config.${field} cannot hold a ((placeholder)); pass values through config.params`,
+          );
+        }
+      }
       const sample = Object.fromEntries(def.parameters.map((p) => [p.name, sampleValue(p)]));
       const pointers = new Set(
         findPlaceholders(def.config, '').map(({ path }) =>

@@ -5,14 +5,26 @@ import { describeValidationError } from '../../../platform/validation.js';
 import type { FunctionType, ProtocolDriver } from '../drivers/driver.js';
 import { modbusTcpDriver } from '../drivers/modbus-tcp.driver.js';
 import { mqttDriver } from '../drivers/mqtt.driver.js';
+import { mysqlDriver } from '../drivers/mysql.driver.js';
 import { opcuaDriver } from '../drivers/opcua.driver.js';
+import { postgresqlDriver } from '../drivers/postgresql.driver.js';
+import { restDriver } from '../drivers/rest.driver.js';
+import { s7Driver } from '../drivers/s7.driver.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
 
 /** Every protocol Meridian speaks, one driver file each. */
-export const DRIVERS: readonly ProtocolDriver[] = [opcuaDriver, modbusTcpDriver, mqttDriver];
+export const DRIVERS: readonly ProtocolDriver[] = [
+  opcuaDriver,
+  modbusTcpDriver,
+  mqttDriver,
+  s7Driver,
+  restDriver,
+  postgresqlDriver,
+  mysqlDriver,
+];
 
 // Our own schemas (no user-written pattern reaches this Ajv); `x-secret` is an annotation.
 const ajv = new Ajv({ strict: false, allErrors: false, useDefaults: false, coerceTypes: false });

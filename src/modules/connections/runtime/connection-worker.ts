@@ -33,6 +33,11 @@ export interface WorkerDeps {
   transition: (from: RuntimeState, to: RuntimeState, reason: string, error: string | null) => Promise<void>;
   /** Publishes a device value to a UNS topic. */
   publish: (topic: string, value: DriverValue) => Promise<void>;
+  /**
+   * Publishes many values in one commit (subscriptions deliver them in bursts); resolves with how
+   * many were refused (each refused value is counted, the rest are committed).
+   */
+  publishMany: (values: { topic: string; value: DriverValue }[]) => Promise<number>;
   log: FastifyBaseLogger;
   reconnectBaseMs?: number;
 }
@@ -193,10 +198,41 @@ export class ConnectionWorker {
       } else if (fn.direction === 'subscribe' && this.session?.subscribe) {
         const stop = await this.session.subscribe(fn.type, fn.config, (key, value) => {
           const topic = fn.uns.items?.[key] ?? `${fn.uns.topic}/${topicSegments(key)}`;
-          void this.publish(topic, value);
+          this.queue(topic, value);
         });
         this.unsubscribes.push(stop);
       }
+    }
+  }
+
+  private pending: { topic: string; value: DriverValue }[] = [];
+  private flushing = false;
+
+  /** Subscribed values wait for the end of the current burst and go into the UNS in one commit. */
+  private queue(topic: string, value: DriverValue): void {
+    this.pending.push({ topic, value });
+    if (this.pending.length === 1 && !this.flushing) setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, 5000);
+        try {
+          const refused = await this.deps.publishMany(batch);
+          this.metrics.valuesPublished += batch.length - refused;
+          this.metrics.publishErrors += refused;
+        } catch (error) {
+          this.metrics.publishErrors += batch.length;
+          this.deps.log.debug(
+            { connectionId: this.deps.connectionId, err: errorMessage(error) },
+            'values not published',
+          );
+        }
+      }
+    } finally {
+      this.flushing = false;
     }
   }
 

@@ -67,13 +67,14 @@ export class ConnectionSupervisor implements FunctionExecutor {
 
   constructor(private readonly deps: SupervisorDeps) {
     this.replicaId = deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`;
-    this.leaseMs = deps.leaseMs ?? 10_000;
-    this.tickMs = deps.tickMs ?? 3_000;
+    this.leaseMs = deps.leaseMs ?? 8_000;
+    this.tickMs = deps.tickMs ?? 2_000;
   }
 
   /** Starts converging: now, then every tick. */
   start(): void {
     this.closed = false;
+    this.deps.log.info({ replicaId: this.replicaId }, 'connection supervisor started');
     this.timer = setInterval(() => void this.reconcile(), this.tickMs);
     this.timer.unref();
     void this.reconcile();
@@ -244,6 +245,7 @@ export class ConnectionSupervisor implements FunctionExecutor {
         this.deps.log.info({ connectionId: id, from, to, reason }, 'connection state changed');
       },
       publish: (topic, value) => this.publish(organizationId, id, topic, value),
+      publishMany: (values) => this.publishMany(organizationId, id, values),
     });
   }
 
@@ -253,7 +255,47 @@ export class ConnectionSupervisor implements FunctionExecutor {
     topic: string,
     value: DriverValue,
   ): Promise<void> {
-    const record = parsePublishRecord(
+    const record = this.record(connectionId, topic, value);
+    await this.deps.publisher.publish(organizationId, [record], { batch: false, fanout: true });
+  }
+
+  /**
+   * Publishes values in one all-or-nothing commit; when that is refused (a schema refuses one value),
+   * each is published on its own so that the others still arrive. Resolves with the number refused.
+   */
+  private async publishMany(
+    organizationId: string,
+    connectionId: string,
+    values: { topic: string; value: DriverValue }[],
+  ): Promise<number> {
+    const records = [];
+    let refused = 0;
+    for (const { topic, value } of values) {
+      try {
+        records.push(this.record(connectionId, topic, value));
+      } catch {
+        refused++;
+      }
+    }
+    if (records.length === 0) return refused;
+    try {
+      await this.deps.publisher.publish(organizationId, records, { batch: true, fanout: true });
+      return refused;
+    } catch {
+      for (const record of records) {
+        await this.deps.publisher
+          .publish(organizationId, [record], { batch: false, fanout: true })
+          .catch(() => {
+            refused++;
+          });
+      }
+      return refused;
+    }
+  }
+
+  /** A device value as a publish record of the connection (throws when the UNS would refuse it). */
+  private record(connectionId: string, topic: string, value: DriverValue) {
+    return parsePublishRecord(
       {
         topic,
         value: toUnsValue(value.value),
@@ -263,7 +305,6 @@ export class ConnectionSupervisor implements FunctionExecutor {
       },
       { prefix: this.deps.topicPrefix, now: () => this.deps.clock.now(), topics: this.topics },
     );
-    await this.deps.publisher.publish(organizationId, [record], { batch: false, fanout: true });
   }
 
   private async release(id: string): Promise<void> {

@@ -1,0 +1,145 @@
+import { createRequire } from 'node:module';
+import { DriverError, type DriverSession, type ProtocolDriver, withTimeout } from './driver.js';
+
+/** The part of nodes7 (untyped, callback style) this driver uses. */
+interface NodeS7 {
+  initiateConnection(options: Record<string, unknown>, callback: (error?: unknown) => void): void;
+  setTranslationCB(translate: (tag: string) => string): void;
+  addItems(items: string[]): void;
+  removeItems(items?: string[]): void;
+  readAllItems(callback: (anythingBad: boolean, values: Record<string, unknown>) => void): void;
+  writeItems(items: string, values: unknown, callback: (anythingBad: boolean) => void): void;
+  dropConnection(callback?: () => void): void;
+  /** 4 while the ISO connection is up (nodes7 internals, read only to tell a lost connection). */
+  isoConnectionState?: number;
+}
+
+const require = createRequire(import.meta.url);
+
+const address = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  description: 'nodes7 address, e.g. DB1,REAL0 or DB1,INT4 or M10.2 or I0.1 or DB2,S10.20 (string).',
+};
+
+/** Siemens S7 (S7-300/400/1200/1500 over ISO-on-TCP) through nodes7. */
+export const s7Driver: ProtocolDriver = {
+  id: 's7',
+  name: 'Siemens S7',
+  category: 'industrial',
+  session: 'exclusive',
+  configSchema: {
+    type: 'object',
+    required: ['host'],
+    additionalProperties: false,
+    properties: {
+      host: { type: 'string', minLength: 1, maxLength: 255 },
+      port: { type: 'integer', minimum: 1, maximum: 65535, default: 102 },
+      rack: { type: 'integer', minimum: 0, maximum: 7, default: 0 },
+      slot: { type: 'integer', minimum: 0, maximum: 31, default: 1 },
+      timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 10000 },
+    },
+  },
+  functionTypes: [
+    {
+      type: 's7.read',
+      direction: 'read',
+      description: 'Reads one address (BOOL, BYTE, INT, DINT, REAL, STRING ...).',
+      configSchema: {
+        type: 'object',
+        required: ['address'],
+        additionalProperties: false,
+        properties: { address },
+      },
+    },
+    {
+      type: 's7.write',
+      direction: 'write',
+      description: 'Writes one address.',
+      configSchema: {
+        type: 'object',
+        required: ['address', 'value'],
+        additionalProperties: false,
+        properties: { address, value: { type: ['number', 'boolean', 'string'] } },
+      },
+    },
+  ],
+  async connect(config, events) {
+    const NodeS7Class = require('nodes7') as new (options: { silent: boolean }) => NodeS7;
+    const conn = new NodeS7Class({ silent: true });
+    const timeoutMs = (config.timeoutMs as number) ?? 10000;
+    const host = config.host as string;
+    const port = (config.port as number) ?? 102;
+    try {
+      await withTimeout(
+        new Promise<void>((resolve, reject) => {
+          conn.initiateConnection(
+            { host, port, rack: config.rack ?? 0, slot: config.slot ?? 1, timeout: timeoutMs },
+            (error) =>
+              error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(),
+          );
+        }),
+        timeoutMs,
+        `connecting to ${host}:${port}`,
+      );
+    } catch (error) {
+      conn.dropConnection();
+      if (error instanceof DriverError) throw error;
+      throw new DriverError('transport', `cannot connect to ${host}:${port}: ${(error as Error).message}`);
+    }
+    conn.setTranslationCB((tag) => tag);
+    let closing = false;
+    // nodes7 runs one request at a time.
+    let queue: Promise<unknown> = Promise.resolve();
+    const serial = <T>(run: () => Promise<T>): Promise<T> => {
+      const next = queue.then(run, run);
+      queue = next.catch(() => {});
+      return next;
+    };
+    const failed = (what: string) => {
+      if (!closing && conn.isoConnectionState !== 4) {
+        events.onLost(new DriverError('transport', `connection to ${host}:${port} lost`));
+        return new DriverError('transport', `${what}: the connection is lost`);
+      }
+      return new DriverError('device', `${what}: the PLC answered with an error`);
+    };
+    const session: DriverSession = {
+      execute(type, cfg) {
+        const item = cfg.address as string;
+        if (type === 's7.read') {
+          return serial(
+            () =>
+              new Promise((resolve, reject) => {
+                conn.removeItems();
+                conn.addItems([item]);
+                conn.readAllItems((bad, values) =>
+                  bad ? reject(failed(`reading ${item}`)) : resolve({ value: values[item], quality: 0 }),
+                );
+              }),
+          );
+        }
+        if (type === 's7.write') {
+          return serial(
+            () =>
+              new Promise((resolve, reject) => {
+                conn.writeItems(item, cfg.value, (bad) =>
+                  bad ? reject(failed(`writing ${item}`)) : resolve({ value: cfg.value, quality: 0 }),
+                );
+              }),
+          );
+        }
+        return Promise.reject(new DriverError('configuration', `unknown function type ${type}`));
+      },
+      async close() {
+        closing = true;
+        await withTimeout(
+          new Promise<void>((resolve) => conn.dropConnection(() => resolve())),
+          2000,
+          'closing',
+        ).catch(() => {});
+      },
+    };
+    return session;
+  },
+};

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import { testDialects } from '../helpers/dialects.js';
+import { freePort } from '../helpers/free-port.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+
+/** node-snap7's S7Server (dev dependency): a PLC with data block DB1 on a free port. */
+interface S7Server {
+  LocalPort: number;
+  srvAreaDB: number;
+  SetParam(param: number, value: number): boolean;
+  RegisterArea(area: number, index: number, buffer: Buffer): boolean;
+  StartTo(address: string): boolean;
+  GetArea(area: number, index: number): Buffer;
+  Stop(): boolean;
+}
+const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Server: new () => S7Server };
+
+for (const dialect of testDialects()) {
+  describe(`Siemens S7 (nodes7) against node-snap7's server [${dialect}]`, () => {
+    let server: TestServer;
+    let plc: S7Server;
+    let port: number;
+
+    before(async () => {
+      port = await freePort();
+      plc = new snap7.S7Server();
+      const db1 = Buffer.alloc(64);
+      db1.writeFloatBE(21.75, 0);
+      db1.writeInt16BE(-12, 4);
+      plc.SetParam(plc.LocalPort, port);
+      plc.RegisterArea(plc.srvAreaDB, 1, db1);
+      assert.ok(plc.StartTo('127.0.0.1'));
+      server = await startTestServer(dialect);
+    });
+    after(async () => {
+      await server?.close();
+      plc?.Stop();
+    });
+
+    it('reads REAL and INT from a data block and writes only when confirmed', async () => {
+      const created = await server.admin.post('/api/v1/connections', {
+        name: 'S7-1500',
+        protocol: 's7',
+        config: { host: '127.0.0.1', port, rack: 0, slot: 1, timeoutMs: 3000 },
+      });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.data.id;
+      const read = await server.admin.post(`/api/v1/connections/${id}/functions`, {
+        name: 'read',
+        type: 's7.read',
+        config: { address: '((address))' },
+        parameters: [{ name: 'address', type: 'string' }],
+      });
+      const execute = (fn: string, body: Record<string, unknown>) =>
+        server.admin.post(`/api/v1/connections/${id}/functions/${fn}/execute`, body);
+      const real = await execute(read.body.data.id, { parameters: { address: 'DB1,REAL0' } });
+      assert.equal(real.body.data.success, true, real.text);
+      assert.equal(real.body.data.value, 21.75);
+      assert.equal(
+        (await execute(read.body.data.id, { parameters: { address: 'DB1,INT4' } })).body.data.value,
+        -12,
+      );
+      const write = await server.admin.post(`/api/v1/connections/${id}/functions`, {
+        name: 'write',
+        type: 's7.write',
+        config: { address: 'DB1,INT4', value: '((v))' },
+        parameters: [{ name: 'v', type: 'integer' }],
+      });
+      assert.equal((await execute(write.body.data.id, { parameters: { v: 321 } })).status, 400);
+      assert.equal(plc.GetArea(plc.srvAreaDB, 1).readInt16BE(4), -12);
+      const written = await execute(write.body.data.id, { parameters: { v: 321 }, confirmWrites: true });
+      assert.equal(written.body.data.success, true, written.text);
+      assert.equal(plc.GetArea(plc.srvAreaDB, 1).readInt16BE(4), 321);
+    });
+  });
+}

@@ -1,0 +1,177 @@
+import { useEffect, useState } from 'react';
+import { api, errorText, orgHeader, unwrap } from '../../api/client';
+import { Link } from '../../app/router';
+import { useAsync } from '../../app/use-async';
+import { BadgeList } from '../../components/badges';
+import { ErrorMessage, Loading } from '../../components/states';
+import type { Connection, ObjectSchema, Protocol } from './connections-api';
+import './connections.css';
+import { FunctionsPanel } from './functions-panel';
+import { HistoryPanel } from './history-panel';
+import { type FormValues, initialValues, SchemaForm, toConfig } from './schema-form';
+import { StateBadge } from './state-badge';
+
+type Tab = 'runtime' | 'functions' | 'history' | 'settings';
+
+/** One connection: runtime with actions and metrics, functions, state history, settings. */
+export default function ConnectionDetailPage({ id }: { id: string }) {
+  const [tab, setTab] = useState<Tab>('runtime');
+  const [actionError, setActionError] = useState<string | null>(null);
+  const params = { header: orgHeader(), path: { id } };
+  const connection = useAsync(
+    async () => unwrap(await api.GET('/api/v1/connections/{id}', { params })).data,
+    [id],
+  );
+  const runtime = useAsync(
+    async () => unwrap(await api.GET('/api/v1/connections/{id}/runtime', { params })).data,
+    [id],
+  );
+  const protocols = useAsync(
+    async () =>
+      unwrap(await api.GET('/api/v1/connections/protocols', { params: { header: orgHeader() } })).data,
+    [],
+  );
+  useEffect(() => {
+    const timer = setInterval(() => runtime.reload(), 2000);
+    return () => clearInterval(timer);
+  }, [runtime.reload]);
+
+  const act = async (action: 'start' | 'stop' | 'restart') => {
+    setActionError(null);
+    try {
+      const path = `/api/v1/connections/{id}/${action}` as '/api/v1/connections/{id}/start';
+      unwrap(await api.POST(path, { params }));
+      runtime.reload();
+    } catch (failure) {
+      setActionError(errorText(failure));
+    }
+  };
+
+  if (connection.error) return <ErrorMessage error={connection.error} onRetry={connection.reload} />;
+  if (!connection.data) return <Loading label="Loading the connection…" />;
+  const c = connection.data;
+  const r = runtime.data;
+  const protocol = protocols.data?.find((p) => p.id === c.protocol);
+  return (
+    <section className="page" aria-labelledby="connection-title">
+      <p>
+        <Link to="/connections">← Connections</Link>
+      </p>
+      <header className="page-header">
+        <div>
+          <h1 id="connection-title">{c.name}</h1>
+          <p className="muted">
+            {protocol?.name ?? c.protocol} {c.readOnly ? '· read-only' : ''}{' '}
+            {c.description && `· ${c.description}`}
+          </p>
+          <BadgeList items={c.labels} />
+        </div>
+        <div className="form-actions">
+          <StateBadge state={r?.state ?? c.state} />
+          <button type="button" className="button" onClick={() => void act('start')}>
+            Start
+          </button>
+          <button type="button" className="button" onClick={() => void act('stop')}>
+            Stop
+          </button>
+          <button type="button" className="button" onClick={() => void act('restart')}>
+            Restart
+          </button>
+        </div>
+      </header>
+      <ErrorMessage error={actionError} />
+      <div className="tabs" role="tablist">
+        {(['runtime', 'functions', 'history', 'settings'] as const).map((t) => (
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            className="tab"
+            aria-selected={tab === t}
+            onClick={() => setTab(t)}
+          >
+            {t.charAt(0).toUpperCase() + t.slice(1)}
+          </button>
+        ))}
+      </div>
+      <div className="tab-panel" role="tabpanel">
+        {tab === 'runtime' &&
+          (r ? (
+            <>
+              <p>
+                <StateBadge state={r.state} /> since {new Date(r.since).toLocaleString()}
+                {r.ownerReplica && <span className="muted"> on {r.ownerReplica}</span>}
+              </p>
+              {r.lastError && <p className="state state-error">Last error: {r.lastError}</p>}
+              <dl className="metrics" aria-label="Metrics">
+                {(
+                  [
+                    ['Requests', r.metrics.requests],
+                    ['Errors', r.metrics.errors],
+                    ['Timeouts', r.metrics.timeouts],
+                    ['Reconnects', r.metrics.reconnects],
+                    ['Values published', r.metrics.valuesPublished],
+                    ['Latency p50 (ms)', r.metrics.latencyMs.p50 ?? '–'],
+                    ['Latency p95 (ms)', r.metrics.latencyMs.p95 ?? '–'],
+                  ] as const
+                ).map(([label, value]) => (
+                  <div key={label}>
+                    <dt>{label}</dt>
+                    <dd>{value}</dd>
+                  </div>
+                ))}
+              </dl>
+            </>
+          ) : (
+            <Loading />
+          ))}
+        {tab === 'functions' && protocol && <FunctionsPanel connection={c} protocol={protocol} />}
+        {tab === 'history' && <HistoryPanel connectionId={c.id} />}
+        {tab === 'settings' && protocol && (
+          <SettingsForm connection={c} protocol={protocol} onSaved={connection.reload} />
+        )}
+      </div>
+    </section>
+  );
+}
+
+function SettingsForm(props: { connection: Connection; protocol: Protocol; onSaved: () => void }) {
+  const schema = props.protocol.configSchema as ObjectSchema;
+  const [values, setValues] = useState<FormValues>(() => initialValues(schema, props.connection.config));
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const stored = Object.entries(props.connection.config)
+    .filter(([, v]) => typeof v === 'object' && v !== null && (v as { configured?: boolean }).configured)
+    .map(([k]) => k);
+  const save = async () => {
+    setError(null);
+    setSaved(false);
+    try {
+      unwrap(
+        await api.PATCH('/api/v1/connections/{id}', {
+          params: { header: orgHeader(), path: { id: props.connection.id } },
+          body: { config: toConfig(schema, values) },
+        }),
+      );
+      setSaved(true);
+      props.onSaved();
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save();
+      }}
+    >
+      <SchemaForm schema={schema} values={values} onChange={setValues} storedSecrets={stored} />
+      <ErrorMessage error={error} />
+      {saved && <p role="status">Saved.</p>}
+      <button type="submit" className="button button-primary">
+        Save settings
+      </button>
+    </form>
+  );
+}

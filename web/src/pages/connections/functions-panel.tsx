@@ -1,0 +1,168 @@
+import { useState } from 'react';
+import { api, errorText, orgHeader, unwrap } from '../../api/client';
+import { useAsync } from '../../app/use-async';
+import { ErrorMessage, Loading } from '../../components/states';
+import type { Connection, ConnectorFunction, ExecutionResult, Protocol } from './connections-api';
+
+/** The functions of a connection: list, add (config as JSON), execute with parameters. */
+export function FunctionsPanel({ connection, protocol }: { connection: Connection; protocol: Protocol }) {
+  const header = orgHeader();
+  const list = useAsync(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/connections/{id}/functions', {
+          params: { header, path: { id: connection.id }, query: { limit: 200 } },
+        }),
+      ).data,
+    [connection.id],
+  );
+  const [type, setType] = useState(protocol.functionTypes[0]?.type ?? '');
+  const [name, setName] = useState('');
+  const [config, setConfig] = useState('{}');
+  const [parameters, setParameters] = useState('[]');
+  const [error, setError] = useState<string | null>(null);
+
+  const add = async () => {
+    setError(null);
+    try {
+      const body = { name, type, config: JSON.parse(config), parameters: JSON.parse(parameters) };
+      unwrap(
+        await api.POST('/api/v1/connections/{id}/functions', {
+          params: { header, path: { id: connection.id } },
+          body,
+        }),
+      );
+      setName('');
+      list.reload();
+    } catch (failure) {
+      setError(failure instanceof SyntaxError ? 'Config and parameters must be JSON.' : errorText(failure));
+    }
+  };
+
+  return (
+    <div>
+      <ErrorMessage error={list.error} onRetry={list.reload} />
+      {!list.data ? (
+        <Loading label="Loading functions…" />
+      ) : (
+        <ul className="function-list">
+          {list.data.map((f) => (
+            <FunctionRow key={f.id} connection={connection} fn={f} />
+          ))}
+        </ul>
+      )}
+      <h2>Add a function</h2>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void add();
+        }}
+      >
+        <label className="field">
+          <span>Name *</span>
+          <input
+            name="function-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required
+            maxLength={100}
+          />
+        </label>
+        <label className="field">
+          <span>Type</span>
+          <select name="function-type" value={type} onChange={(e) => setType(e.target.value)}>
+            {protocol.functionTypes.map((t) => (
+              <option key={t.type} value={t.type}>
+                {t.type} ({t.direction})
+              </option>
+            ))}
+          </select>
+          <small className="hint">{protocol.functionTypes.find((t) => t.type === type)?.description}</small>
+        </label>
+        <label className="field">
+          <span>Config (JSON; strings may hold ((parameter)) placeholders)</span>
+          <textarea
+            name="function-config"
+            rows={3}
+            value={config}
+            onChange={(e) => setConfig(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Parameters (JSON)</span>
+          <textarea
+            name="function-parameters"
+            rows={2}
+            value={parameters}
+            onChange={(e) => setParameters(e.target.value)}
+          />
+        </label>
+        <ErrorMessage error={error} />
+        <button type="submit" className="button button-primary">
+          Add function
+        </button>
+      </form>
+    </div>
+  );
+}
+
+function FunctionRow({ connection, fn }: { connection: Connection; fn: ConnectorFunction }) {
+  const [parameters, setParameters] = useState('{}');
+  const [confirm, setConfirm] = useState(false);
+  const [result, setResult] = useState<ExecutionResult | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const execute = async () => {
+    setError(null);
+    setResult(null);
+    try {
+      const body = {
+        parameters: JSON.parse(parameters),
+        ...(fn.direction === 'write' ? { confirmWrites: confirm } : {}),
+      };
+      const answer = unwrap(
+        await api.POST('/api/v1/connections/{id}/functions/{functionId}/execute', {
+          params: { header: orgHeader(), path: { id: connection.id, functionId: fn.id } },
+          body,
+        }),
+      );
+      setResult(answer.data);
+    } catch (failure) {
+      setError(failure instanceof SyntaxError ? 'Parameters must be JSON.' : errorText(failure));
+    }
+  };
+  return (
+    <li className="card" aria-label={`Function ${fn.name}`}>
+      <strong>{fn.name}</strong> <span className="muted">{fn.type}</span>
+      {fn.uns && <span className="muted"> → {fn.uns.topic}</span>}
+      {fn.direction !== 'subscribe' && (
+        <div className="toolbar">
+          {fn.parameters.length > 0 && (
+            <label>
+              <span className="visually-hidden">Parameters of {fn.name}</span>
+              <input
+                value={parameters}
+                onChange={(e) => setParameters(e.target.value)}
+                aria-label={`Parameters of ${fn.name}`}
+              />
+            </label>
+          )}
+          {fn.direction === 'write' && (
+            <label className="checkbox">
+              <input type="checkbox" checked={confirm} onChange={(e) => setConfirm(e.target.checked)} />
+              Confirm the write
+            </label>
+          )}
+          <button type="button" className="button button-small" onClick={() => void execute()}>
+            Execute
+          </button>
+        </div>
+      )}
+      <ErrorMessage error={error} />
+      {result && (
+        <output className="execution" aria-label={`Result of ${fn.name}`}>
+          <pre>{JSON.stringify(result, null, 2)}</pre>
+        </output>
+      )}
+    </li>
+  );
+}
