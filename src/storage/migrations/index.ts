@@ -11,4 +11,15 @@ import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
-export const migrations: MeridianMigration[] = [identity, oauth2, uns, clientOrganizations, unsBrokerSecret, connections, entityVersions, models, organizationSettings, dashboards];
+export const migrations: MeridianMigration[] = [
+  identity,
+  oauth2,
+  uns,
+  clientOrganizations,
+  unsBrokerSecret,
+  connections,
+  entityVersions,
+  models,
+  organizationSettings,
+  dashboards,
+];
