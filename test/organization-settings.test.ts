@@ -98,6 +98,15 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await current(), before);
     });
 
+    it('a change that changes nothing stores and records nothing', async () => {
+      const before = await current();
+      const total = (await viewer.get(HISTORY)).body.pagination.total;
+      const res = await server.admin.patch(SETTINGS, { version: before.version, timezone: before.timezone });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.version, before.version);
+      assert.equal((await viewer.get(HISTORY)).body.pagination.total, total);
+    });
+
     it('answers a stale version 409 and changes nothing', async () => {
       const before = await current();
       const first = await server.admin.patch(SETTINGS, { version: before.version, locale: 'de-DE' });

@@ -5,6 +5,7 @@ import { conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
+import { diffJson } from '../../versions/json-diff.js';
 import type { SettingsRow } from './settings.repository.js';
 import { SettingsRepository } from './settings.repository.js';
 import type { MaintenanceState, OrganizationSettings, PatchSettingsBody } from './settings.schemas.js';
@@ -77,6 +78,8 @@ export class SettingsService {
       dashboards: { ...before.dashboards, ...body.dashboards },
       branding: { ...before.branding, ...body.branding },
     };
+    // Nothing to change: nothing stored, nothing recorded, the version stays.
+    if (diffJson(before, after).length === 0) return this.toApi(row);
     const now = clock.now();
     const saved = await db.transaction().execute(async (trx) => {
       const repo = new SettingsRepository(trx);
