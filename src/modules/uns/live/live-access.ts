@@ -9,7 +9,7 @@ import {
 import type { Clock } from '../../../platform/clock.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import { isScopePermitted, scopesAllowedFor } from '../../../platform/permissions.js';
-import { STANDING_TOPICS } from '../../users/access-directory.js';
+import { watchStanding } from '../../users/standing-watch.js';
 
 export interface AccessWatchDeps {
   bearerVerifiers: readonly BearerVerifier[];
@@ -22,8 +22,6 @@ export interface AccessWatchDeps {
   onError: (error: unknown) => void;
 }
 
-/** The longest delay setTimeout takes; a PAT may expire a year ahead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /**
@@ -45,11 +43,6 @@ export function watchAccess(
   const opened = request.principal!;
   const organizationId = request.organization!.id;
   const credential = readCredential(request, deps.sessionVerifier);
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running = false;
-  let again = false;
-
   const verify = async (): Promise<Principal | string> => {
     if (credential.kind === 'session') return deps.sessionVerifier.verify(credential.value, request);
     const verifier = deps.bearerVerifiers.find((v) => v.accepts(credential.value));
@@ -58,9 +51,6 @@ export function watchAccess(
   };
 
   const reasonToClose = async (): Promise<string | null> => {
-    if (opened.expiresAt !== undefined && opened.expiresAt <= deps.clock.now()) {
-      return 'the credential has expired';
-    }
     const principal = await verify();
     if (typeof principal === 'string') return principal;
     const standing = await deps.directory.standing(principal.userId, organizationId);
@@ -77,56 +67,17 @@ export function watchAccess(
     return null;
   };
 
-  const schedule = () => {
-    clearTimeout(timer);
-    if (stopped) return;
-    let delay = deps.intervalMs;
-    if (opened.expiresAt !== undefined) delay = Math.min(delay, opened.expiresAt - deps.clock.now());
-    timer = setTimeout(check, Math.min(MAX_TIMER_MS, Math.max(0, delay)));
-    timer.unref();
-  };
-
-  const check = async () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      const reason = await reasonToClose();
-      if (reason !== null && !stopped) {
-        stop();
-        onLost(reason);
-        return;
-      }
-    } catch (error) {
-      deps.onError(error);
-    } finally {
-      running = false;
-    }
-    if (again) {
-      again = false;
-      void check();
-    } else schedule();
-  };
-
-  const unsubscribe = deps.bus.subscribe((event) => {
-    const concerns =
-      event.topic === '*' ||
-      (event.topic === STANDING_TOPICS.user && event.id === opened.userId) ||
-      (event.topic === STANDING_TOPICS.organization && event.id === organizationId) ||
-      (event.topic === STANDING_TOPICS.membership && event.id === `${opened.userId}|${organizationId}`);
-    if (concerns) void check();
+  return watchStanding({
+    bus: deps.bus,
+    intervalMs: deps.intervalMs,
+    now: () => deps.clock.now(),
+    onError: deps.onError,
+    userId: opened.userId,
+    organizationId,
+    expiresAt: opened.expiresAt,
+    reasonToClose,
+    onLost,
   });
-
-  const stop = () => {
-    stopped = true;
-    clearTimeout(timer);
-    unsubscribe();
-  };
-  schedule();
-  return stop;
 }
 
 /** The credential the request was authenticated with: its bearer token, or else its session cookie. */

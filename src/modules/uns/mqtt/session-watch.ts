@@ -1,5 +1,5 @@
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
-import { STANDING_TOPICS } from '../../users/access-directory.js';
+import { watchStanding } from '../../users/standing-watch.js';
 import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
 
 export interface SessionWatchDeps {
@@ -19,9 +19,6 @@ export interface WatchedCredential {
   identity: MqttIdentity;
 }
 
-/** The longest delay setTimeout takes; a PAT may expire a year ahead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * Keeps checking that the credential an MQTT connection authenticated with still admits it, with
  * exactly the rules of CONNECT (`mqtt-auth.ts`): the token verifies (not revoked, not expired), the
@@ -39,74 +36,32 @@ export function watchMqttSession(
   onLost: (reason: string) => void,
 ): () => void {
   const { identity } = credential;
-  let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  let running = false;
-  let again = false;
-
-  const reasonToClose = async (): Promise<string | null> => {
-    if (identity.expiresAt !== undefined && identity.expiresAt <= deps.now()) {
-      return 'the credential has expired';
-    }
-    const current = await deps.authenticate(
-      credential.token,
-      credential.organizationId,
-      credential.remoteAddress,
-    );
-    if (typeof current === 'string') return current;
-    if (!stopped) onScopes(current);
-    return null;
-  };
-
-  const schedule = () => {
-    clearTimeout(timer);
-    if (stopped) return;
-    let delay = deps.intervalMs;
-    if (identity.expiresAt !== undefined) delay = Math.min(delay, identity.expiresAt - deps.now());
-    timer = setTimeout(check, Math.min(MAX_TIMER_MS, Math.max(0, delay)));
-    timer.unref();
-  };
-
-  const check = async () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      const reason = await reasonToClose();
-      if (reason !== null && !stopped) {
-        stop();
-        onLost(reason);
-        return;
-      }
-    } catch (error) {
-      deps.onError(error);
-    } finally {
-      running = false;
-    }
-    if (again) {
-      again = false;
-      void check();
-    } else schedule();
-  };
-
-  const organizationId = identity.organizationId;
-  const unsubscribe = deps.bus.subscribe((event) => {
-    const concerns =
-      event.topic === '*' ||
-      (event.topic === STANDING_TOPICS.user && event.id === identity.userId) ||
-      (event.topic === STANDING_TOPICS.organization && event.id === organizationId) ||
-      (event.topic === STANDING_TOPICS.membership && event.id === `${identity.userId}|${organizationId}`);
-    if (concerns) void check();
+  const stop = watchStanding({
+    bus: deps.bus,
+    intervalMs: deps.intervalMs,
+    now: deps.now,
+    onError: deps.onError,
+    userId: identity.userId,
+    organizationId: identity.organizationId,
+    expiresAt: identity.expiresAt,
+    reasonToClose: async () => {
+      const current = await deps.authenticate(
+        credential.token,
+        credential.organizationId,
+        credential.remoteAddress,
+      );
+      if (typeof current === 'string') return current;
+      if (!stopped) onScopes(current);
+      return null;
+    },
+    onLost: (reason) => {
+      stopped = true;
+      onLost(reason);
+    },
   });
-
-  const stop = () => {
+  return () => {
     stopped = true;
-    clearTimeout(timer);
-    unsubscribe();
+    stop();
   };
-  schedule();
-  return stop;
 }
