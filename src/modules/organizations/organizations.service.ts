@@ -243,15 +243,27 @@ export class OrganizationsService {
   }
 
   private audit(caller: Caller, organizationId: string, action: string, details?: Record<string, unknown>) {
-    return recordAudit(this.deps.db, this.deps.clock.now(), {
-      organizationId,
-      actorUserId: caller.userId,
-      actorClientId: caller.clientId ?? null,
-      action,
-      targetType: 'organization',
-      targetId: organizationId,
-      details,
-      requestId: caller.requestId ?? null,
-    });
+    return auditOrganization(this.deps.db, this.deps.clock.now(), caller, organizationId, action, details);
   }
+}
+
+/** Writes an audit row about organization `organizationId`, done by `caller`. */
+export function auditOrganization(
+  db: Kysely<Database>,
+  now: number,
+  caller: Caller,
+  organizationId: string,
+  action: string,
+  details?: Record<string, unknown>,
+) {
+  return recordAudit(db, now, {
+    organizationId,
+    actorUserId: caller.userId,
+    actorClientId: caller.clientId ?? null,
+    action,
+    targetType: 'organization',
+    targetId: organizationId,
+    details,
+    requestId: caller.requestId ?? null,
+  });
 }

@@ -3,8 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, notFound } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
-import { recordAudit } from '../../audit/audit.repository.js';
-import type { Caller } from '../organizations.service.js';
+import { auditOrganization, type Caller } from '../organizations.service.js';
 import { detectImageType, type LogoContentType } from './image-type.js';
 
 /** Largest logo accepted. */
@@ -102,15 +101,6 @@ export class LogosService {
   }
 
   private audit(caller: Caller, organizationId: string, action: string, details?: Record<string, unknown>) {
-    return recordAudit(this.deps.db, this.deps.clock.now(), {
-      organizationId,
-      actorUserId: caller.userId,
-      actorClientId: caller.clientId ?? null,
-      action,
-      targetType: 'organization',
-      targetId: organizationId,
-      details,
-      requestId: caller.requestId ?? null,
-    });
+    return auditOrganization(this.deps.db, this.deps.clock.now(), caller, organizationId, action, details);
   }
 }
