@@ -35,7 +35,7 @@ async function baseline(): Promise<number> {
   let received = 0;
   const group = await subscription.monitorItems(
     nodeIds.map((nodeId) => ({ nodeId, attributeId: AttributeIds.Value })),
-    { samplingInterval: 1000, discardOldest: true, queueSize: 10 },
+    { samplingInterval: 250, discardOldest: true, queueSize: 10 },
     TimestampsToReturn.Both,
   );
   group.on('changed', () => {
@@ -63,7 +63,7 @@ async function meridian(): Promise<{ published: number; errors: number }> {
   const fn = await admin.post(`/api/v1/connections/${id}/functions`, {
     name: 'all',
     type: 'opcua.subscribe',
-    config: { nodeIds, samplingIntervalMs: 1000, publishingIntervalMs: 1000 },
+    config: { nodeIds, samplingIntervalMs: 250, publishingIntervalMs: 1000 },
     uns: { topic: 'v1/bench/opcua' },
   });
   if (fn.status !== 201) throw new Error(fn.text);

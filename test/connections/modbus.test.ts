@@ -348,6 +348,12 @@ for (const dialect of testDialects()) {
         transitions.join(','),
       );
       assert.deepEqual(transitions.slice(0, 2), ['connecting', 'connected']);
+      const alias = await admin.get(`${path()}/state-history?limit=500`);
+      assert.deepEqual(
+        alias.body.data,
+        history.body.data,
+        '/connections/{id}/state-history is the same list',
+      );
       const summary = await admin.get(
         `/api/v1/connections/state-history/summary?window=1h&connectionId=${connectionId}`,
       );

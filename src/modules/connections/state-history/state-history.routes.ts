@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
 import { PaginationSchema } from '../../../platform/list-query.js';
@@ -36,6 +36,8 @@ const HistoryQuery = Type.Object(
   { additionalProperties: false },
 );
 
+type HistoryQuery = Static<typeof HistoryQuery>;
+
 const WINDOWS: Record<string, number> = {
   '1h': 3_600_000,
   '24h': 86_400_000,
@@ -69,6 +71,52 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
   history: StateHistoryRepository;
   clock: Clock;
 }> = async (app, { history, clock }) => {
+  const listEvents = async (organizationId: string, q: HistoryQuery) => {
+    const limit = q.limit ?? 100;
+    const offset = q.offset ?? 0;
+    const { rows, total } = await history.list(
+      organizationId,
+      {
+        connectionId: q.connectionId,
+        from: parseTime(q.from, 'from'),
+        to: parseTime(q.to, 'to'),
+        state: q.state,
+      },
+      limit,
+      offset,
+    );
+    return {
+      data: rows.map((r) => ({
+        id: r.id,
+        connectionId: r.connection_id,
+        from: r.from_state,
+        to: r.to_state,
+        reason: r.reason,
+        error: r.error,
+        replica: r.replica,
+        at: isoTime(r.at),
+      })),
+      pagination: { total, limit, offset },
+    };
+  };
+
+  app.get(
+    '/:id/state-history',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: "List one connection's state changes",
+        description: 'The same as /state-history?connectionId={id}.',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        querystring: Type.Omit(HistoryQuery, ['connectionId']),
+        response: { 200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }) },
+      },
+    },
+    async (request) =>
+      listEvents(request.organization!.id, { ...request.query, connectionId: request.params.id }),
+  );
+
   app.get(
     '/state-history',
     {
@@ -81,35 +129,7 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const limit = q.limit ?? 100;
-      const offset = q.offset ?? 0;
-      const { rows, total } = await history.list(
-        request.organization!.id,
-        {
-          connectionId: q.connectionId,
-          from: parseTime(q.from, 'from'),
-          to: parseTime(q.to, 'to'),
-          state: q.state,
-        },
-        limit,
-        offset,
-      );
-      return {
-        data: rows.map((r) => ({
-          id: r.id,
-          connectionId: r.connection_id,
-          from: r.from_state,
-          to: r.to_state,
-          reason: r.reason,
-          error: r.error,
-          replica: r.replica,
-          at: isoTime(r.at),
-        })),
-        pagination: { total, limit, offset },
-      };
-    },
+    async (request) => listEvents(request.organization!.id, request.query),
   );
 
   app.get(
