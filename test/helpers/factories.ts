@@ -18,7 +18,8 @@ export async function buildUser(
 ): Promise<BuiltUser> {
   sequence++;
   const email = fields.email ?? `user${sequence}-${randomBytes(3).toString('hex')}@example.com`;
-  const password = `password-${randomBytes(6).toString('hex')}`;
+  // Not `password-<hex>`: with a hex part of digits only it would be a common password plus digits.
+  const password = `user-secret-${randomBytes(6).toString('hex')}`;
   const response = await server.admin.post('/api/v1/admin/users', {
     email,
     displayName: `User ${sequence}`,

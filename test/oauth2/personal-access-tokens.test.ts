@@ -79,9 +79,8 @@ for (const dialect of testDialects()) {
     });
 
     it('from a PAT: every scope, custom ones too, must be one that PAT carries', async () => {
-      const parent = (
-        await create({ scopes: ['tokens:write', 'organizations:read', 'plant.reports'] })
-      ).body.data.token as string;
+      const parent = (await create({ scopes: ['tokens:write', 'organizations:read', 'plant.reports'] })).body
+        .data.token as string;
       const viaPat = server.client.as({ token: parent, org: server.orgId });
       assert.equal((await create({ scopes: ['organizations:read', 'plant.reports'] }, viaPat)).status, 201);
       for (const scope of ['plant.other', 'uns:read', 'tokens:read']) {

@@ -30,7 +30,7 @@ export async function holdableScopes(
     .where('id', '=', userId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
-  if (!user || user.status !== 'active') return { organizationIds: [], allowed: new Set() };
+  if (user?.status !== 'active') return { organizationIds: [], allowed: new Set() };
   if (user.is_system_admin === 1) {
     let query = db.selectFrom('organizations').select('id').where('status', '=', 'active');
     if (boundOrganizations) query = query.where('id', 'in', boundOrganizations);
