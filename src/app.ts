@@ -128,7 +128,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prefix: '/api/v1/organizations',
     organizations: new OrganizationsService({ db, clock, bus }),
   });
-  await installOrganizationSettings(app, { db, clock, bus });
+  await installOrganizationSettings(app, {
+    db,
+    clock,
+    bus,
+    access: {
+      bearerVerifiers,
+      sessionVerifier: sessions,
+      directory,
+      intervalMs: config.unsStreamRecheck * 1000,
+    },
+  });
   await oauth2.register(app);
   await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
   await installUns(app, {

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Database } from '../../storage/tables.js';
+import type { AccessWatchDeps } from '../uns/live/live-access.js';
 import { historyRoutes } from './history/history.routes.js';
 import { logosRoutes } from './logos/logos.routes.js';
 import { LogosService } from './logos/logos.service.js';
@@ -33,7 +34,14 @@ const MAINTENANCE_SWEEP_MS = 5_000;
  */
 export async function installOrganizationSettings(
   app: FastifyInstance,
-  deps: { db: Kysely<Database>; clock: Clock; bus: InvalidationBus; sweepMs?: number },
+  deps: {
+    db: Kysely<Database>;
+    clock: Clock;
+    bus: InvalidationBus;
+    sweepMs?: number;
+    /** What the maintenance event stream re-checks its credential with. */
+    access: Pick<AccessWatchDeps, 'bearerVerifiers' | 'sessionVerifier' | 'directory' | 'intervalMs'>;
+  },
 ): Promise<OrganizationSettingsModule> {
   const { db, clock, bus } = deps;
   const store = new SettingsStore({ db, clock, bus });
@@ -50,7 +58,12 @@ export async function installOrganizationSettings(
 
   const prefix = '/api/v1/organizations';
   await app.register(settingsRoutes, { prefix: `${prefix}/settings`, settings });
-  await app.register(maintenanceRoutes, { prefix: `${prefix}/settings`, maintenance, store });
+  await app.register(maintenanceRoutes, {
+    prefix: `${prefix}/settings`,
+    maintenance,
+    store,
+    access: { ...deps.access, bus, clock },
+  });
   await app.register(historyRoutes, { prefix, db });
   await app.register(logosRoutes, { prefix, logos: new LogosService({ db, clock }) });
   return { settings, maintenance };

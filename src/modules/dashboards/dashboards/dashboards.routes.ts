@@ -136,7 +136,7 @@ export const dashboardsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await dashboards.remove(org(request), request.params.id);
+      await dashboards.remove(org(request), request.params.id, actorOf(request));
       return reply.code(204).send(null);
     },
   );

@@ -5,6 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
+import { recordChange } from '../../audit/record-change.js';
 import type {
   ChangeType,
   EntityVersion,
@@ -177,6 +178,14 @@ export class DashboardsService {
         actor,
         at: now,
       });
+      await this.audit(trx, now, {
+        organizationId,
+        actor,
+        action: changeType === 'clone' ? 'cloned' : 'created',
+        id: row.id,
+        before: null,
+        after: toDashboard(row),
+      });
     });
     return toDashboard(row);
   }
@@ -191,7 +200,7 @@ export class DashboardsService {
     basedOn: number,
     actor: Actor,
     edit: (current: DashboardContent) => DashboardInput,
-    options: { changeType?: ChangeType; revertedFrom?: number } = {},
+    options: { changeType?: ChangeType; revertedFrom?: number; action?: string } = {},
   ): Promise<Dashboard> {
     const row = await this.repository.find(organizationId, id);
     if (!row) throw notFound('dashboard');
@@ -231,6 +240,14 @@ export class DashboardsService {
         actor,
         at: now,
       });
+      await this.audit(trx, now, {
+        organizationId,
+        actor,
+        action: options.action ?? (options.changeType === 'revert' ? 'reverted' : 'updated'),
+        id,
+        before: toDashboard(row),
+        after: toDashboard({ ...row, ...values, version: basedOn + 1 }),
+      });
     });
     return this.get(organizationId, id);
   }
@@ -249,7 +266,11 @@ export class DashboardsService {
     actor: Actor,
   ) {
     const { version, ...fields } = input;
-    return this.change(organizationId, id, version, actor, (current) => ({ ...current, ...fields }));
+    const keys = Object.keys(fields);
+    const action = keys.length === 1 && keys[0] === 'folderId' ? 'moved' : 'updated';
+    return this.change(organizationId, id, version, actor, (current) => ({ ...current, ...fields }), {
+      action,
+    });
   }
 
   /** Restores an earlier version's content as a new version, through the same rules as any change. */
@@ -288,18 +309,34 @@ export class DashboardsService {
     );
   }
 
-  async remove(organizationId: string, id: string): Promise<void> {
+  async remove(organizationId: string, id: string, actor: Actor): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.repository.delete(trx, organizationId, id))) throw notFound('dashboard');
+      const row = await this.repository.find(organizationId, id, trx);
+      if (!row || !(await this.repository.delete(trx, organizationId, id))) throw notFound('dashboard');
       await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
+      await this.audit(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: 'deleted',
+        id,
+        before: toDashboard(row),
+        after: null,
+      });
     });
   }
 
   addPanel(organizationId: string, id: string, basedOn: number, panel: PanelInput, actor: Actor) {
-    return this.change(organizationId, id, basedOn, actor, (current) => ({
-      ...current,
-      panels: [...current.panels, panel],
-    }));
+    return this.change(
+      organizationId,
+      id,
+      basedOn,
+      actor,
+      (current) => ({
+        ...current,
+        panels: [...current.panels, panel],
+      }),
+      { action: 'panel_added' },
+    );
   }
 
   async patchPanel(
@@ -311,23 +348,61 @@ export class DashboardsService {
     actor: Actor,
   ) {
     await this.requirePanel(organizationId, id, panelId);
-    return this.change(organizationId, id, basedOn, actor, (current) => ({
-      ...current,
-      panels: current.panels.map((p) => (p.id === panelId ? { ...p, ...fields, id: panelId } : p)),
-    }));
+    return this.change(
+      organizationId,
+      id,
+      basedOn,
+      actor,
+      (current) => ({
+        ...current,
+        panels: current.panels.map((p) => (p.id === panelId ? { ...p, ...fields, id: panelId } : p)),
+      }),
+      { action: 'panel_changed' },
+    );
   }
 
   async deletePanel(organizationId: string, id: string, panelId: string, basedOn: number, actor: Actor) {
     await this.requirePanel(organizationId, id, panelId);
-    return this.change(organizationId, id, basedOn, actor, (current) => ({
-      ...current,
-      panels: current.panels.filter((p) => p.id !== panelId),
-    }));
+    return this.change(
+      organizationId,
+      id,
+      basedOn,
+      actor,
+      (current) => ({
+        ...current,
+        panels: current.panels.filter((p) => p.id !== panelId),
+      }),
+      { action: 'panel_removed' },
+    );
   }
 
   private async requirePanel(organizationId: string, id: string, panelId: string) {
     const dashboard = await this.get(organizationId, id);
     if (!dashboard.panels.some((p) => p.id === panelId)) throw notFound(`panel ${JSON.stringify(panelId)}`);
+  }
+
+  /** Records a change to a dashboard in the audit log, inside the change's transaction. */
+  private audit(
+    trx: Kysely<Database>,
+    at: number,
+    change: {
+      organizationId: string;
+      actor: Actor;
+      action: string;
+      id: string;
+      before: unknown;
+      after: unknown;
+    },
+  ) {
+    return recordChange(trx, at, {
+      organizationId: change.organizationId,
+      actor: change.actor,
+      action: `${ENTITY_TYPE}.${change.action}`,
+      targetType: ENTITY_TYPE,
+      targetId: change.id,
+      before: change.before,
+      after: change.after,
+    });
   }
 
   /** Checks a panel alone (the editor's preview) against a dashboard's variables. */

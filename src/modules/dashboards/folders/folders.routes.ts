@@ -112,7 +112,12 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<{ folders: FoldersService 
       },
     },
     async (request, reply) => {
-      await folders.remove(org(request), request.params.id, request.query.recursive ?? false);
+      await folders.remove(
+        org(request),
+        request.params.id,
+        request.query.recursive ?? false,
+        actorOf(request),
+      );
       return reply.code(204).send(null);
     },
   );

@@ -6,7 +6,12 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
+import { recordChange } from '../../audit/record-change.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { toDashboard } from '../dashboards/dashboards.service.js';
+
+/** The audit log's target type for folders. */
+export const FOLDER_AUDIT_TARGET = 'dashboard_folder';
 
 /** How deep folders nest: a top-level folder is depth 1. */
 export const MAX_FOLDER_DEPTH = 5;
@@ -56,8 +61,8 @@ export class FoldersService {
     return rows.map(toFolder);
   }
 
-  async get(organizationId: string, id: string) {
-    const row = await this.rows(organizationId).where('f.id', '=', id).executeTakeFirst();
+  async get(organizationId: string, id: string, db: Kysely<Database> = this.deps.db) {
+    const row = await this.rows(organizationId, db).where('f.id', '=', id).executeTakeFirst();
     if (!row) throw notFound('folder');
     return toFolder(row);
   }
@@ -139,23 +144,34 @@ export class FoldersService {
     }
     const now = this.deps.clock.now();
     const id = randomUUID();
-    await this.save(name, () =>
-      this.deps.db
-        .insertInto('dashboard_folders')
-        .values({
+    return this.save(name, () =>
+      this.deps.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('dashboard_folders')
+          .values({
+            id,
+            organization_id: organizationId,
+            parent_id: parentId,
+            parent_key: parentId ?? '',
+            name,
+            created_at: now,
+            created_by: actor.userId,
+            updated_at: now,
+            updated_by: actor.userId,
+          })
+          .execute();
+        const created = await this.get(organizationId, id, trx);
+        await this.audit(trx, now, {
+          organizationId,
+          actor,
+          action: 'created',
           id,
-          organization_id: organizationId,
-          parent_id: parentId,
-          parent_key: parentId ?? '',
-          name,
-          created_at: now,
-          created_by: actor.userId,
-          updated_at: now,
-          updated_by: actor.userId,
-        })
-        .execute(),
+          before: null,
+          after: created,
+        });
+        return created;
+      }),
     );
-    return this.get(organizationId, id);
   }
 
   /** Renames and/or moves a folder; a folder cannot move into itself or below itself. */
@@ -179,21 +195,52 @@ export class FoldersService {
         throw badRequest(`parentId: folders nest at most ${MAX_FOLDER_DEPTH} deep`);
       }
     }
-    await this.save(name, () =>
-      db
-        .updateTable('dashboard_folders')
-        .set({
-          name,
-          parent_id: parentId,
-          parent_key: parentId ?? '',
-          updated_at: this.deps.clock.now(),
-          updated_by: actor.userId,
-        })
-        .where('organization_id', '=', organizationId)
-        .where('id', '=', id)
-        .execute(),
+    const now = this.deps.clock.now();
+    return this.save(name, () =>
+      db.transaction().execute(async (trx) => {
+        const before = await this.get(organizationId, id, trx);
+        await trx
+          .updateTable('dashboard_folders')
+          .set({
+            name,
+            parent_id: parentId,
+            parent_key: parentId ?? '',
+            updated_at: now,
+            updated_by: actor.userId,
+          })
+          .where('organization_id', '=', organizationId)
+          .where('id', '=', id)
+          .execute();
+        const after = await this.get(organizationId, id, trx);
+        const action = before.parentId !== after.parentId ? 'moved' : 'updated';
+        await this.audit(trx, now, { organizationId, actor, action, id, before, after });
+        return after;
+      }),
     );
-    return this.get(organizationId, id);
+  }
+
+  /** Records a change to a folder in the audit log, inside the change's transaction. */
+  private audit(
+    trx: Kysely<Database>,
+    at: number,
+    change: {
+      organizationId: string;
+      actor: Actor;
+      action: string;
+      id: string;
+      before: unknown;
+      after: unknown;
+    },
+  ) {
+    return recordChange(trx, at, {
+      organizationId: change.organizationId,
+      actor: change.actor,
+      action: `${FOLDER_AUDIT_TARGET}.${change.action}`,
+      targetType: FOLDER_AUDIT_TARGET,
+      targetId: change.id,
+      before: change.before,
+      after: change.after,
+    });
   }
 
   /** Levels of a folder's subtree, itself included (a leaf: 1). */
@@ -216,13 +263,14 @@ export class FoldersService {
     organizationId: string,
     id: string,
     recursive: boolean,
+    actor: Actor,
   ): Promise<{ dashboards: number; folders: number }> {
     return this.deps.db.transaction().execute(async (trx) => {
       if (!(await this.exists(organizationId, id, trx))) throw notFound('folder');
       const folders = await this.subtree(organizationId, id, trx);
       const dashboards = await trx
         .selectFrom('dashboards')
-        .select('id')
+        .selectAll()
         .where('organization_id', '=', organizationId)
         .where('folder_id', 'in', folders)
         .execute();
@@ -231,8 +279,31 @@ export class FoldersService {
           `the folder holds ${dashboards.length} dashboard(s) and ${folders.length - 1} folder(s); delete with recursive=true to delete them too`,
         );
       }
+      const now = this.deps.clock.now();
+      // Every folder and dashboard that goes is recorded, each under its own target.
+      for (const folder of folders) {
+        const before = await this.get(organizationId, folder, trx);
+        await this.audit(trx, now, {
+          organizationId,
+          actor,
+          action: 'deleted',
+          id: folder,
+          before,
+          after: null,
+        });
+      }
       for (const dashboard of dashboards) {
         await this.deps.versions.deleteAll(trx, organizationId, 'dashboard', dashboard.id);
+        await recordChange(trx, now, {
+          organizationId,
+          actor,
+          action: 'dashboard.deleted',
+          targetType: 'dashboard',
+          targetId: dashboard.id,
+          before: toDashboard(dashboard),
+          after: null,
+          reason: 'its folder was deleted',
+        });
       }
       if (dashboards.length > 0) {
         await trx

@@ -3,11 +3,11 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';
-import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
+import { dataEnvelope, IdParams } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
-import type { ModelBindingRow, ModelRow } from './models.repository.js';
+import { toBinding, toModel } from './model-views.js';
 import {
   AcknowledgeQuery,
   BadRequestBody,
@@ -53,30 +53,7 @@ function bodyObject(body: unknown, allowed: string[]): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-export const toModel = (m: ModelRow) => ({
-  id: m.id,
-  name: m.name,
-  description: m.description,
-  labels: m.labels,
-  fields: m.fields,
-  version: m.version,
-  createdAt: isoTime(m.createdAt),
-  createdBy: m.createdBy,
-  updatedAt: isoTime(m.updatedAt),
-  updatedBy: m.updatedBy,
-});
-
-const toBinding = (b: ModelBindingRow) => ({
-  id: b.id,
-  modelId: b.modelId,
-  topicPrefix: b.topicPrefix,
-  mode: b.mode,
-  modelVersion: b.modelVersion,
-  leaves: b.leaves,
-  createdAt: isoTime(b.createdAt),
-  createdBy: b.createdBy,
-  updatedAt: isoTime(b.updatedAt),
-});
+export { toModel };
 
 const errors = {
   400: { description: 'Invalid input; the message and `path` name the member at fault.', ...BadRequestBody },
@@ -193,7 +170,12 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await models.delete(org(request), request.params.id, request.query.acknowledgeBreaking === true);
+      await models.delete(
+        org(request),
+        request.params.id,
+        request.query.acknowledgeBreaking === true,
+        actorOf(request),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -308,7 +290,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await models.unbind(org(request), request.params.id, request.params.bindingId);
+      await models.unbind(org(request), request.params.id, request.params.bindingId, actorOf(request));
       return reply.code(204).send(null);
     },
   );

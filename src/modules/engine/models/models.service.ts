@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound, withDetails } from '../../../platform/e
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
+import { recordChange } from '../../audit/record-change.js';
 import { UNS_TOPICS } from '../../uns/uns-invalidation.js';
 import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { checkTopicPrefix, ModelBinder } from './model-binder.js';
@@ -21,9 +22,12 @@ import {
   type ValueError,
   valueErrors,
 } from './model-json-schema.js';
+import { toBinding, toModel } from './model-views.js';
 import type { ModelBindingRow, ModelRow, ModelsRepository } from './models.repository.js';
 
 export const ENTITY_TYPE = 'model';
+/** The audit log's target type for models and their bindings. */
+export const AUDIT_TARGET = 'model';
 const MAX_LABELS = 20;
 
 /** What a model's content is: what a version snapshot holds and what a revert restores. */
@@ -139,6 +143,30 @@ export class ModelsService {
     });
   }
 
+  /** Records a change to a model (or its bindings) in the audit log, inside the change's transaction. */
+  private audit(
+    trx: Kysely<Database>,
+    at: number,
+    change: {
+      organizationId: string;
+      actor: Actor;
+      action: string;
+      id: string;
+      before: unknown;
+      after: unknown;
+    },
+  ) {
+    return recordChange(trx, at, {
+      organizationId: change.organizationId,
+      actor: change.actor,
+      action: `model.${change.action}`,
+      targetType: AUDIT_TARGET,
+      targetId: change.id,
+      before: change.before,
+      after: change.after,
+    });
+  }
+
   /** Reads models of one organization at a version (the current one without), inside `db`. */
   lookup(organizationId: string, db: Kysely<Database> = this.deps.db, pending?: ModelRow): ModelLookup {
     return async (id, version) => {
@@ -247,6 +275,14 @@ export class ModelsService {
         actor,
         at: now,
       });
+      await this.audit(trx, now, {
+        organizationId,
+        actor,
+        action: changeType === 'clone' ? 'cloned' : 'created',
+        id: model.id,
+        before: null,
+        after: toModel(model),
+      });
     });
     return model;
   }
@@ -322,6 +358,14 @@ export class ModelsService {
         actor,
         at: now,
       });
+      await this.audit(trx, now, {
+        organizationId,
+        actor,
+        action: changeType === 'revert' ? 'reverted' : 'updated',
+        id,
+        before: toModel(current),
+        after: toModel(next),
+      });
       const lookup = this.lookup(organizationId, trx, next);
       for (const binding of bindings) {
         const model = binding.modelId === id ? next : (await lookup(binding.modelId))!;
@@ -354,7 +398,12 @@ export class ModelsService {
    * Deletes a model with its history. Refused (409) while another model refers to it; a bound model
    * needs `acknowledgeBreaking`, and then its UNS schema bindings go with it.
    */
-  async delete(organizationId: string, id: string, acknowledgeBreaking: boolean): Promise<void> {
+  async delete(
+    organizationId: string,
+    id: string,
+    acknowledgeBreaking: boolean,
+    actor: Actor,
+  ): Promise<void> {
     let unbound = false;
     await this.deps.db.transaction().execute(async (trx) => {
       const model = await this.deps.repo.get(organizationId, id, trx);
@@ -381,6 +430,14 @@ export class ModelsService {
       unbound = bindings.length > 0;
       await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
       await this.deps.repo.delete(trx, organizationId, id);
+      await this.audit(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: 'deleted',
+        id,
+        before: { ...toModel(model), bindings: bindings.map(toBinding) },
+        after: null,
+      });
     });
     if (unbound) await this.announceBindings(organizationId);
   }
@@ -422,19 +479,35 @@ export class ModelsService {
             createdBy: actor.userId,
           };
       const made = await this.binder.apply(trx, binding, model, this.lookup(organizationId, trx));
+      await this.audit(trx, now, {
+        organizationId,
+        actor,
+        action: held ? 'rebound' : 'bound',
+        id,
+        before: held ? toBinding(held) : null,
+        after: toBinding(made.binding),
+      });
       return { ...made, created: !held };
     });
     await this.announceBindings(organizationId);
     return result;
   }
 
-  async unbind(organizationId: string, id: string, bindingId: string): Promise<void> {
+  async unbind(organizationId: string, id: string, bindingId: string, actor: Actor): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
       const binding = (await this.deps.repo.bindingsOf(organizationId, [id], trx)).find(
         (b) => b.id === bindingId,
       );
       if (!binding) throw notFound('model binding');
       await this.binder.remove(trx, binding);
+      await this.audit(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: 'unbound',
+        id,
+        before: toBinding(binding),
+        after: null,
+      });
     });
     await this.announceBindings(organizationId);
   }

@@ -26,7 +26,7 @@ export class MaintenanceStream extends Readable {
     this.push(`event: maintenance\ndata: ${json}\n\n`);
   }
 
-  /** Ends the stream after an `event: closed` frame (server shutting down). */
+  /** Ends the stream after an `event: closed` frame that says why (access gone, server shutting down). */
   finish(reason: string): void {
     if (this.destroyed || this.readableEnded) return;
     clearInterval(this.heartbeat);

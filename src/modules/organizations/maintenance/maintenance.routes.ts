@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse } from '../../../platform/schemas.js';
+import { type AccessWatchDeps, watchAccess } from '../../uns/live/live-access.js';
 import { MaintenanceState, SetMaintenanceBody } from '../settings/settings.schemas.js';
 import type { SettingsStore } from '../settings/settings-store.js';
 import type { MaintenanceService } from './maintenance.service.js';
@@ -14,13 +15,19 @@ export interface MaintenanceRoutesOptions {
   maintenance: MaintenanceService;
   store: SettingsStore;
   heartbeatMs?: number;
+  /** What the event stream re-checks its credential with (as a UNS live value stream does). */
+  access: Omit<AccessWatchDeps, 'onError'>;
 }
 
 /** `/api/v1/organizations/settings/maintenance` and the consoles' event stream of it. */
 export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceRoutesOptions> = async (
   app,
-  { maintenance, store, heartbeatMs = 25_000 },
+  { maintenance, store, heartbeatMs = 25_000, access: accessDeps },
 ) => {
+  const access: AccessWatchDeps = {
+    ...accessDeps,
+    onError: (error) => app.log.warn({ err: error }, 'maintenance stream: access check failed; retried'),
+  };
   app.get(
     '/maintenance',
     {
@@ -61,7 +68,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceRoutesOptio
         tags,
         summary: 'Stream maintenance mode changes',
         description:
-          'Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between.',
+          'Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between. `event: closed` with `data: {"message"}` ends it when the credential expires, is revoked or signed out, the account is deactivated, the membership ends or the organization is suspended (checked every MERIDIAN_UNS_STREAM_RECHECK seconds and at once on every such change), or the server shuts down.',
         response: {
           200: {
             description: 'An endless `text/event-stream`.',
@@ -84,9 +91,14 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceRoutesOptio
       const stopListening = store.onChange((changed) => {
         if (changed === null || changed === organizationId) push();
       });
+      // The stream does not outlive its credential: it ends, saying why, once access is gone.
+      const stopWatching = watchAccess(access, request, 'organizations:read', (reason) =>
+        stream.finish(reason),
+      );
       stream.once('close', () => {
         streams.delete(stream);
         stopListening();
+        stopWatching();
       });
       stream.send(await maintenance.state(organizationId));
       reply.header('connection', 'close');

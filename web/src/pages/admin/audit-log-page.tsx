@@ -7,7 +7,16 @@ import { ChangeList, Pager } from './change-list';
 import './admin.css';
 
 const PAGE = 50;
-const TARGETS = ['', 'organization_settings', 'organization', 'connection', 'pipeline', 'model', 'dashboard'];
+const TARGETS = [
+  '',
+  'organization_settings',
+  'organization',
+  'connection',
+  'pipeline',
+  'model',
+  'dashboard',
+  'dashboard_folder',
+];
 
 /** The organization's audit log: filter by action prefix, target type and time; newest first. */
 export function AuditLogPage() {
