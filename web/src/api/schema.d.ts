@@ -2599,7 +2599,7 @@ export interface paths {
         };
         /**
          * Stream maintenance mode changes
-         * @description Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between.
+         * @description Server-Sent Events for the console: an `event: maintenance` frame whose data is the maintenance state (as GET /maintenance answers), sent at once and after every change made on any replica or by an end time passing; `: keep-alive` comments in between. `event: closed` with `data: {"message"}` ends it when the credential expires, is revoked or signed out, the account is deactivated, the membership ends or the organization is suspended (checked every MERIDIAN_UNS_STREAM_RECHECK seconds and at once on every such change), or the server shuts down.
          *
          *     Requires the scope `organizations:read`.
          */
