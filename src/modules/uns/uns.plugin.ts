@@ -9,6 +9,7 @@ import { dataRoutes } from './data/data.routes.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
 import { createReceiptClock } from './data/receipt-clock.js';
+import { HistorianRollups } from './data/rollups.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
@@ -44,6 +45,8 @@ export interface UnsRuntime {
   bearerVerifiers: BearerVerifier[];
   /** Applies the retention setting now (also runs hourly). */
   applyRetention(): Promise<string>;
+  /** Pre-aggregated history for wide ranges (the dashboard query). */
+  rollups: HistorianRollups;
 }
 
 declare module 'fastify' {
@@ -83,20 +86,27 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writer: HistorianWrites = threaded
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
-  const committer = new GroupCommitter<CommitJob>((jobs) => writer.write(jobs), {
-    windowMs: config.unsCommitWindow,
-    maxRecords: config.unsCommitMaxRecords,
-    // SQLite has one writer: what arrives while the thread commits shares its next transaction (two in
-    // flight to the thread measured the same for batches and 5-10% slower for single publishes).
-    // PostgreSQL: one by default. With PostgreSQL, Meridian and the load on two cores, one committer
-    // against four gave single HTTP publishes 0.66-0.69x of a plain route against 0.59-0.62x, with
-    // PostgreSQL's CPU a publish 11-12 µs against 14-15 µs, and MQTT 0.80-0.84x of aedes against
-    // 0.79-0.83x. Pool connections beyond it serve reads.
-    concurrency:
-      storage.dialect === 'sqlite'
-        ? 1
-        : Math.max(1, Math.min(config.unsCommitConcurrency, config.databasePoolSize - 2)),
-  });
+  const rollups = new HistorianRollups(db, () => writer.settle());
+  // The spans that vouch for rollups live in memory: a new process starts from none.
+  await rollups.clear();
+  // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check).
+  const committer = new GroupCommitter<CommitJob>(
+    (jobs) => writer.write(jobs).then(() => rollups.committed(jobs)),
+    {
+      windowMs: config.unsCommitWindow,
+      maxRecords: config.unsCommitMaxRecords,
+      // SQLite has one writer: what arrives while the thread commits shares its next transaction (two in
+      // flight to the thread measured the same for batches and 5-10% slower for single publishes).
+      // PostgreSQL: one by default. With PostgreSQL, Meridian and the load on two cores, one committer
+      // against four gave single HTTP publishes 0.66-0.69x of a plain route against 0.59-0.62x, with
+      // PostgreSQL's CPU a publish 11-12 µs against 14-15 µs, and MQTT 0.80-0.84x of aedes against
+      // 0.79-0.83x. Pool connections beyond it serve reads.
+      concurrency:
+        storage.dialect === 'sqlite'
+          ? 1
+          : Math.max(1, Math.min(config.unsCommitConcurrency, config.databasePoolSize - 2)),
+    },
+  );
   const bindings = new BindingResolver(db, config.topicPrefix, bus);
   // Receipt times stand for omitted timestamps: strictly increasing, so none replaces another (receipt-clock.ts).
   const now = createReceiptClock(() => clock.now());
@@ -151,7 +161,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     if (days <= 0) return 'retention is off';
     // Staged history (SQLite) is merged first, so that retention reaches it too.
     await writer.settle();
-    return layout.applyRetention((clock.now() - days * 86_400_000) * 1000);
+    const cutoffUs = (clock.now() - days * 86_400_000) * 1000;
+    const result = await layout.applyRetention(cutoffUs);
+    await rollups.dropBefore(cutoffUs);
+    return result;
   };
   const runtime: UnsRuntime = {
     layout,
@@ -167,6 +180,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     authenticateToken,
     bearerVerifiers: deps.bearerVerifiers,
     applyRetention,
+    rollups,
   };
   app.decorate('uns', runtime);
 
