@@ -87,8 +87,6 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
   const rollups = new HistorianRollups(db, () => writer.settle());
-  // The spans that vouch for rollups live in memory: a new process starts from none.
-  await rollups.clear();
   // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check).
   const committer = new GroupCommitter<CommitJob>(
     (jobs) => writer.write(jobs).then(() => rollups.committed(jobs)),
