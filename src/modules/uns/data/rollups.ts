@@ -22,7 +22,7 @@ interface Coverage {
 }
 
 /** A bucket's partial aggregate, from rollups or raw values. */
-interface Partial {
+interface PartialBucket {
   cnt: number;
   sum: number;
   min: number;
@@ -117,7 +117,7 @@ export class HistorianRollups {
     const unit = ROLLUP_UNITS_US.find((u) => widthUs % u === 0);
     const rolledFrom = unit === undefined ? 0 : ceilTo(fromUs, unit);
     const rolledTo = unit === undefined ? 0 : Math.min(floorTo(toUs, unit), floorTo(nowUs, unit));
-    const parts = new Map<number, Partial>();
+    const parts = new Map<number, PartialBucket>();
     if (unit === undefined || rolledTo <= rolledFrom) {
       await this.rawInto(parts, topic.id, fromUs, toUs, widthUs);
     } else {
@@ -224,7 +224,7 @@ export class HistorianRollups {
 
   /** Adds the rollups of [fromUs, toUs) (whole units) to their buckets of `widthUs`. */
   private async rolledInto(
-    parts: Map<number, Partial>,
+    parts: Map<number, PartialBucket>,
     topicId: number,
     unit: number,
     fromUs: number,
@@ -274,7 +274,7 @@ export class HistorianRollups {
 
   /** Adds the raw values of [fromUs, toUs) to their buckets of `widthUs`. */
   private async rawInto(
-    parts: Map<number, Partial>,
+    parts: Map<number, PartialBucket>,
     topicId: number,
     fromUs: number,
     toUs: number,
@@ -322,7 +322,7 @@ export class HistorianRollups {
   }
 }
 
-function add(parts: Map<number, Partial>, start: number, p: Partial): void {
+function add(parts: Map<number, PartialBucket>, start: number, p: PartialBucket): void {
   const into = parts.get(start);
   if (!into) {
     parts.set(start, p);
