@@ -232,6 +232,10 @@ export class HistorianRollups {
     widthUs: number,
   ): Promise<void> {
     const origin = floorTo(fromUs, widthUs);
+    // Each unit's row by its primary key: correlated lookups, which PostgreSQL plans as index probes even
+    // before it has statistics of the table (a join was planned as a scan per bucket).
+    const unitIs = (alias: string, start: string) =>
+      sql`${sql.ref(`${alias}.topic_id`)} = ${sql.lit(topicId)} and ${sql.ref(`${alias}.width_us`)} = ${sql.lit(unit)} and ${sql.ref(`${alias}.start_us`)} = ${sql.ref(start)}`;
     const { rows } = await sql<{
       bucket: number;
       cnt: number;
@@ -252,12 +256,12 @@ export class HistorianRollups {
           and start_us < ${sql.lit(toUs)}
         group by 1
       )
-      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, f.first_ts, f.first_v, l.last_ts, l.last_v
-      from b
-      join uns_rollups f on f.topic_id = ${sql.lit(topicId)} and f.width_us = ${sql.lit(unit)} and f.start_us = b.first_unit
-      join uns_rollups l on l.topic_id = ${sql.lit(topicId)} and l.width_us = ${sql.lit(unit)} and l.start_us = b.last_unit`.execute(
-      this.db,
-    );
+      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v,
+        (select f.first_ts from uns_rollups f where ${unitIs('f', 'b.first_unit')}) as first_ts,
+        (select f.first_v from uns_rollups f where ${unitIs('f', 'b.first_unit')}) as first_v,
+        (select l.last_ts from uns_rollups l where ${unitIs('l', 'b.last_unit')}) as last_ts,
+        (select l.last_v from uns_rollups l where ${unitIs('l', 'b.last_unit')}) as last_v
+      from b`.execute(this.db);
     for (const row of rows) {
       add(parts, origin + Number(row.bucket) * widthUs, {
         cnt: Number(row.cnt),
