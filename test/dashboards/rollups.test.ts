@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { purgeOrganizationUns } from '../../src/modules/uns/organization-purge.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -218,6 +219,32 @@ for (const dialect of testDialects()) {
 
       const del = await api.delete(`/api/v1/uns/topics/${TOPIC}`);
       assert.ok(del.status === 204 || del.status === 200, del.text);
+      assert.equal(await rollupRows(), 0);
+    });
+
+    it("purging an organization's UNS drops its rollups", async () => {
+      samples.length = 0;
+      await publish(
+        samples.concat(
+          Array.from({ length: 500 }, (_, i) => ({
+            tsMs: endMs - (i + 1) * 600_000,
+            value: i / 4,
+            quality: 0 as const,
+          })),
+        ),
+      );
+      topicId = Number(
+        (
+          await server.storage.db
+            .selectFrom('uns_topics')
+            .select('id')
+            .where('path', '=', TOPIC)
+            .executeTakeFirstOrThrow()
+        ).id,
+      );
+      await check(endMs - 4 * DAY_MS, endMs, HOUR_MS);
+      assert.ok((await rollupRows()) > 0);
+      await purgeOrganizationUns(server.storage.db, server.orgId);
       assert.equal(await rollupRows(), 0);
     });
   });
