@@ -201,6 +201,21 @@ export interface UnsValueTable {
 /** The value with the newest declared timestamp of each topic. */
 export type UnsLatestTable = UnsValueTable;
 
+/** A topic's numeric values over one unit of time (a minute or an hour), see `uns/data/rollups.ts`. */
+export interface UnsRollupTable {
+  topic_id: number;
+  width_us: number;
+  start_us: number;
+  cnt: number;
+  sum_v: number;
+  min_v: number;
+  max_v: number;
+  first_ts: number;
+  first_v: number;
+  last_ts: number;
+  last_v: number;
+}
+
 export interface UnsSchemaTable {
   id: string;
   organization_id: string;
@@ -454,6 +469,7 @@ export interface Database {
   uns_topics: UnsTopicTable;
   uns_values: UnsValueTable;
   uns_latest: UnsLatestTable;
+  uns_rollups: UnsRollupTable;
   uns_schemas: UnsSchemaTable;
   uns_schema_bindings: UnsSchemaBindingTable;
   uns_violations: UnsViolationTable;

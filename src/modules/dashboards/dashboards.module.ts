@@ -28,6 +28,7 @@ export async function installDashboards(
     bindings: app.uns.bindings,
     topicPrefix,
     settle: () => app.uns.writer.settle(),
+    rollups: app.uns.rollups,
   });
   await app.register(foldersRoutes, { prefix: '/api/v1/uns/dashboards/folders', folders });
   await app.register(dashboardsRoutes, { prefix: '/api/v1/uns/dashboards', dashboards, query, versions });

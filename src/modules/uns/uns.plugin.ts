@@ -9,6 +9,7 @@ import { dataRoutes } from './data/data.routes.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
 import { createReceiptClock } from './data/receipt-clock.js';
+import { HistorianRollups } from './data/rollups.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
@@ -44,6 +45,8 @@ export interface UnsRuntime {
   bearerVerifiers: BearerVerifier[];
   /** Applies the retention setting now (also runs hourly). */
   applyRetention(): Promise<string>;
+  /** Pre-aggregated history for wide ranges (the dashboard query). */
+  rollups: HistorianRollups;
 }
 
 declare module 'fastify' {
@@ -83,7 +86,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writer: HistorianWrites = threaded
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
-  const committer = new GroupCommitter<CommitJob>((jobs) => writer.write(jobs), {
+  const rollups = new HistorianRollups(db, () => writer.settle());
+  // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check).
+  const writeAndMark = (jobs: readonly CommitJob[]) => writer.write(jobs).then(() => rollups.committed(jobs));
+  const committer = new GroupCommitter<CommitJob>(writeAndMark, {
     windowMs: config.unsCommitWindow,
     maxRecords: config.unsCommitMaxRecords,
     // SQLite has one writer: what arrives while the thread commits shares its next transaction (two in
@@ -151,7 +157,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     if (days <= 0) return 'retention is off';
     // Staged history (SQLite) is merged first, so that retention reaches it too.
     await writer.settle();
-    return layout.applyRetention((clock.now() - days * 86_400_000) * 1000);
+    const cutoffUs = (clock.now() - days * 86_400_000) * 1000;
+    const result = await layout.applyRetention(cutoffUs);
+    await rollups.dropBefore(cutoffUs);
+    return result;
   };
   const runtime: UnsRuntime = {
     layout,
@@ -167,6 +176,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     authenticateToken,
     bearerVerifiers: deps.bearerVerifiers,
     applyRetention,
+    rollups,
   };
   app.decorate('uns', runtime);
 

@@ -11861,7 +11861,7 @@ export interface paths {
                                         staleAfterMs: number | null;
                                         /** @description Non-empty buckets, oldest first; never more than maxPoints. */
                                         points: {
-                                            /** @description Bucket start, epoch milliseconds. */
+                                            /** @description Bucket start, epoch milliseconds: a multiple of intervalMs from the epoch (the first bucket may start before from). */
                                             t: number;
                                             count: number;
                                             avg: number;

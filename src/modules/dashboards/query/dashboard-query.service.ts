@@ -3,8 +3,9 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
 import type { DialectName } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
-import { type BucketRow, DataRepository } from '../../uns/data/data.repository.js';
+import type { BucketRow } from '../../uns/data/data.repository.js';
 import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
+import type { HistorianRollups } from '../../uns/data/rollups.js';
 import type { BindingResolver } from '../../uns/schemas/binding-resolver.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
 import { isControlCode } from '../../uns/topics/topic-text.js';
@@ -22,7 +23,7 @@ import {
 } from '../dashboards/dashboard-rules.js';
 import type { Dashboard } from '../dashboards/dashboards.service.js';
 import { DashboardQueryRepository } from './query.repository.js';
-import { bucketWidthMs, resolveRange } from './time-range.js';
+import { alignedBucketWidthMs, resolveRange } from './time-range.js';
 
 /** Pixels a grid column spans when the client does not say (a 1920 px wide dashboard). */
 export const DEFAULT_COLUMN_PX = 80;
@@ -134,6 +135,8 @@ export interface DashboardQueryDeps {
   topicPrefix: string;
   /** Resolves once every committed value can be read. */
   settle: () => Promise<void>;
+  /** The historian's rollups: buckets of wide ranges from whole minutes and hours. */
+  rollups: HistorianRollups;
 }
 
 /**
@@ -143,11 +146,9 @@ export interface DashboardQueryDeps {
  * quality and staleness, and the unit and limits of the topic's schema unless the panel sets its own.
  */
 export class DashboardQueryService {
-  private readonly data: DataRepository;
   private readonly repository: DashboardQueryRepository;
 
   constructor(private readonly deps: DashboardQueryDeps) {
-    this.data = new DataRepository(deps.db, deps.settle);
     this.repository = new DashboardQueryRepository(deps.db, deps.dialect);
   }
 
@@ -238,7 +239,7 @@ export class DashboardQueryService {
         panel.type === 'timeseries' ||
         panel.type === 'state-timeline' ||
         (panel.type === 'stat' && panel.options.sparkline !== false);
-      const widthMs = wantsBuckets ? bucketWidthMs(toMs - fromMs, maxPoints) : null;
+      const widthMs = wantsBuckets ? alignedBucketWidthMs(fromMs, toMs, maxPoints) : null;
       panelWidth.set(panel.id, { maxPoints, widthMs });
       const list: SeriesPlan[] = [];
       for (const query of panel.queries) {
@@ -267,6 +268,7 @@ export class DashboardQueryService {
       entry.widths.add(plan.widthMs);
       wanted.set(key, entry);
     }
+    const paths = new Map([...ids].map(([path, id]) => [id, path]));
     const buckets = new Map<string, Point[]>();
     const reads: Promise<void>[] = [];
     for (const { topicId, field, widths } of wanted.values()) {
@@ -275,11 +277,20 @@ export class DashboardQueryService {
       for (const width of sorted) if (!bases.some((b) => width % b === 0)) bases.push(width);
       for (const base of bases) {
         reads.push(
-          this.readBuckets(topicId, field, fromMs, toMs, base).then((points) => {
+          this.readBuckets(
+            organizationId,
+            paths.get(topicId)!,
+            topicId,
+            field,
+            fromMs,
+            toMs,
+            base,
+            nowMs,
+          ).then((points) => {
             buckets.set(bucketKey(topicId, field, base), points);
             for (const width of sorted) {
               if (width !== base && width % base === 0 && !buckets.has(bucketKey(topicId, field, width))) {
-                buckets.set(bucketKey(topicId, field, width), mergeBuckets(points, fromMs, width));
+                buckets.set(bucketKey(topicId, field, width), mergeBuckets(points, 0, width));
               }
             }
           }),
@@ -313,16 +324,26 @@ export class DashboardQueryService {
     };
   }
 
+  /** Buckets aligned to multiples of `widthMs` from the epoch; whole values from rollups where they can. */
   private async readBuckets(
+    organizationId: string,
+    path: string,
     topicId: number,
     field: string | undefined,
     fromMs: number,
     toMs: number,
     widthMs: number,
+    nowMs: number,
   ): Promise<Point[]> {
     const rows: BucketRow[] =
       field === undefined
-        ? await this.data.buckets(topicId, fromMs * 1000, toMs * 1000, widthMs * 1000)
+        ? await this.deps.rollups.buckets(
+            { organizationId, path, id: topicId },
+            fromMs * 1000,
+            toMs * 1000,
+            widthMs * 1000,
+            nowMs * 1000,
+          )
         : await this.repository.fieldBuckets(
             topicId,
             fieldPathParts(field),

@@ -27,7 +27,8 @@ export class DashboardQueryRepository {
 
   /**
    * Buckets of the number at a field path inside object values: the historian's bucket query
-   * (data.repository.ts) with the member in place of `value_num`.
+   * (data.repository.ts) with the member in place of `value_num`, buckets aligned to multiples of
+   * `widthUs` from the epoch.
    */
   async fieldBuckets(
     topicId: number,
@@ -37,6 +38,7 @@ export class DashboardQueryRepository {
     widthUs: number,
   ): Promise<BucketRow[]> {
     const v = this.member('v', parts);
+    const origin = Math.floor(fromUs / widthUs) * widthUs;
     const { rows } = await sql<{
       bucket: number;
       cnt: number;
@@ -46,7 +48,7 @@ export class DashboardQueryRepository {
       first_ts: number;
       last_ts: number;
     }>`
-      select cast((v.ts_us - ${fromUs}) / ${widthUs} as bigint) as bucket, count(${v}) as cnt, avg(${v}) as avg_v,
+      select cast((v.ts_us - ${origin}) / ${widthUs} as bigint) as bucket, count(${v}) as cnt, avg(${v}) as avg_v,
         min(${v}) as min_v, max(${v}) as max_v, min(case when ${v} is not null then v.ts_us end) as first_ts,
         max(case when ${v} is not null then v.ts_us end) as last_ts
       from uns_values v
@@ -70,7 +72,7 @@ export class DashboardQueryRepository {
       for (const row of found) values.set(Number(row.ts_us), Number(row.n));
     }
     return rows.map((row) => ({
-      bucketStartUs: fromUs + Number(row.bucket) * widthUs,
+      bucketStartUs: origin + Number(row.bucket) * widthUs,
       count: Number(row.cnt),
       avg: Number(row.avg_v),
       min: Number(row.min_v),

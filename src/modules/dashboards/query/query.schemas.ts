@@ -33,7 +33,10 @@ export const DashboardQueryBody = Type.Object(
 );
 
 const Point = Type.Object({
-  t: Type.Number({ description: 'Bucket start, epoch milliseconds.' }),
+  t: Type.Number({
+    description:
+      'Bucket start, epoch milliseconds: a multiple of intervalMs from the epoch (the first bucket may start before from).',
+  }),
   count: Type.Integer(),
   avg: Type.Number(),
   min: Type.Number(),

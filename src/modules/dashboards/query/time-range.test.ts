@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../../platform/errors.js';
 import { mergeBuckets, type Point } from './dashboard-query.service.js';
-import { bucketWidthMs, resolveRange, resolveTime } from './time-range.js';
+import { alignedBucketWidthMs, bucketWidthMs, resolveRange, resolveTime } from './time-range.js';
 
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
 
@@ -47,6 +47,34 @@ describe('dashboard time ranges', () => {
     }
     // 30 days over 1,200 px: 2,592,000 s / 1,200 = 2,160 s, so the next nice width, one hour.
     assert.equal(bucketWidthMs(30 * 86_400_000, 1200), 3_600_000);
+  });
+
+  it('picks widths whose buckets aligned to the epoch number at most one a pixel, wherever the range starts', () => {
+    const next = (() => {
+      let seed = 7;
+      return () => {
+        seed = (seed * 1664525 + 1013904223) >>> 0;
+        return seed / 2 ** 32;
+      };
+    })();
+    for (let i = 0; i < 2000; i++) {
+      const fromMs = Math.floor(1.7e12 + next() * 1e11);
+      const rangeMs = Math.max(1, Math.floor(next() ** 4 * 10 * 365 * 86_400_000));
+      const pixels = 1 + Math.floor(next() * 4000);
+      const width = alignedBucketWidthMs(fromMs, fromMs + rangeMs, pixels);
+      const buckets = Math.floor((fromMs + rangeMs - 1) / width) - Math.floor(fromMs / width) + 1;
+      assert.ok(
+        buckets <= pixels,
+        `${rangeMs} ms from ${fromMs} over ${pixels} px: ${buckets} buckets of ${width}`,
+      );
+      // Never coarser than needed by more than the next nice width allows.
+      assert.ok(width >= bucketWidthMs(rangeMs, pixels));
+    }
+    // 30 days over 1,200 px from a whole hour: one-hour buckets, 720 of them.
+    assert.equal(
+      alignedBucketWidthMs(1_800_000_000_000, 1_800_000_000_000 + 30 * 86_400_000, 1200),
+      3_600_000,
+    );
   });
 
   it('merges fine buckets into coarse ones as one read of the coarse width would give', () => {

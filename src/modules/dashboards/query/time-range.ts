@@ -55,3 +55,18 @@ export function bucketWidthMs(rangeMs: number, maxPoints: number): number {
   for (const width of NICE_MS) if (width >= least) return width;
   return Math.ceil(least / 86_400_000) * 86_400_000;
 }
+
+/**
+ * The bucket width for at most `maxPoints` buckets aligned to multiples of the width from the epoch
+ * (what rollups of whole minutes and hours answer) over [fromMs, toMs): the smallest nice width whose
+ * aligned buckets touching the range number at most `maxPoints`.
+ */
+export function alignedBucketWidthMs(fromMs: number, toMs: number, maxPoints: number): number {
+  const fits = (width: number) =>
+    Math.floor((toMs - 1) / width) - Math.floor(fromMs / width) + 1 <= Math.max(1, maxPoints);
+  for (let width = bucketWidthMs(toMs - fromMs, maxPoints); ; ) {
+    if (fits(width)) return width;
+    const next = NICE_MS.find((w) => w > width);
+    width = next ?? width + 86_400_000;
+  }
+}
