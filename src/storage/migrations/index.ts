@@ -8,6 +8,7 @@ import { entityVersions } from './0007-entity-versions.js';
 import { models } from './0008-models.js';
 import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
+import { pipelines } from './0011-pipelines.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -20,4 +21,5 @@ export const migrations: MeridianMigration[] = [
   models,
   organizationSettings,
   dashboards,
+  pipelines,
 ];

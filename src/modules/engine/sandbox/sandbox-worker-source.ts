@@ -62,6 +62,7 @@ function runJavascript(task) {
     const program = '(function () { const $input = JSON.parse(' + JSON.stringify(JSON.stringify(task.input === undefined ? null : task.input)) + ');' +
       ' const $trigger = JSON.parse(' + JSON.stringify(JSON.stringify(task.bindings && task.bindings.trigger !== undefined ? task.bindings.trigger : null)) + ');' +
       ' const $node = JSON.parse(' + JSON.stringify(JSON.stringify(task.bindings && task.bindings.node ? task.bindings.node : {})) + ');' +
+      ' const $attempt = ' + Number(task.bindings && task.bindings.attempt || 1) + ';' +
       ' const __result = (function () {\n' + task.source + '\n})();' +
       ' return __result === undefined ? "null" : JSON.stringify(__result); })()';
     const result = vm.evalCode(program, 'node.js');

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../../config/config.schema.js';
+import type { Clock } from '../../../platform/clock.js';
+import type { Storage } from '../../../storage/database.js';
+import { parsePublishRecord } from '../../uns/data/publish-record.js';
+import { UnsInputError } from '../../uns/uns-errors.js';
+import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { ExecutionEngine } from '../executions/engine.js';
+import { ExecutionsRepository } from '../executions/executions.repository.js';
+import { executionsRoutes } from '../executions/executions.routes.js';
+import { NodeError } from '../nodes/node-types.js';
+import { nodesRoutes } from '../nodes/nodes.routes.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { PipelinesRepository } from './pipelines.repository.js';
+import { pipelinesRoutes } from './pipelines.routes.js';
+import { PipelinesService } from './pipelines.service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    engine: ExecutionEngine;
+  }
+}
+
+/**
+ * Installs pipelines, node types and executions under `/api/v1/engine`, with this replica's execution
+ * engine (started when the app is ready, stopped when it closes) and its sandbox thread.
+ */
+export async function installPipelines(
+  app: FastifyInstance,
+  deps: { config: Config; storage: Storage; clock: Clock; versions: EntityVersionsRepository },
+): Promise<ExecutionEngine> {
+  const { storage, clock, config } = deps;
+  const db = storage.db;
+  const executions = new ExecutionsRepository(db);
+  const sandbox = new Sandbox();
+  const engine = new ExecutionEngine({
+    repo: executions,
+    sandbox,
+    clock,
+    log: app.log,
+    publish: async (organizationId, topic, value, quality) => {
+      try {
+        const record = parsePublishRecord(
+          quality === undefined ? { topic, value } : { topic, value, quality },
+          { prefix: config.topicPrefix, now: () => clock.now() },
+        );
+        await app.uns.publisher.publish(organizationId, [record], { batch: false, fanout: true });
+      } catch (error) {
+        if (error instanceof UnsInputError)
+          throw new NodeError(
+            'publish_refused',
+            `the UNS refused the value: ${error.field}: ${error.message}`,
+          );
+        throw error;
+      }
+    },
+  });
+  app.decorate('engine', engine);
+  const pipelines = new PipelinesService({
+    db,
+    repo: new PipelinesRepository(db),
+    versions: deps.versions,
+    executions,
+    clock,
+    onQueued: () => engine.wake(),
+  });
+  await app.register(pipelinesRoutes, {
+    prefix: '/api/v1/engine/pipelines',
+    pipelines,
+    versions: deps.versions,
+  });
+  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes' });
+  await app.register(executionsRoutes, { prefix: '/api/v1/engine/executions', executions });
+  app.addHook('onReady', async () => engine.start());
+  app.addHook('onClose', async () => {
+    await engine.stop();
+    await sandbox.close();
+  });
+  return engine;
+}

@@ -1,0 +1,462 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import { testDialects } from '../helpers/dialects.js';
+import type { TestClient } from '../helpers/http-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createPat } from '../uns/uns-helpers.js';
+
+const PIPELINES = '/api/v1/engine/pipelines';
+const EXECUTIONS = '/api/v1/engine/executions';
+
+const manual = { id: 'start', name: 'Start', type: 'trigger.manual' };
+
+/** Waits until the execution has finished; answers it. */
+async function finished(api: TestClient, id: string, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.get(`${EXECUTIONS}/${id}`);
+    assert.equal(res.status, 200, res.text);
+    if (!['queued', 'running'].includes(res.body.data.status)) return res.body.data;
+    if (Date.now() > until) assert.fail(`execution ${id} still ${res.body.data.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+for (const dialect of testDialects()) {
+  describe(`Pipelines and executions [${dialect}]`, () => {
+    let server: TestServer;
+    let api: TestClient;
+    let readOnly: TestClient;
+
+    const create = (body: unknown) => api.post(PIPELINES, body);
+    const run = async (id: string, input?: unknown) => {
+      const res = await api.post(`${PIPELINES}/${id}/execute`, input === undefined ? {} : { input });
+      assert.equal(res.status, 202, res.text);
+      assert.equal(res.body.data.status, 'queued');
+      return finished(api, res.body.data.id);
+    };
+    const nodeRuns = async (executionId: string) => {
+      const res = await api.get(`${EXECUTIONS}/${executionId}/nodes`);
+      assert.equal(res.status, 200, res.text);
+      return res.body.data as {
+        nodeId: string;
+        status: string;
+        port: string;
+        output: unknown;
+        input: unknown;
+        attempts: { n: number; error: string | null }[];
+        error: { code: string; message: string } | null;
+      }[];
+    };
+
+    before(async () => {
+      server = await startTestServer(dialect);
+      const token = await createPat(server.admin, ['pipelines:read', 'pipelines:write', 'uns:read']);
+      api = server.client.as({ token, org: server.orgId });
+      readOnly = server.client.as({
+        token: await createPat(server.admin, ['pipelines:read']),
+        org: server.orgId,
+      });
+    });
+    after(() => server?.close());
+
+    it('lists node types with a JSON Schema, ports and side effect', async () => {
+      const res = await readOnly.get('/api/v1/engine/nodes');
+      assert.equal(res.status, 200, res.text);
+      const types = new Map(res.body.data.map((t: { type: string }) => [t.type, t]));
+      for (const type of [
+        'trigger.manual',
+        'flow.condition',
+        'flow.stop-error',
+        'transform.set',
+        'transform.jsonata',
+        'code.javascript',
+        'uns.publish',
+      ])
+        assert.ok(types.has(type), type);
+      const condition = types.get('flow.condition') as {
+        parameters: { required: string[] };
+        outputs: string[];
+        sideEffect: string;
+      };
+      assert.deepEqual(condition.parameters.required, ['expression']);
+      assert.deepEqual(condition.outputs, ['true', 'false', 'error']);
+      assert.equal((types.get('uns.publish') as { sideEffect: string }).sideEffect, 'external');
+      assert.equal((await readOnly.get('/api/v1/engine/nodes/nope')).status, 404);
+      assert.equal((await readOnly.post(PIPELINES, { name: 'Nope' })).status, 403);
+    });
+
+    it('saves an invalid graph but refuses to enable it, listing every problem with its node', async () => {
+      const res = await create({
+        name: 'Broken',
+        nodes: [
+          manual,
+          { id: 'a', name: 'A', type: 'transform.jsonata', parameters: { expression: 'x +' } },
+          { id: 'b', name: 'B', type: 'transform.jsonata', parameters: { expression: '$' } },
+          { id: 'c', name: 'C', type: 'no.such.type' },
+          { id: 'd', name: 'D', type: 'flow.condition', parameters: { expresion: 'true' } },
+        ],
+        edges: [
+          { source: 'start', target: 'a' },
+          { source: 'a', target: 'b' },
+          { source: 'b', target: 'a' },
+          { source: 'start', target: 'ghost' },
+          { source: 'start', sourcePort: 'nowhere', target: 'd' },
+        ],
+      });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.body.data.enabled, false);
+      assert.ok(res.body.data.problems.length >= 6);
+      const enable = await api.post(`${PIPELINES}/${res.body.data.id}/enable`);
+      assert.equal(enable.status, 400, enable.text);
+      assert.equal(enable.body.error, 'bad_request');
+      const problems = enable.body.problems as { nodeId: string; path: string; message: string }[];
+      const has = (nodeId: string, path: string, message: RegExp) =>
+        assert.ok(
+          problems.some((p) => p.nodeId === nodeId && p.path === path && message.test(p.message)),
+          `${nodeId} ${path} ${message} in ${JSON.stringify(problems)}`,
+        );
+      has('a', '/nodes/1/parameters/expression', /does not compile/);
+      has('c', '/nodes/3/type', /not a known node type/);
+      has('d', '/nodes/4/parameters/expression', /required/);
+      has('d', '/nodes/4/parameters/expresion', /not a known parameter/);
+      has('ghost', '/edges/3/target', /names no node/);
+      has('start', '/edges/4/sourcePort', /no output port "nowhere"/);
+      has('a', '/edges', /cycle/);
+      has('b', '/edges', /cycle/);
+      const stored = await api.get(`${PIPELINES}/${res.body.data.id}`);
+      assert.equal(stored.body.data.enabled, false);
+      assert.equal(stored.body.data.version, 1);
+      const noTrigger = await create({ name: 'No trigger', enabled: true, nodes: [] });
+      assert.equal(noTrigger.status, 400);
+      assert.ok(
+        noTrigger.body.problems.some(
+          (p: { path: string; message: string }) => p.path === '/nodes' && /no trigger/.test(p.message),
+        ),
+      );
+    });
+
+    it('refuses bad input naming the JSON pointer, and stores nothing', async () => {
+      const before = (await api.get(PIPELINES)).body.pagination.total;
+      const cases: [unknown, string][] = [
+        [{ name: 'ab' }, '/name'],
+        [
+          { name: 'Bad node', nodes: [{ ...manual, settings: { timeoutSeconds: 0 } }] },
+          '/nodes/0/settings/timeoutSeconds',
+        ],
+        [
+          { name: 'Bad node', nodes: [manual, { id: 'x y', name: 'X', type: 'transform.set' }] },
+          '/nodes/1/id',
+        ],
+        [
+          { name: 'Bad retry', nodes: [{ ...manual, settings: { retry: { maxTries: 11 } } }] },
+          '/nodes/0/settings/retry/maxTries',
+        ],
+        [{ name: 'Bad mode', settings: { concurrency: { mode: 'later' } } }, '/settings/concurrency/mode'],
+        [{ name: 'Bad history', settings: { historyDetail: 'all' } }, '/settings/historyDetail'],
+        [{ name: 'Bad edge', edges: [{ source: 'a' }] }, '/edges/0/target'],
+        [{ name: 'Extra', colour: 'red' }, '/colour'],
+        [{ name: 'Labels', labels: ['a'] }, '/labels'],
+      ];
+      for (const [body, path] of cases) {
+        const res = await create(body);
+        assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+        assert.equal(res.body.path, path, res.text);
+        assert.ok(res.body.message.startsWith(path), res.body.message);
+      }
+      assert.equal((await api.get(PIPELINES)).body.pagination.total, before);
+    });
+
+    it('versions every change: stale update 409, diff, revert; clone is disabled under a new name', async () => {
+      const made = await create({ name: 'Versioned', labels: { line: '1' }, nodes: [manual] });
+      assert.equal(made.status, 201, made.text);
+      const id = made.body.data.id;
+      const put = await api.put(`${PIPELINES}/${id}`, {
+        name: 'Versioned',
+        labels: { line: '1' },
+        nodes: [manual, { id: 'j', name: 'J', type: 'transform.jsonata', parameters: { expression: '$' } }],
+        edges: [{ source: 'start', target: 'j' }],
+        version: 1,
+      });
+      assert.equal(put.status, 200, put.text);
+      assert.equal(put.body.data.version, 2);
+      const stale = await api.put(`${PIPELINES}/${id}`, { name: 'Versioned', nodes: [], version: 1 });
+      assert.equal(stale.status, 409, stale.text);
+      assert.equal(stale.body.currentVersion, 2);
+      assert.equal((await api.get(`${PIPELINES}/${id}`)).body.data.nodes.length, 2);
+      const enabled = await api.post(`${PIPELINES}/${id}/enable`);
+      assert.equal(enabled.status, 200, enabled.text);
+      assert.equal(enabled.body.data.enabled, true);
+      assert.equal(enabled.body.data.version, 3);
+      // An enabled pipeline keeps a valid graph.
+      const breaking = await api.put(`${PIPELINES}/${id}`, {
+        name: 'Versioned',
+        enabled: true,
+        nodes: [{ id: 'j', name: 'J', type: 'transform.jsonata', parameters: { expression: '$' } }],
+        version: 3,
+      });
+      assert.equal(breaking.status, 400, breaking.text);
+      assert.ok(breaking.body.problems.length > 0);
+      const versions = await api.get(`${PIPELINES}/${id}/versions`);
+      assert.equal(versions.status, 200, versions.text);
+      assert.deepEqual(
+        versions.body.data.map((v: { version: number }) => v.version),
+        [3, 2, 1],
+      );
+      const diff = await api.get(`${PIPELINES}/${id}/versions/2/diff?against=1`);
+      assert.equal(diff.status, 200, diff.text);
+      assert.ok(JSON.stringify(diff.body).includes('/nodes/1'), diff.text);
+      const reverted = await api.post(`${PIPELINES}/${id}/versions/1/revert`);
+      assert.equal(reverted.status, 200, reverted.text);
+      assert.equal(reverted.body.data.version, 4);
+      assert.equal(reverted.body.data.nodes.length, 1);
+      assert.equal(reverted.body.data.enabled, false);
+      const clone = await api.post(`${PIPELINES}/${id}/clone`, {});
+      assert.equal(clone.status, 201, clone.text);
+      assert.equal(clone.body.data.name, 'Versioned (copy)');
+      assert.equal(clone.body.data.enabled, false);
+      assert.equal(clone.body.data.version, 1);
+      assert.notEqual(clone.body.data.id, id);
+      assert.equal((await api.post(`${PIPELINES}/${id}/clone`, {})).body.data.name, 'Versioned (copy 2)');
+      assert.equal((await api.post(`${PIPELINES}/${id}/clone`, { name: 'Versioned' })).status, 409);
+      // The clones keep the labels.
+      const listed = await api.get(`${PIPELINES}?label=line=1`);
+      assert.equal(listed.body.data.length, 3);
+      assert.equal((await api.get(`${PIPELINES}?label=line=2`)).body.data.length, 0);
+      assert.equal((await api.get(`${PIPELINES}?label=line`)).body.data.length, 3);
+      assert.equal((await api.delete(`${PIPELINES}/${id}`)).status, 204);
+      assert.equal((await api.get(`${PIPELINES}/${id}`)).status, 404);
+      assert.equal((await api.get(`${PIPELINES}/${id}/versions`)).status, 404);
+    });
+
+    it('runs a graph: JSONata, condition branches, set fields, JavaScript, UNS publish; node runs kept in full', async () => {
+      const made = await create({
+        name: 'Scale and publish',
+        settings: { historyDetail: 'full' },
+        nodes: [
+          manual,
+          {
+            id: 'scale',
+            name: 'Scale',
+            type: 'transform.jsonata',
+            parameters: { expression: '{ "celsius": raw / 10 }' },
+          },
+          { id: 'hot', name: 'Hot?', type: 'flow.condition', parameters: { expression: 'celsius > 50' } },
+          {
+            id: 'mark',
+            name: 'Mark',
+            type: 'transform.set',
+            parameters: { fields: { alarm: true, from: '{{ $node.Scale.data.celsius }}' } },
+          },
+          {
+            id: 'js',
+            name: 'Code',
+            type: 'code.javascript',
+            parameters: { code: 'return { ...$input, f: $input.celsius * 9 / 5 + 32 }' },
+          },
+          {
+            id: 'pub',
+            name: 'Publish',
+            type: 'uns.publish',
+            parameters: {
+              topic: 'v1/pipelines/{{ "oven" }}'.replace('{{ "oven" }}', 'oven'),
+              value: '{{ f }}',
+            },
+          },
+        ],
+        edges: [
+          { source: 'start', target: 'scale' },
+          { source: 'scale', target: 'hot' },
+          { source: 'hot', sourcePort: 'true', target: 'mark' },
+          { source: 'hot', sourcePort: 'false', target: 'js' },
+          { source: 'js', target: 'pub' },
+        ],
+      });
+      assert.equal(made.status, 201, made.text);
+      assert.deepEqual(made.body.data.problems, []);
+      const id = made.body.data.id;
+      const hot = await run(id, { raw: 900 });
+      assert.equal(hot.status, 'completed', JSON.stringify(hot));
+      assert.equal(hot.pipelineVersion, 1);
+      const hotRuns = await nodeRuns(hot.id);
+      assert.deepEqual(
+        hotRuns.map((r) => r.nodeId),
+        ['start', 'scale', 'hot', 'mark'],
+      );
+      assert.deepEqual(hotRuns[3]!.output, { celsius: 90, alarm: true, from: 90 });
+      assert.equal(hotRuns[2]!.port, 'true');
+      assert.deepEqual(hotRuns[1]!.input, { raw: 900 });
+      const cold = await run(id, { raw: 200 });
+      assert.equal(cold.status, 'completed', JSON.stringify(cold));
+      const coldRuns = await nodeRuns(cold.id);
+      assert.deepEqual(
+        coldRuns.map((r) => r.nodeId),
+        ['start', 'scale', 'hot', 'js', 'pub'],
+      );
+      assert.deepEqual(coldRuns[3]!.output, { celsius: 20, f: 68 });
+      const latest = await api.get('/api/v1/uns/data/latest?topic=v1/pipelines/oven');
+      assert.equal(latest.status, 200, latest.text);
+      assert.equal(latest.body.data.value, 68);
+      const listed = await api.get(`${EXECUTIONS}?pipelineId=${id}`);
+      assert.equal(listed.body.pagination.total, 2);
+      assert.equal(listed.body.data[0].id, cold.id, 'newest first');
+      assert.equal((await api.get(`${EXECUTIONS}?pipelineId=${id}&status=failed`)).body.pagination.total, 0);
+    });
+
+    it('retries a node: failing twice then succeeding with three tries completes, with three attempts', async () => {
+      const made = await create({
+        name: 'Flaky',
+        nodes: [
+          manual,
+          {
+            id: 'flaky',
+            name: 'Flaky',
+            type: 'code.javascript',
+            parameters: { code: 'if ($attempt < 3) throw new Error("not yet " + $attempt); return $attempt' },
+            settings: { retry: { maxTries: 3, waitMs: 20, backoff: 'exponential' } },
+          },
+        ],
+        edges: [{ source: 'start', target: 'flaky' }],
+      });
+      const done = await run(made.body.data.id);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      const [, flaky] = await nodeRuns(done.id);
+      assert.equal(flaky!.status, 'succeeded');
+      assert.deepEqual(
+        flaky!.attempts.map((a) => a.n),
+        [1, 2, 3],
+      );
+      assert.match(flaky!.attempts[0]!.error!, /not yet 1/);
+      assert.equal(flaky!.attempts[2]!.error, null);
+      // Two tries are not enough: the execution fails naming the node; the failed run keeps its input.
+      const two = await api.put(`${PIPELINES}/${made.body.data.id}`, {
+        ...made.body.data,
+        problems: undefined,
+        id: undefined,
+        createdAt: undefined,
+        createdBy: undefined,
+        updatedAt: undefined,
+        updatedBy: undefined,
+        nodes: [manual, { ...made.body.data.nodes[1], settings: { retry: { maxTries: 2 } } }],
+      });
+      assert.equal(two.status, 200, two.text);
+      const failed = await run(made.body.data.id, { n: 1 });
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.reason, 'node_error');
+      assert.equal(failed.error.nodeId, 'flaky');
+      assert.match(failed.error.message, /not yet 2/);
+      const failedRun = (await nodeRuns(failed.id))[1]!;
+      assert.equal(failedRun.attempts.length, 2);
+      assert.deepEqual(failedRun.input, { n: 1 });
+    });
+
+    it('on error: continue completes with errors; the error port carries the error on', async () => {
+      const made = await create({
+        name: 'On error',
+        nodes: [
+          manual,
+          {
+            id: 'stop',
+            name: 'Stop',
+            type: 'flow.stop-error',
+            parameters: { message: 'bad reading' },
+            settings: { onError: 'errorPort' },
+          },
+          {
+            id: 'after',
+            name: 'After',
+            type: 'transform.jsonata',
+            parameters: { expression: 'error.message' },
+          },
+          {
+            id: 'js',
+            name: 'Throws',
+            type: 'code.javascript',
+            parameters: { code: 'throw new Error("boom")' },
+            settings: { onError: 'continue' },
+          },
+        ],
+        edges: [
+          { source: 'start', target: 'stop' },
+          { source: 'stop', sourcePort: 'error', target: 'after' },
+          { source: 'start', target: 'js' },
+        ],
+        settings: { historyDetail: 'full' },
+      });
+      assert.deepEqual(made.body.data.problems, []);
+      const done = await run(made.body.data.id);
+      assert.equal(done.status, 'completed_with_errors', JSON.stringify(done));
+      const runs = await nodeRuns(done.id);
+      const after = runs.find((r) => r.nodeId === 'after')!;
+      assert.equal(after.output, 'bad reading');
+      assert.equal(runs.find((r) => r.nodeId === 'js')!.error!.message, 'the code threw Error: boom');
+    });
+
+    it('ends a runaway script at its node timeout while /healthz keeps answering', async () => {
+      const made = await create({
+        name: 'Runaway',
+        nodes: [
+          manual,
+          {
+            id: 'loop',
+            name: 'Loop',
+            type: 'code.javascript',
+            parameters: { code: 'while (true) {}' },
+            settings: { timeoutSeconds: 1 },
+          },
+        ],
+        edges: [{ source: 'start', target: 'loop' }],
+      });
+      const queued = await api.post(`${PIPELINES}/${made.body.data.id}/execute`, {});
+      const started = Date.now();
+      let answered = 0;
+      while (Date.now() - started < 800) {
+        const health = await server.client.get('/healthz');
+        assert.equal(health.status, 200);
+        answered++;
+      }
+      assert.ok(answered >= 3, `healthz answered ${answered} times`);
+      const done = await finished(api, queued.body.data.id);
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'timeout');
+      assert.match(done.error.message, /time limit of 1000 ms/);
+    });
+
+    it('claims each execution once with a lease; an expired lease is taken over and resumed', async () => {
+      await server.app.engine.stop();
+      try {
+        const repo = new ExecutionsRepository(server.storage.db);
+        const pipeline = (await create({ name: 'Leased', nodes: [manual] })).body.data as PipelineRow;
+        const queued = await repo.enqueue({
+          organizationId: server.orgId,
+          pipeline: {
+            ...pipeline,
+            organizationId: server.orgId,
+            settings: { ...pipeline.settings },
+          } as PipelineRow,
+          trigger: { type: 'manual', nodeId: 'start', firedAt: 1, source: {} },
+          input: null,
+          now: 1000,
+        });
+        const [first, second] = await Promise.all([
+          repo.claim('replica-a', 2000, 30_000),
+          repo.claim('replica-b', 2000, 30_000),
+        ]);
+        const claimed = [first, second].filter((c) => c?.id === queued.id);
+        assert.equal(claimed.length, 1, 'one claimer');
+        const holder = claimed[0]!.lockedBy!;
+        assert.equal(await repo.claim('replica-c', 3000, 30_000), undefined, 'a live lease is not taken');
+        assert.equal(await repo.renewLease(queued.id, 'replica-c', 60_000), false);
+        assert.equal(await repo.renewLease(queued.id, holder, 40_000), true);
+        const taken = await repo.claim('replica-c', 40_001, 30_000);
+        assert.equal(taken?.id, queued.id, 'an expired lease is taken over');
+        assert.equal(taken?.claims, 2);
+        assert.equal(await repo.renewLease(queued.id, holder, 99_000), false, 'the old holder lost it');
+      } finally {
+        server.app.engine.start();
+      }
+    });
+  });
+}
