@@ -88,6 +88,73 @@ for (const dialect of testDialects()) {
       assert.equal((await readOnly.post(PIPELINES, { name: 'Nope' })).status, 403);
     });
 
+    it('tests one node with supplied input without storing anything', async () => {
+      const count = async () =>
+        Number(
+          (
+            await server.storage.db
+              .selectFrom('engine_executions')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirst()
+          )?.n ?? 0,
+        );
+      const before = await count();
+      const test = (body: unknown) => api.post('/api/v1/engine/nodes/test', body);
+      const condition = await test({
+        node: { type: 'flow.condition', parameters: { expression: 'temperature > $node.Limit.data' } },
+        input: { temperature: 80 },
+        nodes: { Limit: 70 },
+      });
+      assert.equal(condition.status, 200, condition.text);
+      assert.equal(condition.body.data.port, 'true');
+      assert.deepEqual(condition.body.data.output, { temperature: 80 });
+      const js = await test({
+        node: { type: 'code.javascript', parameters: { code: 'console.log("x"); return $trigger.a' } },
+        trigger: { a: 5 },
+      });
+      assert.equal(js.body.data.output, 5);
+      assert.deepEqual(js.body.data.logs, ['x']);
+      const failing = await test({
+        node: { type: 'code.javascript', parameters: { code: 'return missing.value' } },
+      });
+      assert.equal(failing.status, 200, failing.text);
+      assert.equal(failing.body.data.error.code, 'code_error');
+      assert.match(failing.body.data.error.message, /missing/);
+      const bad = await test({ node: { type: 'transform.jsonata', parameters: { expression: '(' } } });
+      assert.equal(bad.status, 400, bad.text);
+      assert.equal(bad.body.path, '/node/parameters/expression');
+      const unknown = await test({ node: { type: 'no.such' } });
+      assert.equal(unknown.status, 400);
+      assert.equal(unknown.body.path, '/node/type');
+      const timeout = await test({
+        node: { type: 'transform.set', parameters: { fields: {} }, settings: { timeoutSeconds: 0 } },
+      });
+      assert.equal(timeout.status, 400, timeout.text);
+      const unconfirmed = await test({
+        node: { type: 'uns.publish', parameters: { topic: 'v1/pipelines/test' } },
+        input: 1,
+      });
+      assert.equal(unconfirmed.status, 400, unconfirmed.text);
+      assert.equal(unconfirmed.body.path, '/confirmWrites');
+      assert.equal(
+        (await api.get('/api/v1/uns/data/latest?topic=v1/pipelines/test')).status,
+        404,
+        'nothing was published',
+      );
+      const confirmed = await test({
+        node: { type: 'uns.publish', parameters: { topic: 'v1/pipelines/test' } },
+        input: 7,
+        confirmWrites: true,
+      });
+      assert.equal(confirmed.status, 200, confirmed.text);
+      assert.equal((await api.get('/api/v1/uns/data/latest?topic=v1/pipelines/test')).body.data.value, 7);
+      assert.equal(
+        (await readOnly.post('/api/v1/engine/nodes/test', { node: { type: 'trigger.manual' } })).status,
+        403,
+      );
+      assert.equal(await count(), before);
+    });
+
     it('saves an invalid graph but refuses to enable it, listing every problem with its node', async () => {
       const res = await create({
         name: 'Broken',

@@ -33,28 +33,20 @@ export async function installPipelines(
   const db = storage.db;
   const executions = new ExecutionsRepository(db);
   const sandbox = new Sandbox();
-  const engine = new ExecutionEngine({
-    repo: executions,
-    sandbox,
-    clock,
-    log: app.log,
-    publish: async (organizationId, topic, value, quality) => {
-      try {
-        const record = parsePublishRecord(
-          quality === undefined ? { topic, value } : { topic, value, quality },
-          { prefix: config.topicPrefix, now: () => clock.now() },
-        );
-        await app.uns.publisher.publish(organizationId, [record], { batch: false, fanout: true });
-      } catch (error) {
-        if (error instanceof UnsInputError)
-          throw new NodeError(
-            'publish_refused',
-            `the UNS refused the value: ${error.field}: ${error.message}`,
-          );
-        throw error;
-      }
-    },
-  });
+  const publish = async (organizationId: string, topic: string, value: unknown, quality?: number) => {
+    try {
+      const record = parsePublishRecord(
+        quality === undefined ? { topic, value } : { topic, value, quality },
+        { prefix: config.topicPrefix, now: () => clock.now() },
+      );
+      await app.uns.publisher.publish(organizationId, [record], { batch: false, fanout: true });
+    } catch (error) {
+      if (error instanceof UnsInputError)
+        throw new NodeError('publish_refused', `the UNS refused the value: ${error.field}: ${error.message}`);
+      throw error;
+    }
+  };
+  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish });
   app.decorate('engine', engine);
   const pipelines = new PipelinesService({
     db,
@@ -69,7 +61,7 @@ export async function installPipelines(
     pipelines,
     versions: deps.versions,
   });
-  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes' });
+  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
   await app.register(executionsRoutes, { prefix: '/api/v1/engine/executions', executions });
   app.addHook('onReady', async () => engine.start());
   app.addHook('onClose', async () => {
