@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import { ScheduleTriggers } from '../../src/modules/engine/executions/schedule-triggers.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
@@ -489,6 +490,83 @@ for (const dialect of testDialects()) {
       assert.equal(done.status, 'failed');
       assert.equal(done.error.code, 'timeout');
       assert.match(done.error.message, /time limit of 1000 ms/);
+    });
+
+    it('fires a schedule once per fire time across two replicas, only while enabled', async () => {
+      const badCron = await create({
+        name: 'Bad schedule',
+        nodes: [{ id: 'tick', name: 'Tick', type: 'trigger.schedule', parameters: { cron: '61 * * * * *' } }],
+      });
+      assert.ok(
+        badCron.body.data.problems.some((p: { path: string }) => p.path === '/nodes/0/parameters/cron'),
+        badCron.text,
+      );
+      const badZone = await create({
+        name: 'Bad zone',
+        nodes: [
+          {
+            id: 'tick',
+            name: 'Tick',
+            type: 'trigger.schedule',
+            parameters: { cron: '* * * * * *', timezone: 'Mars/Base' },
+          },
+        ],
+      });
+      assert.ok(
+        badZone.body.data.problems.some((p: { path: string }) => p.path === '/nodes/0/parameters/timezone'),
+        badZone.text,
+      );
+      const made = await create({
+        name: 'Every second',
+        nodes: [
+          {
+            id: 'tick',
+            name: 'Tick',
+            type: 'trigger.schedule',
+            parameters: { cron: '* * * * * *', timezone: 'Europe/Berlin' },
+          },
+          { id: 'echo', name: 'Echo', type: 'transform.jsonata', parameters: { expression: 'firedAt' } },
+        ],
+        edges: [{ source: 'tick', target: 'echo' }],
+      });
+      const id = made.body.data.id;
+      const executionsOf = async () =>
+        server.storage.db.selectFrom('engine_executions').selectAll().where('pipeline_id', '=', id).execute();
+      // A second replica's schedule triggers on the same database.
+      const replica = new ScheduleTriggers({
+        db: server.storage.db,
+        executions: new ExecutionsRepository(server.storage.db),
+        clock: { now: () => Date.now() },
+        log: server.app.log,
+        onQueued: () => server.app.engine.wake(),
+        refreshMs: 100,
+        tickMs: 50,
+      });
+      replica.start();
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        assert.equal((await executionsOf()).length, 0, 'a disabled pipeline does not fire');
+        assert.equal((await api.post(`${PIPELINES}/${id}/enable`)).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 4500));
+        assert.equal((await api.post(`${PIPELINES}/${id}/disable`)).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+      } finally {
+        replica.stop();
+      }
+      const rows = await executionsOf();
+      const fired = rows.map((r) => JSON.parse(r.trigger).firedAt as number).sort((a, b) => a - b);
+      assert.ok(rows.length >= 3, `${rows.length} executions`);
+      assert.equal(new Set(fired).size, rows.length, 'one execution per fire time');
+      assert.ok(
+        fired.every((t) => t % 1000 === 0),
+        'fire times are whole seconds',
+      );
+      assert.equal((fired.at(-1)! - fired[0]!) / 1000 + 1, rows.length, 'no fire time was missed');
+      const last = rows.find((r) => JSON.parse(r.trigger).firedAt === fired[0])!;
+      const done = await finished(api, last.id);
+      assert.ok(['completed', 'cancelled'].includes(done.status), done.status);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal((await executionsOf()).length, rows.length, 'a disabled pipeline stops firing');
     });
 
     it('claims each execution once with a lease; an expired lease is taken over and resumed', async () => {

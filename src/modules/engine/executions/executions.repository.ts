@@ -118,7 +118,24 @@ export class ExecutionsRepository {
     input: unknown;
     now: number;
     idempotencyKey?: string;
-  }): Promise<ExecutionRow> {
+  }): Promise<ExecutionRow>;
+  /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
+  async enqueue(input: {
+    organizationId: string;
+    pipeline: PipelineRow;
+    trigger: ExecutionTrigger;
+    input: unknown;
+    now: number;
+    idempotencyKey: string;
+  }): Promise<ExecutionRow | undefined>;
+  async enqueue(input: {
+    organizationId: string;
+    pipeline: PipelineRow;
+    trigger: ExecutionTrigger;
+    input: unknown;
+    now: number;
+    idempotencyKey?: string;
+  }): Promise<ExecutionRow | undefined> {
     const { pipeline } = input;
     const row: EngineExecutionTable = {
       id: randomUUID(),
@@ -146,8 +163,17 @@ export class ExecutionsRepository {
       started_at: null,
       finished_at: null,
     };
-    await this.db.insertInto('engine_executions').values(row).execute();
-    return toExecution(row);
+    if (input.idempotencyKey === undefined) {
+      await this.db.insertInto('engine_executions').values(row).execute();
+      return toExecution(row);
+    }
+    const inserted = await this.db
+      .insertInto('engine_executions')
+      .values(row)
+      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return inserted ? toExecution(row) : undefined;
   }
 
   /**

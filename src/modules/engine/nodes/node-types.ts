@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
@@ -57,6 +58,8 @@ export interface NodeType {
   testable: boolean;
   /** JSONata expressions among the parameters (compiled on validation). */
   expressionParameters: string[];
+  /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
+  check?(parameters: Record<string, unknown>): { path: string; message: string }[];
   run(context: NodeContext): Promise<NodeResult>;
 }
 
@@ -107,6 +110,51 @@ export const NODE_TYPES: NodeType[] = [
     sideEffect: 'none',
     testable: true,
     expressionParameters: [],
+    run: async (c) => ({ output: c.input ?? null, port: 'out' }),
+  },
+  {
+    type: 'trigger.schedule',
+    typeVersion: 1,
+    category: 'trigger',
+    title: 'Schedule',
+    description:
+      'Starts the pipeline at each fire time of a cron pattern (5 fields, or 6 with seconds first) in a time zone, ' +
+      'once per fire time across replicas, while the pipeline is enabled. Its output is `{ firedAt }`.',
+    parameters: {
+      type: 'object',
+      properties: {
+        cron: {
+          type: 'string',
+          minLength: 9,
+          maxLength: 200,
+          description: 'e.g. `*/5 * * * * *` (every 5 s).',
+        },
+        timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA name; default UTC.' },
+      },
+      required: ['cron'],
+      additionalProperties: false,
+    },
+    inputs: [],
+    outputs: ['out'],
+    sideEffect: 'none',
+    testable: true,
+    expressionParameters: [],
+    check: (parameters) => {
+      const timezone = (parameters.timezone as string | undefined) ?? 'UTC';
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: timezone });
+      } catch {
+        return [{ path: '/timezone', message: `is not a known IANA time zone: ${JSON.stringify(timezone)}` }];
+      }
+      try {
+        const cron = new Cron(String(parameters.cron), { timezone, paused: true });
+        cron.nextRun();
+        cron.stop();
+        return [];
+      } catch (error) {
+        return [{ path: '/cron', message: `is not valid: ${(error as Error).message}` }];
+      }
+    },
     run: async (c) => ({ output: c.input ?? null, port: 'out' }),
   },
   {
@@ -279,7 +327,7 @@ export function parameterErrors(type: NodeType, parameters: unknown): { path: st
     validate = ajv.compile(type.parameters);
     validators.set(type.type, validate);
   }
-  if (validate(parameters)) return [];
+  if (validate(parameters)) return type.check?.(parameters as Record<string, unknown>) ?? [];
   return (validate.errors ?? []).map((e) => ({
     path:
       e.instancePath +

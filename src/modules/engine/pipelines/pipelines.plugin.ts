@@ -8,6 +8,7 @@ import type { EntityVersionsRepository } from '../../versions/entity-versions.re
 import { ExecutionEngine } from '../executions/engine.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';
 import { executionsRoutes } from '../executions/executions.routes.js';
+import { ScheduleTriggers } from '../executions/schedule-triggers.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
@@ -63,8 +64,19 @@ export async function installPipelines(
   });
   await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
   await app.register(executionsRoutes, { prefix: '/api/v1/engine/executions', executions });
-  app.addHook('onReady', async () => engine.start());
+  const schedules = new ScheduleTriggers({
+    db,
+    executions,
+    clock,
+    log: app.log,
+    onQueued: () => engine.wake(),
+  });
+  app.addHook('onReady', async () => {
+    engine.start();
+    schedules.start();
+  });
   app.addHook('onClose', async () => {
+    schedules.stop();
     await engine.stop();
     await sandbox.close();
   });

@@ -72,6 +72,17 @@ export class PipelinesRepository {
     return row && toPipeline(row);
   }
 
+  /** Enabled pipelines of every organization that have a node of `type` (triggers to register). */
+  async enabledWithNodeType(type: string): Promise<PipelineRow[]> {
+    const rows = await this.db
+      .selectFrom('pipelines')
+      .selectAll()
+      .where('enabled', '=', 1)
+      .where('nodes', 'like', `%${JSON.stringify(type)}%`)
+      .execute();
+    return rows.map(toPipeline).filter((p) => p.nodes.some((n) => n.type === type));
+  }
+
   async list(
     organizationId: string,
     params: ListParams & { enabled?: boolean | undefined; label?: string | undefined },
