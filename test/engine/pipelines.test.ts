@@ -569,6 +569,82 @@ for (const dialect of testDialects()) {
       assert.equal((await executionsOf()).length, rows.length, 'a disabled pipeline stops firing');
     });
 
+    it('takes over an execution whose replica died and resumes it after the last finished node', async () => {
+      const made = await create({
+        name: 'Resumed',
+        settings: { historyDetail: 'full' },
+        nodes: [
+          manual,
+          {
+            id: 'first',
+            name: 'First',
+            type: 'transform.jsonata',
+            parameters: { expression: '"ran again"' },
+          },
+          {
+            id: 'second',
+            name: 'Second',
+            type: 'transform.jsonata',
+            parameters: { expression: '$ & " then second"' },
+          },
+        ],
+        edges: [
+          { source: 'start', target: 'first' },
+          { source: 'first', target: 'second' },
+        ],
+      });
+      const pipeline = { ...made.body.data, organizationId: server.orgId } as PipelineRow;
+      const repo = new ExecutionsRepository(server.storage.db);
+      await server.app.engine.stop();
+      let executionId: string;
+      try {
+        const queued = await repo.enqueue({
+          organizationId: server.orgId,
+          pipeline,
+          trigger: { type: 'manual', nodeId: 'start', firedAt: Date.now(), source: {} },
+          input: null,
+          now: Date.now(),
+        });
+        executionId = queued.id;
+        // A replica claims it, finishes the first two nodes, and dies (its lease runs out).
+        const claimed = await repo.claim('dead-replica', Date.now(), 300);
+        assert.equal(claimed?.id, queued.id);
+        for (const [nodeId, output] of [
+          ['start', null],
+          ['first', 'before the crash'],
+        ] as const)
+          await repo.saveNodeRun({
+            id: crypto.randomUUID(),
+            executionId: queued.id,
+            nodeId,
+            nodeName: nodeId === 'start' ? 'Start' : 'First',
+            type: nodeId === 'start' ? 'trigger.manual' : 'transform.jsonata',
+            runIndex: 0,
+            status: 'succeeded',
+            port: 'out',
+            attempts: [{ n: 1, startedAt: Date.now(), durationMs: 1, error: null }],
+            input: null,
+            output,
+            error: null,
+            startedAt: Date.now(),
+            finishedAt: Date.now(),
+            durationMs: 1,
+          });
+      } finally {
+        server.app.engine.start();
+      }
+      const done = await finished(api, executionId);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(done.claims, 2);
+      const runs = await nodeRuns(executionId);
+      assert.deepEqual(
+        runs.map((r) => r.nodeId),
+        ['start', 'first', 'second'],
+      );
+      assert.equal(runs[1]!.output, 'before the crash', 'the finished node did not run again');
+      assert.equal(runs[2]!.output, 'before the crash then second');
+    });
+
     it('claims each execution once with a lease; an expired lease is taken over and resumed', async () => {
       await server.app.engine.stop();
       try {

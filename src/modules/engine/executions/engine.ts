@@ -184,7 +184,13 @@ export class ExecutionEngine {
       const type = nodeType(node.type)!;
       let result: NodeResult;
       const before = earlier.get(node.id);
-      if (before?.status === 'succeeded' && before.port !== null) {
+      // A node that finished before the crash is not run again when its output was kept (history detail
+      // full, or a device write, whose output is always kept); otherwise it runs again.
+      if (
+        before?.status === 'succeeded' &&
+        before.port !== null &&
+        (detail === 'full' || type.sideEffect === 'writes-device')
+      ) {
         result = { output: before.output, port: before.port };
       } else if (node.disabled) {
         result = { output: input ?? null, port: type.outputs[0] ?? 'out' };
@@ -276,7 +282,7 @@ export class ExecutionEngine {
         Object.assign(run, {
           status: 'succeeded',
           port: result.port,
-          output: detail === 'full' ? result.output : null,
+          output: detail === 'full' || type.sideEffect === 'writes-device' ? result.output : null,
           finishedAt: clock.now(),
           durationMs: clock.now() - startedAt,
         });
