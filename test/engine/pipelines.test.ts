@@ -420,6 +420,91 @@ for (const dialect of testDialects()) {
       assert.deepEqual(failedRun.input, { n: 1 });
     });
 
+    it('retries from the failed node without re-running upstream nodes, or from the start on the current version', async () => {
+      const made = await create({
+        name: 'Retry me',
+        nodes: [
+          manual,
+          { id: 'up', name: 'Up', type: 'transform.jsonata', parameters: { expression: '$' } },
+          {
+            id: 'check',
+            name: 'Check',
+            type: 'code.javascript',
+            parameters: { code: 'if (!$input.fixed) throw new Error("not fixed"); return "ok"' },
+          },
+        ],
+        edges: [
+          { source: 'start', target: 'up' },
+          { source: 'up', target: 'check' },
+        ],
+      });
+      const id = made.body.data.id;
+      const failed = await run(id, { fixed: false });
+      assert.equal(failed.status, 'failed');
+      const completedOne = await run(id, { fixed: true });
+      const notRetryable = await api.post(`${EXECUTIONS}/${completedOne.id}/retry`, {});
+      assert.equal(notRetryable.status, 409, notRetryable.text);
+      const badMode = await api.post(`${EXECUTIONS}/${failed.id}/retry`, { mode: 'sideways' });
+      assert.equal(badMode.status, 400, badMode.text);
+
+      const retry = await api.post(`${EXECUTIONS}/${failed.id}/retry`, {
+        mode: 'from-failed',
+        input: { fixed: true },
+      });
+      assert.equal(retry.status, 201, retry.text);
+      assert.equal(retry.body.data.retryOf, failed.id);
+      assert.equal(retry.body.data.pipelineVersion, 1);
+      const retried = await finished(api, retry.body.data.id);
+      assert.equal(retried.status, 'completed', JSON.stringify(retried));
+      assert.deepEqual(
+        (await nodeRuns(retried.id)).map((r) => r.nodeId),
+        ['check'],
+        'upstream nodes did not run again',
+      );
+      const twice = await api.post(`${EXECUTIONS}/${failed.id}/retry`, {});
+      assert.equal(twice.status, 409, twice.text);
+      assert.match(twice.body.message, /already retried/);
+
+      // Fix the pipeline, then retry from the start on the current version.
+      const current = (await api.get(`${PIPELINES}/${id}`)).body.data;
+      const fixed = await api.put(`${PIPELINES}/${id}`, {
+        name: current.name,
+        nodes: [manual, current.nodes[1], { ...current.nodes[2], parameters: { code: 'return "fixed"' } }],
+        edges: current.edges,
+        version: current.version,
+      });
+      assert.equal(fixed.status, 200, fixed.text);
+      const again = await api.post(`${EXECUTIONS}/${failed.id}/retry`, {
+        mode: 'from-start',
+        version: 'current',
+        again: true,
+      });
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.body.data.pipelineVersion, 2);
+      const done = await finished(api, again.body.data.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(
+        (await nodeRuns(done.id)).map((r) => r.nodeId),
+        ['start', 'up', 'check'],
+      );
+
+      // Cancel a queued execution; a finished one cannot be cancelled; delete a finished one.
+      await server.app.engine.stop();
+      let queuedId: string;
+      try {
+        queuedId = (await api.post(`${PIPELINES}/${id}/execute`, {})).body.data.id;
+        const cancelled = await api.post(`${EXECUTIONS}/${queuedId}/cancel`);
+        assert.equal(cancelled.status, 202, cancelled.text);
+        assert.equal(cancelled.body.data.status, 'cancelled');
+      } finally {
+        server.app.engine.start();
+      }
+      assert.equal((await api.post(`${EXECUTIONS}/${done.id}/cancel`)).status, 409);
+      assert.equal((await api.delete(`${EXECUTIONS}/${done.id}`)).status, 204);
+      assert.equal((await api.get(`${EXECUTIONS}/${done.id}`)).status, 404);
+      assert.equal((await readOnly.post(`${EXECUTIONS}/${failed.id}/retry`, { again: true })).status, 403);
+    });
+
     it('on error: continue completes with errors; the error port carries the error on', async () => {
       const made = await create({
         name: 'On error',

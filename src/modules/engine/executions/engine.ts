@@ -165,6 +165,10 @@ export class ExecutionEngine {
     const order = topologicalOrder(nodes, edges);
     const activated = new Map<string, unknown>([[execution.trigger.nodeId, execution.input]]);
     const outputs: Record<string, { data: unknown }> = {};
+    // A retry from the failed node starts there; `$node` sees the outputs the original kept.
+    if (execution.retryOf !== null && execution.trigger.type === 'retry')
+      for (const run of await repo.nodeRuns(execution.retryOf))
+        if (run.status === 'succeeded' && run.output !== null) outputs[run.nodeName] = { data: run.output };
     let hadErrors = false;
     for (const node of order) {
       if (leaseLost()) return { status: 'running', error: null, reason: null };

@@ -104,6 +104,19 @@ const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
   durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
 });
 
+export interface EnqueueInput {
+  organizationId: string;
+  pipeline: PipelineRow;
+  trigger: ExecutionTrigger;
+  input: unknown;
+  now: number;
+  retryOf?: string;
+  /** Default: the pipeline's current nodes, edges and settings. */
+  definition?: ExecutionDefinition;
+  /** Default: the pipeline's current version. */
+  version?: number;
+}
+
 const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
 const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
 
@@ -111,31 +124,12 @@ const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed'
 export class ExecutionsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async enqueue(input: {
-    organizationId: string;
-    pipeline: PipelineRow;
-    trigger: ExecutionTrigger;
-    input: unknown;
-    now: number;
-    idempotencyKey?: string;
-  }): Promise<ExecutionRow>;
+  async enqueue(input: EnqueueInput & { idempotencyKey?: undefined }): Promise<ExecutionRow>;
   /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
-  async enqueue(input: {
-    organizationId: string;
-    pipeline: PipelineRow;
-    trigger: ExecutionTrigger;
-    input: unknown;
-    now: number;
-    idempotencyKey: string;
-  }): Promise<ExecutionRow | undefined>;
-  async enqueue(input: {
-    organizationId: string;
-    pipeline: PipelineRow;
-    trigger: ExecutionTrigger;
-    input: unknown;
-    now: number;
-    idempotencyKey?: string;
-  }): Promise<ExecutionRow | undefined> {
+  async enqueue(input: EnqueueInput & { idempotencyKey: string }): Promise<ExecutionRow | undefined>;
+  async enqueue(
+    input: EnqueueInput & { idempotencyKey?: string | undefined },
+  ): Promise<ExecutionRow | undefined> {
     const { pipeline } = input;
     const row: EngineExecutionTable = {
       id: randomUUID(),
@@ -158,7 +152,7 @@ export class ExecutionsRepository {
       lease_until: null,
       claims: 0,
       idempotency_key: input.idempotencyKey ?? null,
-      retry_of: null,
+      retry_of: input.retryOf ?? null,
       queued_at: input.now,
       started_at: null,
       finished_at: null,
@@ -256,6 +250,42 @@ export class ExecutionsRepository {
       .where('pipeline_id', '=', pipelineId)
       .where('status', '=', 'queued')
       .execute();
+  }
+
+  /**
+   * Cancels a queued or running execution (a running one stops at its next node boundary: its engine's
+   * lease renewal and finish find it no longer running). Answers the status it had, or undefined.
+   */
+  async cancel(organizationId: string, id: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('engine_executions')
+      .set({ status: 'cancelled', reason: 'user', finished_at: now, lease_until: null })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('engine_executions')
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('status', 'not in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /** The executions that retried `id`. */
+  async retriesOf(organizationId: string, id: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('engine_executions')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('retry_of', '=', id)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   async saveNodeRun(run: NodeRunRow): Promise<void> {

@@ -35,6 +35,9 @@ export const Execution = Type.Object({
       message: Type.String(),
     }),
   ),
+  retryOf: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description: 'The execution this one retries.',
+  }),
   claims: Type.Integer({ description: 'Times a replica claimed it; above 1: resumed after a lost lease.' }),
   queuedAt: Timestamp,
   startedAt: Nullable(Timestamp),
@@ -87,6 +90,7 @@ export const toExecution = (e: ExecutionRow) => ({
   trigger: { ...e.trigger, firedAt: isoTime(e.trigger.firedAt) },
   input: e.input,
   error: e.error,
+  retryOf: e.retryOf,
   claims: e.claims,
   queuedAt: isoTime(e.queuedAt),
   startedAt: isoTime(e.startedAt),

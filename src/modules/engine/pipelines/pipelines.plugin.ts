@@ -8,6 +8,7 @@ import type { EntityVersionsRepository } from '../../versions/entity-versions.re
 import { ExecutionEngine } from '../executions/engine.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';
 import { executionsRoutes } from '../executions/executions.routes.js';
+import { ExecutionsService } from '../executions/executions.service.js';
 import { ScheduleTriggers } from '../executions/schedule-triggers.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
@@ -49,9 +50,10 @@ export async function installPipelines(
   };
   const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish });
   app.decorate('engine', engine);
+  const pipelinesRepo = new PipelinesRepository(db);
   const pipelines = new PipelinesService({
     db,
-    repo: new PipelinesRepository(db),
+    repo: pipelinesRepo,
     versions: deps.versions,
     executions,
     clock,
@@ -63,7 +65,16 @@ export async function installPipelines(
     versions: deps.versions,
   });
   await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
-  await app.register(executionsRoutes, { prefix: '/api/v1/engine/executions', executions });
+  await app.register(executionsRoutes, {
+    prefix: '/api/v1/engine/executions',
+    executions,
+    service: new ExecutionsService({
+      repo: executions,
+      pipelines: pipelinesRepo,
+      clock,
+      onQueued: () => engine.wake(),
+    }),
+  });
   const schedules = new ScheduleTriggers({
     db,
     executions,
