@@ -730,6 +730,29 @@ for (const dialect of testDialects()) {
       assert.equal(runs[2]!.output, 'before the crash then second');
     });
 
+    it("purges finished executions older than the organization's retention, with their node runs", async () => {
+      const made = await create({ name: 'Retained', nodes: [manual] });
+      const recent = await run(made.body.data.id);
+      const old = await run(made.body.data.id);
+      const db = server.storage.db;
+      const day = 86_400_000;
+      await db
+        .updateTable('engine_executions')
+        .set({ finished_at: Date.now() - 31 * day })
+        .where('id', '=', old.id)
+        .execute();
+      const repo = new ExecutionsRepository(db);
+      assert.ok((await repo.purge(Date.now())) >= 1);
+      assert.equal((await api.get(`${EXECUTIONS}/${old.id}`)).status, 404);
+      assert.equal((await api.get(`${EXECUTIONS}/${recent.id}`)).status, 200);
+      const orphans = await db
+        .selectFrom('engine_node_runs')
+        .select('id')
+        .where('execution_id', '=', old.id)
+        .execute();
+      assert.equal(orphans.length, 0, 'node runs went with the execution');
+    });
+
     it('claims each execution once with a lease; an expired lease is taken over and resumed', async () => {
       await server.app.engine.stop();
       try {

@@ -277,6 +277,40 @@ export class ExecutionsRepository {
     return Number(result.numDeletedRows) === 1;
   }
 
+  /**
+   * Deletes finished executions (with their node runs) older than their organization's retention
+   * (organization settings `executions.retentionDays`, default 30). Answers how many went.
+   */
+  async purge(now: number, defaultDays = 30): Promise<number> {
+    const settings = await this.db
+      .selectFrom('organization_settings')
+      .select(['organization_id', 'settings'])
+      .execute();
+    const days = new Map<string, number>();
+    for (const row of settings) {
+      const value = (JSON.parse(row.settings) as { executions?: { retentionDays?: number } }).executions
+        ?.retentionDays;
+      if (typeof value === 'number' && value > 0) days.set(row.organization_id, value);
+    }
+    const organizations = await this.db
+      .selectFrom('engine_executions')
+      .select('organization_id')
+      .distinct()
+      .execute();
+    let purged = 0;
+    for (const { organization_id } of organizations) {
+      const cutoff = now - (days.get(organization_id) ?? defaultDays) * 86_400_000;
+      const result = await this.db
+        .deleteFrom('engine_executions')
+        .where('organization_id', '=', organization_id)
+        .where('status', 'not in', ['queued', 'running'])
+        .where('finished_at', '<', cutoff)
+        .executeTakeFirst();
+      purged += Number(result.numDeletedRows);
+    }
+    return purged;
+  }
+
   /** The executions that retried `id`. */
   async retriesOf(organizationId: string, id: string): Promise<string[]> {
     const rows = await this.db

@@ -82,11 +82,21 @@ export async function installPipelines(
     log: app.log,
     onQueued: () => engine.wake(),
   });
+  // Retention per organization: on start and hourly.
+  const purge = () =>
+    void executions
+      .purge(clock.now())
+      .catch((error) => app.log.warn({ err: error }, 'execution retention failed'));
+  let retention: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     engine.start();
     schedules.start();
+    purge();
+    retention = setInterval(purge, 3_600_000);
+    retention.unref();
   });
   app.addHook('onClose', async () => {
+    if (retention) clearInterval(retention);
     schedules.stop();
     await engine.stop();
     await sandbox.close();
