@@ -505,6 +505,41 @@ for (const dialect of testDialects()) {
       assert.equal((await readOnly.post(`${EXECUTIONS}/${failed.id}/retry`, { again: true })).status, 403);
     });
 
+    it('overlap: queue runs one at a time, skip records the newcomer as skipped, parallel allows max', async () => {
+      const busy = {
+        id: 'busy',
+        name: 'Busy',
+        type: 'code.javascript',
+        parameters: { code: 'const t = Date.now(); while (Date.now() - t < 400) {} return t' },
+      };
+      const pipelineWith = async (name: string, concurrency: unknown) =>
+        (
+          await create({
+            name,
+            settings: { concurrency },
+            nodes: [manual, busy],
+            edges: [{ source: 'start', target: 'busy' }],
+          })
+        ).body.data.id as string;
+      const twoRuns = async (id: string) => {
+        const first = (await api.post(`${PIPELINES}/${id}/execute`, {})).body.data.id;
+        const second = (await api.post(`${PIPELINES}/${id}/execute`, {})).body.data.id;
+        return [await finished(api, first), await finished(api, second)];
+      };
+      const [q1, q2] = await twoRuns(await pipelineWith('Queued overlap', { mode: 'queue' }));
+      assert.equal(q1.status, 'completed');
+      assert.equal(q2.status, 'completed');
+      assert.ok(Date.parse(q2.startedAt) >= Date.parse(q1.finishedAt), 'the second waited for the first');
+      const [s1, s2] = await twoRuns(await pipelineWith('Skipped overlap', { mode: 'skip' }));
+      assert.equal(s1.status, 'completed');
+      assert.equal(s2.status, 'skipped');
+      assert.equal(s2.reason, 'overlap');
+      const [p1, p2] = await twoRuns(await pipelineWith('Parallel overlap', { mode: 'parallel', max: 2 }));
+      assert.equal(p1.status, 'completed');
+      assert.equal(p2.status, 'completed');
+      assert.ok(Date.parse(p2.startedAt) < Date.parse(p1.finishedAt), 'the second was claimed before the first finished');
+    });
+
     it('on error: continue completes with errors; the error port carries the error on', async () => {
       const made = await create({
         name: 'On error',

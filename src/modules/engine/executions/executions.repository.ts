@@ -178,7 +178,7 @@ export class ExecutionsRepository {
   async claim(replica: string, now: number, leaseMs: number): Promise<ExecutionRow | undefined> {
     const candidates = await this.db
       .selectFrom('engine_executions')
-      .select(['id', 'status', 'lease_until'])
+      .select(['id', 'status', 'pipeline_id', 'definition'])
       .where((eb) =>
         eb.or([
           eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
@@ -187,9 +187,33 @@ export class ExecutionsRepository {
       )
       .orderBy('priority')
       .orderBy('queued_at')
-      .limit(5)
+      .limit(20)
       .execute();
     for (const candidate of candidates) {
+      // Overlap: `parallel` allows `max` running executions of the pipeline; `queue` (and for now
+      // `restart`) one, the others wait; `skip` records the newcomer as skipped.
+      const { mode, max } = (JSON.parse(candidate.definition) as ExecutionDefinition).settings.concurrency;
+      const limit = mode === 'parallel' ? max : 1;
+      if (candidate.status === 'queued') {
+        const running = await this.db
+          .selectFrom('engine_executions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('pipeline_id', '=', candidate.pipeline_id)
+          .where('status', '=', 'running')
+          .where('lease_until', '>=', now)
+          .executeTakeFirst();
+        const busy = Number(running?.n ?? 0) >= limit;
+        if (busy && mode === 'skip') {
+          await this.db
+            .updateTable('engine_executions')
+            .set({ status: 'skipped', reason: 'overlap', finished_at: now })
+            .where('id', '=', candidate.id)
+            .where('status', '=', 'queued')
+            .execute();
+          continue;
+        }
+        if (busy) continue;
+      }
       const claimed = await this.db
         .updateTable('engine_executions')
         .set((eb) => ({
