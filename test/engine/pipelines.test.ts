@@ -537,7 +537,10 @@ for (const dialect of testDialects()) {
       const [p1, p2] = await twoRuns(await pipelineWith('Parallel overlap', { mode: 'parallel', max: 2 }));
       assert.equal(p1.status, 'completed');
       assert.equal(p2.status, 'completed');
-      assert.ok(Date.parse(p2.startedAt) < Date.parse(p1.finishedAt), 'the second was claimed before the first finished');
+      assert.ok(
+        Date.parse(p2.startedAt) < Date.parse(p1.finishedAt),
+        'the second was claimed before the first finished',
+      );
     });
 
     it('on error: continue completes with errors; the error port carries the error on', async () => {
