@@ -11,6 +11,7 @@ import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
+import { installPipelines } from './modules/engine/pipelines/pipelines.plugin.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
@@ -164,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       topicPrefix: config.topicPrefix,
     }),
   });
+  await installPipelines(app, { config, storage, clock, versions });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
   await installConnections(app, { config, storage, clock, metrics, runtime: deps.connectionRuntime });
   // Last: the web console answers the GETs no module claimed (its client-side routes).

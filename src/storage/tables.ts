@@ -451,6 +451,76 @@ export interface OAuth2ClientOrganizationTable {
   organization_id: string;
 }
 
+/** A pipeline (modules/engine/pipelines); graph and settings are JSON text, its history is in entity_versions. */
+export interface PipelineTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_key: string;
+  description: string | null;
+  /** JSON text: Record<string, string>. */
+  labels: string;
+  enabled: number;
+  /** JSON text: PipelineSettings. */
+  settings: string;
+  /** JSON text: PipelineNode[]. */
+  nodes: string;
+  /** JSON text: PipelineEdge[]. */
+  edges: string;
+  version: number;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** One run of a pipeline, and the engine's queue entry for it (modules/engine/executions). */
+export interface EngineExecutionTable {
+  id: string;
+  organization_id: string;
+  pipeline_id: string;
+  pipeline_version: number;
+  /** JSON text: the pipeline's nodes, edges and settings at that version. */
+  definition: string;
+  status: 'queued' | 'running' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled' | 'skipped';
+  reason: string | null;
+  /** JSON text: { type, nodeId, firedAt, source }. */
+  trigger: string;
+  input: string | null;
+  error: string | null;
+  priority: number;
+  run_at: number;
+  locked_by: string | null;
+  lease_until: number | null;
+  /** How many times a replica claimed it (more than 1: resumed after a lost lease). */
+  claims: number;
+  idempotency_key: string | null;
+  retry_of: string | null;
+  queued_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+/** One run of one node inside an execution. */
+export interface EngineNodeRunTable {
+  id: string;
+  execution_id: string;
+  node_id: string;
+  node_name: string;
+  type: string;
+  run_index: number;
+  status: 'running' | 'succeeded' | 'failed' | 'skipped';
+  port: string | null;
+  /** JSON text: [{ n, startedAt, durationMs, error }]. */
+  attempts: string;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+  duration_ms: number | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -487,4 +557,7 @@ export interface Database {
   connection_runtime: ConnectionRuntimeTable;
   connection_state_events: ConnectionStateEventTable;
   oauth2_client_organizations: OAuth2ClientOrganizationTable;
+  pipelines: PipelineTable;
+  engine_executions: EngineExecutionTable;
+  engine_node_runs: EngineNodeRunTable;
 }

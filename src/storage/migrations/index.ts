@@ -9,6 +9,7 @@ import { entityVersions } from './0007-entity-versions.js';
 import { models } from './0008-models.js';
 import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
+import { pipelines } from './0011-pipelines.js';
 import { unsRollups } from './0012-uns-rollups.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
@@ -23,5 +24,6 @@ export const migrations: MeridianMigration[] = [
   models,
   organizationSettings,
   dashboards,
+  pipelines,
   unsRollups,
 ];

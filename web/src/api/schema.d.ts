@@ -8995,6 +8995,3055 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pipelines
+         * @description Search name and description; filter by `enabled` and `label` (`key` or `key=value`).
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    enabled?: boolean;
+                    /** @description `key` or `key=value`. */
+                    label?: string;
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "name" | "createdAt" | "updatedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                                nodeCount: number;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a pipeline (version 1)
+         * @description An invalid graph can be saved (see `problems`), but not enabled.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the organization, ignoring case. */
+                        name: string;
+                        description?: string | null;
+                        /** @description At most 20 pairs. */
+                        labels?: {
+                            [key: string]: string;
+                        };
+                        /** @description Default false; needs a valid graph. */
+                        enabled?: boolean;
+                        settings?: {
+                            concurrency?: {
+                                mode: "queue" | "skip" | "restart" | "parallel";
+                                max?: number;
+                            };
+                            /** @description minimal: no node runs (failed ones only); standard: status and timing; full: inputs and outputs. */
+                            historyDetail?: "minimal" | "standard" | "full";
+                            timeoutSeconds?: number;
+                            priority?: "high" | "normal" | "low";
+                            defaults?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                        };
+                        nodes?: {
+                            id: string;
+                            /** @description Unique in the pipeline; the key of `$node`. */
+                            name: string;
+                            /** @description A node type of `GET /api/v1/engine/nodes`. */
+                            type: string;
+                            /** @description Checked against the type's JSON Schema on enable. */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                            position?: {
+                                x: number;
+                                y: number;
+                            };
+                            notes?: string;
+                            /** @description A disabled node passes its input through. */
+                            disabled?: boolean;
+                        }[];
+                        edges?: {
+                            id?: string;
+                            source: string;
+                            /** @description Default `out`. */
+                            sourcePort?: string;
+                            target: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash or a stale version (`currentVersion`). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a pipeline
+         * @description Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a pipeline (a new version)
+         * @description The whole pipeline with the `version` it was based on; a stale version answers 409 and changes nothing. An enabled pipeline keeps a valid graph: otherwise 400 listing every problem.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the organization, ignoring case. */
+                        name: string;
+                        description?: string | null;
+                        /** @description At most 20 pairs. */
+                        labels?: {
+                            [key: string]: string;
+                        };
+                        /** @description Default false; needs a valid graph. */
+                        enabled?: boolean;
+                        settings?: {
+                            concurrency?: {
+                                mode: "queue" | "skip" | "restart" | "parallel";
+                                max?: number;
+                            };
+                            /** @description minimal: no node runs (failed ones only); standard: status and timing; full: inputs and outputs. */
+                            historyDetail?: "minimal" | "standard" | "full";
+                            timeoutSeconds?: number;
+                            priority?: "high" | "normal" | "low";
+                            defaults?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                        };
+                        nodes?: {
+                            id: string;
+                            /** @description Unique in the pipeline; the key of `$node`. */
+                            name: string;
+                            /** @description A node type of `GET /api/v1/engine/nodes`. */
+                            type: string;
+                            /** @description Checked against the type's JSON Schema on enable. */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                            position?: {
+                                x: number;
+                                y: number;
+                            };
+                            notes?: string;
+                            /** @description A disabled node passes its input through. */
+                            disabled?: boolean;
+                        }[];
+                        edges?: {
+                            id?: string;
+                            source: string;
+                            /** @description Default `out`. */
+                            sourcePort?: string;
+                            target: string;
+                        }[];
+                        /** @description The version this change is based on; another one answers 409. */
+                        version: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash or a stale version (`currentVersion`). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a pipeline with its history
+         * @description Its queued executions are cancelled; its executions stay listed.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone a pipeline (disabled, version 1, node ids kept)
+         * @description Default name "X (copy)", then "X (copy 2)"...
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A name clash or a stale version (`currentVersion`). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a pipeline
+         * @description Needs a valid graph: otherwise 400 with `problems`, every problem with its node. A new version.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a pipeline
+         * @description Its triggers stop and its queued executions are cancelled. A new version.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a pipeline from its manual trigger
+         * @description Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The manual trigger's output. */
+                        input?: unknown;
+                        /** @description Which manual trigger (default: the first). */
+                        nodeId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                pipelineId: string;
+                                /** @description The version it runs; never changes. */
+                                pipelineVersion: number;
+                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                reason: string | null;
+                                trigger: {
+                                    type: string;
+                                    nodeId: string;
+                                    /** Format: date-time */
+                                    firedAt: string;
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                input: unknown;
+                                error: {
+                                    nodeId: string | null;
+                                    nodeName: string | null;
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description The execution this one retries. */
+                                retryOf: string | null;
+                                /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                claims: number;
+                                /** Format: date-time */
+                                queuedAt: string;
+                                startedAt: string | null;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a pipeline
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a pipeline
+         * @description Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a pipeline
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a pipeline to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List node types
+         * @description Each with the JSON Schema of its parameters, its ports and its side effect.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                type: string;
+                                typeVersion: number;
+                                category: string;
+                                title: string;
+                                description: string;
+                                /** @description JSON Schema (2020-12) of `parameters`. */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                inputs: string[];
+                                /** @description Output ports; every node also has `error` (on-error errorPort). */
+                                outputs: string[];
+                                sideEffect: "none" | "reads-device" | "writes-device" | "external";
+                                testable: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/nodes/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a node type
+         * @description Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    type: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                type: string;
+                                typeVersion: number;
+                                category: string;
+                                title: string;
+                                description: string;
+                                /** @description JSON Schema (2020-12) of `parameters`. */
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                inputs: string[];
+                                /** @description Output ports; every node also has `error` (on-error errorPort). */
+                                outputs: string[];
+                                sideEffect: "none" | "reads-device" | "writes-device" | "external";
+                                testable: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/nodes/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test one node with supplied input (nothing is stored)
+         * @description Runs the node as the engine would, in the sandbox. A node that reaches outside (side effect other than `none`) needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        node: {
+                            type: string;
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                timeoutSeconds?: number;
+                            };
+                        };
+                        /** @description The node input (`$input`, `$` in JSONata). */
+                        input?: unknown;
+                        /** @description `$trigger`. */
+                        trigger?: unknown;
+                        /** @description `$node`: outputs by node name. */
+                        nodes?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Required to test a node whose side effect is not `none` (it really writes). */
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                output: unknown;
+                                port: string | null;
+                                durationMs: number;
+                                logs: string[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List executions, newest first
+         * @description Filter by `pipelineId` and `status`.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pipelineId?: string;
+                    status?: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    /** @description Case-insensitive substring search. */
+                    search?: string;
+                    /** @description Field to sort by. */
+                    sort?: "queuedAt" | "finishedAt";
+                    /** @description Sort order. */
+                    order?: "asc" | "desc";
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                pipelineId: string;
+                                /** @description The version it runs; never changes. */
+                                pipelineVersion: number;
+                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                reason: string | null;
+                                trigger: {
+                                    type: string;
+                                    nodeId: string;
+                                    /** Format: date-time */
+                                    firedAt: string;
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                input: unknown;
+                                error: {
+                                    nodeId: string | null;
+                                    nodeName: string | null;
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description The execution this one retries. */
+                                retryOf: string | null;
+                                /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                claims: number;
+                                /** Format: date-time */
+                                queuedAt: string;
+                                startedAt: string | null;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an execution
+         * @description Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                pipelineId: string;
+                                /** @description The version it runs; never changes. */
+                                pipelineVersion: number;
+                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                reason: string | null;
+                                trigger: {
+                                    type: string;
+                                    nodeId: string;
+                                    /** Format: date-time */
+                                    firedAt: string;
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                input: unknown;
+                                error: {
+                                    nodeId: string | null;
+                                    nodeName: string | null;
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description The execution this one retries. */
+                                retryOf: string | null;
+                                /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                claims: number;
+                                /** Format: date-time */
+                                queuedAt: string;
+                                startedAt: string | null;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a finished execution with its node runs
+         * @description Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An execution's node runs (inputs, outputs, attempts, durations)
+         * @description What is stored follows the pipeline's history detail; a failed run always keeps its input.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                nodeId: string;
+                                nodeName: string;
+                                type: string;
+                                runIndex: number;
+                                status: "running" | "succeeded" | "failed" | "skipped";
+                                port: string | null;
+                                attempts: {
+                                    n: number;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    durationMs: number;
+                                    error: string | null;
+                                }[];
+                                /** @description Stored with history detail `full`, and always for a failed run. */
+                                input: unknown;
+                                /** @description Stored with history detail `full`. */
+                                output: unknown;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** Format: date-time */
+                                startedAt: string;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed, cancelled or partly failed execution
+         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        mode?: "from-failed" | "from-start";
+                        version?: "original" | "current";
+                        input?: unknown;
+                        again?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                pipelineId: string;
+                                /** @description The version it runs; never changes. */
+                                pipelineVersion: number;
+                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                reason: string | null;
+                                trigger: {
+                                    type: string;
+                                    nodeId: string;
+                                    /** Format: date-time */
+                                    firedAt: string;
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                input: unknown;
+                                error: {
+                                    nodeId: string | null;
+                                    nodeName: string | null;
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description The execution this one retries. */
+                                retryOf: string | null;
+                                /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                claims: number;
+                                /** Format: date-time */
+                                queuedAt: string;
+                                startedAt: string | null;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running execution
+         * @description A running execution stops at its next node boundary. 409 for a finished one.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                pipelineId: string;
+                                /** @description The version it runs; never changes. */
+                                pipelineVersion: number;
+                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                reason: string | null;
+                                trigger: {
+                                    type: string;
+                                    nodeId: string;
+                                    /** Format: date-time */
+                                    firedAt: string;
+                                    source: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                input: unknown;
+                                error: {
+                                    nodeId: string | null;
+                                    nodeName: string | null;
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description The execution this one retries. */
+                                retryOf: string | null;
+                                /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                claims: number;
+                                /** Format: date-time */
+                                queuedAt: string;
+                                startedAt: string | null;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/uns/dashboards/folders": {
         parameters: {
             query?: never;

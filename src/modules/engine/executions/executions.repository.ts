@@ -1,0 +1,419 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { type ListParams, runListQuery } from '../../../platform/list-query.js';
+import type { Database, EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
+import type { PipelineEdge, PipelineNode, PipelineSettings } from '../pipelines/pipeline-definition.js';
+import type { PipelineRow } from '../pipelines/pipelines.repository.js';
+
+export type ExecutionStatus = EngineExecutionTable['status'];
+
+export interface ExecutionTrigger {
+  type: string;
+  nodeId: string;
+  firedAt: number;
+  source: Record<string, unknown>;
+}
+
+/** The pipeline as an execution runs it: fixed at the version it was queued with. */
+export interface ExecutionDefinition {
+  nodes: PipelineNode[];
+  edges: PipelineEdge[];
+  settings: PipelineSettings;
+}
+
+export interface ExecutionRow {
+  id: string;
+  organizationId: string;
+  pipelineId: string;
+  pipelineVersion: number;
+  definition: ExecutionDefinition;
+  status: ExecutionStatus;
+  reason: string | null;
+  trigger: ExecutionTrigger;
+  input: unknown;
+  error: { nodeId: string | null; nodeName: string | null; code: string; message: string } | null;
+  claims: number;
+  lockedBy: string | null;
+  retryOf: string | null;
+  queuedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface Attempt {
+  n: number;
+  startedAt: number;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface NodeRunRow {
+  id: string;
+  executionId: string;
+  nodeId: string;
+  nodeName: string;
+  type: string;
+  runIndex: number;
+  status: EngineNodeRunTable['status'];
+  port: string | null;
+  attempts: Attempt[];
+  input: unknown;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  startedAt: number;
+  finishedAt: number | null;
+  durationMs: number | null;
+}
+
+const json = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+const toExecution = (row: EngineExecutionTable): ExecutionRow => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  pipelineId: row.pipeline_id,
+  pipelineVersion: Number(row.pipeline_version),
+  definition: JSON.parse(row.definition),
+  status: row.status,
+  reason: row.reason,
+  trigger: JSON.parse(row.trigger),
+  input: json(row.input),
+  error: json(row.error),
+  claims: Number(row.claims),
+  lockedBy: row.locked_by,
+  retryOf: row.retry_of,
+  queuedAt: Number(row.queued_at),
+  startedAt: row.started_at === null ? null : Number(row.started_at),
+  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+});
+
+const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
+  id: row.id,
+  executionId: row.execution_id,
+  nodeId: row.node_id,
+  nodeName: row.node_name,
+  type: row.type,
+  runIndex: Number(row.run_index),
+  status: row.status,
+  port: row.port,
+  attempts: JSON.parse(row.attempts),
+  input: json(row.input),
+  output: json(row.output),
+  error: json(row.error),
+  startedAt: Number(row.started_at),
+  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+});
+
+export interface EnqueueInput {
+  organizationId: string;
+  pipeline: PipelineRow;
+  trigger: ExecutionTrigger;
+  input: unknown;
+  now: number;
+  retryOf?: string;
+  /** Default: the pipeline's current nodes, edges and settings. */
+  definition?: ExecutionDefinition;
+  /** Default: the pipeline's current version. */
+  version?: number;
+}
+
+const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
+const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
+
+/** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
+export class ExecutionsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async enqueue(input: EnqueueInput & { idempotencyKey?: undefined }): Promise<ExecutionRow>;
+  /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
+  async enqueue(input: EnqueueInput & { idempotencyKey: string }): Promise<ExecutionRow | undefined>;
+  async enqueue(
+    input: EnqueueInput & { idempotencyKey?: string | undefined },
+  ): Promise<ExecutionRow | undefined> {
+    const { pipeline } = input;
+    const row: EngineExecutionTable = {
+      id: randomUUID(),
+      organization_id: input.organizationId,
+      pipeline_id: pipeline.id,
+      pipeline_version: pipeline.version,
+      definition: JSON.stringify({
+        nodes: pipeline.nodes,
+        edges: pipeline.edges,
+        settings: pipeline.settings,
+      }),
+      status: 'queued',
+      reason: null,
+      trigger: JSON.stringify(input.trigger),
+      input: input.input === undefined ? null : JSON.stringify(input.input),
+      error: null,
+      priority: PRIORITY[pipeline.settings.priority] ?? 1,
+      run_at: input.now,
+      locked_by: null,
+      lease_until: null,
+      claims: 0,
+      idempotency_key: input.idempotencyKey ?? null,
+      retry_of: input.retryOf ?? null,
+      queued_at: input.now,
+      started_at: null,
+      finished_at: null,
+    };
+    if (input.idempotencyKey === undefined) {
+      await this.db.insertInto('engine_executions').values(row).execute();
+      return toExecution(row);
+    }
+    const inserted = await this.db
+      .insertInto('engine_executions')
+      .values(row)
+      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return inserted ? toExecution(row) : undefined;
+  }
+
+  /**
+   * Claims one execution for `replica`: a queued one that is due, or a running one whose lease expired
+   * (its replica died). The conditional update succeeds for one claimer only, on both databases: a
+   * second replica's update finds the row no longer claimable and changes nothing.
+   */
+  async claim(replica: string, now: number, leaseMs: number): Promise<ExecutionRow | undefined> {
+    const candidates = await this.db
+      .selectFrom('engine_executions')
+      .select(['id', 'status', 'pipeline_id', 'definition'])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
+          eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+        ]),
+      )
+      .orderBy('priority')
+      .orderBy('queued_at')
+      .limit(20)
+      .execute();
+    for (const candidate of candidates) {
+      // Overlap: `parallel` allows `max` running executions of the pipeline; `queue` (and for now
+      // `restart`) one, the others wait; `skip` records the newcomer as skipped.
+      const { mode, max } = (JSON.parse(candidate.definition) as ExecutionDefinition).settings.concurrency;
+      const limit = mode === 'parallel' ? max : 1;
+      if (candidate.status === 'queued') {
+        const running = await this.db
+          .selectFrom('engine_executions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('pipeline_id', '=', candidate.pipeline_id)
+          .where('status', '=', 'running')
+          .where('lease_until', '>=', now)
+          .executeTakeFirst();
+        const busy = Number(running?.n ?? 0) >= limit;
+        if (busy && mode === 'skip') {
+          await this.db
+            .updateTable('engine_executions')
+            .set({ status: 'skipped', reason: 'overlap', finished_at: now })
+            .where('id', '=', candidate.id)
+            .where('status', '=', 'queued')
+            .execute();
+          continue;
+        }
+        if (busy) continue;
+      }
+      const claimed = await this.db
+        .updateTable('engine_executions')
+        .set((eb) => ({
+          status: 'running',
+          locked_by: replica,
+          lease_until: now + leaseMs,
+          claims: eb('claims', '+', 1),
+          started_at: eb.fn.coalesce('started_at', eb.val(now)),
+        }))
+        .where('id', '=', candidate.id)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'queued'),
+            eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+          ]),
+        )
+        .returningAll()
+        .executeTakeFirst();
+      if (claimed) return toExecution(claimed);
+    }
+    return undefined;
+  }
+
+  /** Extends the lease while `replica` still holds it; false when another replica took it over. */
+  async renewLease(id: string, replica: string, until: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('engine_executions')
+      .set({ lease_until: until })
+      .where('id', '=', id)
+      .where('locked_by', '=', replica)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async finish(
+    id: string,
+    replica: string,
+    status: ExecutionStatus,
+    now: number,
+    error: ExecutionRow['error'],
+    reason: string | null = null,
+  ): Promise<void> {
+    await this.db
+      .updateTable('engine_executions')
+      .set({ status, finished_at: now, error: error && JSON.stringify(error), reason, lease_until: null })
+      .where('id', '=', id)
+      .where('locked_by', '=', replica)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  async cancelQueued(organizationId: string, pipelineId: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('engine_executions')
+      .set({ status: 'cancelled', reason: 'pipeline_disabled', finished_at: now })
+      .where('organization_id', '=', organizationId)
+      .where('pipeline_id', '=', pipelineId)
+      .where('status', '=', 'queued')
+      .execute();
+  }
+
+  /**
+   * Cancels a queued or running execution (a running one stops at its next node boundary: its engine's
+   * lease renewal and finish find it no longer running). Answers the status it had, or undefined.
+   */
+  async cancel(organizationId: string, id: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('engine_executions')
+      .set({ status: 'cancelled', reason: 'user', finished_at: now, lease_until: null })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('engine_executions')
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('status', 'not in', ['queued', 'running'])
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /**
+   * Deletes finished executions (with their node runs) older than their organization's retention
+   * (organization settings `executions.retentionDays`, default 30). Answers how many went.
+   */
+  async purge(now: number, defaultDays = 30): Promise<number> {
+    const settings = await this.db
+      .selectFrom('organization_settings')
+      .select(['organization_id', 'settings'])
+      .execute();
+    const days = new Map<string, number>();
+    for (const row of settings) {
+      const value = (JSON.parse(row.settings) as { executions?: { retentionDays?: number } }).executions
+        ?.retentionDays;
+      if (typeof value === 'number' && value > 0) days.set(row.organization_id, value);
+    }
+    const organizations = await this.db
+      .selectFrom('engine_executions')
+      .select('organization_id')
+      .distinct()
+      .execute();
+    let purged = 0;
+    for (const { organization_id } of organizations) {
+      const cutoff = now - (days.get(organization_id) ?? defaultDays) * 86_400_000;
+      const result = await this.db
+        .deleteFrom('engine_executions')
+        .where('organization_id', '=', organization_id)
+        .where('status', 'not in', ['queued', 'running'])
+        .where('finished_at', '<', cutoff)
+        .executeTakeFirst();
+      purged += Number(result.numDeletedRows);
+    }
+    return purged;
+  }
+
+  /** The executions that retried `id`. */
+  async retriesOf(organizationId: string, id: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('engine_executions')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('retry_of', '=', id)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  async saveNodeRun(run: NodeRunRow): Promise<void> {
+    const row: EngineNodeRunTable = {
+      id: run.id,
+      execution_id: run.executionId,
+      node_id: run.nodeId,
+      node_name: run.nodeName,
+      type: run.type,
+      run_index: run.runIndex,
+      status: run.status,
+      port: run.port,
+      attempts: JSON.stringify(run.attempts),
+      input: run.input === undefined ? null : JSON.stringify(run.input),
+      output: run.output === undefined ? null : JSON.stringify(run.output),
+      error: run.error && JSON.stringify(run.error),
+      started_at: run.startedAt,
+      finished_at: run.finishedAt,
+      duration_ms: run.durationMs,
+    };
+    const { id: _, execution_id: _e, ...changes } = row;
+    await this.db
+      .insertInto('engine_node_runs')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doUpdateSet(changes))
+      .execute();
+  }
+
+  async get(organizationId: string, id: string): Promise<ExecutionRow | undefined> {
+    const row = await this.db
+      .selectFrom('engine_executions')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toExecution(row);
+  }
+
+  async list(
+    organizationId: string,
+    params: ListParams & { pipelineId?: string | undefined; status?: ExecutionStatus | undefined },
+  ) {
+    let query = this.db
+      .selectFrom('engine_executions')
+      .selectAll()
+      .where('organization_id', '=', organizationId);
+    if (params.pipelineId !== undefined) query = query.where('pipeline_id', '=', params.pipelineId);
+    if (params.status !== undefined) query = query.where('status', '=', params.status);
+    const { rows, pagination } = await runListQuery(query, params, {
+      searchColumns: [],
+      sortColumns: { queuedAt: 'queued_at', finishedAt: 'finished_at' },
+      defaultSort: 'queuedAt',
+      defaultOrder: 'desc',
+      tieBreaker: 'id',
+    });
+    return { rows: rows.map(toExecution), pagination };
+  }
+
+  async nodeRuns(executionId: string): Promise<NodeRunRow[]> {
+    const rows = await this.db
+      .selectFrom('engine_node_runs')
+      .selectAll()
+      .where('execution_id', '=', executionId)
+      .orderBy('started_at')
+      .orderBy('run_index')
+      .execute();
+    return rows.map(toNodeRun);
+  }
+
+  static isFinal(status: ExecutionStatus): boolean {
+    return FINAL.includes(status);
+  }
+}

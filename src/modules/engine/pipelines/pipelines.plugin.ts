@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../../config/config.schema.js';
+import type { Clock } from '../../../platform/clock.js';
+import type { Storage } from '../../../storage/database.js';
+import { parsePublishRecord } from '../../uns/data/publish-record.js';
+import { UnsInputError } from '../../uns/uns-errors.js';
+import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { ExecutionEngine } from '../executions/engine.js';
+import { ExecutionsRepository } from '../executions/executions.repository.js';
+import { executionsRoutes } from '../executions/executions.routes.js';
+import { ExecutionsService } from '../executions/executions.service.js';
+import { ScheduleTriggers } from '../executions/schedule-triggers.js';
+import { NodeError } from '../nodes/node-types.js';
+import { nodesRoutes } from '../nodes/nodes.routes.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { PipelinesRepository } from './pipelines.repository.js';
+import { pipelinesRoutes } from './pipelines.routes.js';
+import { PipelinesService } from './pipelines.service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    engine: ExecutionEngine;
+  }
+}
+
+/**
+ * Installs pipelines, node types and executions under `/api/v1/engine`, with this replica's execution
+ * engine (started when the app is ready, stopped when it closes) and its sandbox thread.
+ */
+export async function installPipelines(
+  app: FastifyInstance,
+  deps: { config: Config; storage: Storage; clock: Clock; versions: EntityVersionsRepository },
+): Promise<ExecutionEngine> {
+  const { storage, clock, config } = deps;
+  const db = storage.db;
+  const executions = new ExecutionsRepository(db);
+  const sandbox = new Sandbox();
+  const publish = async (organizationId: string, topic: string, value: unknown, quality?: number) => {
+    try {
+      const record = parsePublishRecord(
+        quality === undefined ? { topic, value } : { topic, value, quality },
+        { prefix: config.topicPrefix, now: () => clock.now() },
+      );
+      await app.uns.publisher.publish(organizationId, [record], { batch: false, fanout: true });
+    } catch (error) {
+      if (error instanceof UnsInputError)
+        throw new NodeError('publish_refused', `the UNS refused the value: ${error.field}: ${error.message}`);
+      throw error;
+    }
+  };
+  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish });
+  app.decorate('engine', engine);
+  const pipelinesRepo = new PipelinesRepository(db);
+  const pipelines = new PipelinesService({
+    db,
+    repo: pipelinesRepo,
+    versions: deps.versions,
+    executions,
+    clock,
+    onQueued: () => engine.wake(),
+  });
+  await app.register(pipelinesRoutes, {
+    prefix: '/api/v1/engine/pipelines',
+    pipelines,
+    versions: deps.versions,
+  });
+  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
+  await app.register(executionsRoutes, {
+    prefix: '/api/v1/engine/executions',
+    executions,
+    service: new ExecutionsService({
+      repo: executions,
+      pipelines: pipelinesRepo,
+      clock,
+      onQueued: () => engine.wake(),
+    }),
+  });
+  const schedules = new ScheduleTriggers({
+    db,
+    executions,
+    clock,
+    log: app.log,
+    onQueued: () => engine.wake(),
+  });
+  // Retention per organization: on start and hourly.
+  const purge = () =>
+    void executions
+      .purge(clock.now())
+      .catch((error) => app.log.warn({ err: error }, 'execution retention failed'));
+  let retention: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    engine.start();
+    schedules.start();
+    purge();
+    retention = setInterval(purge, 3_600_000);
+    retention.unref();
+  });
+  app.addHook('onClose', async () => {
+    if (retention) clearInterval(retention);
+    schedules.stop();
+    await engine.stop();
+    await sandbox.close();
+  });
+  return engine;
+}

@@ -1,0 +1,266 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifySchemaCompiler } from 'fastify';
+import { Type } from 'typebox';
+import { actorOf } from '../../../platform/actor.js';
+import { badRequest, withDetails } from '../../../platform/errors.js';
+import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
+import { validatorCompiler } from '../../../platform/validation.js';
+import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { versionRoutes } from '../../versions/versions.routes.js';
+import { Execution, toExecution } from '../executions/executions.schemas.js';
+import type { PipelineRow } from './pipelines.repository.js';
+import {
+  ClonePipelineBody,
+  CreatePipelineBody,
+  ExecuteBody,
+  ListPipelinesQuery,
+  Pipeline,
+  PipelineErrorBody,
+  PipelineList,
+  UpdatePipelineBody,
+} from './pipelines.schemas.js';
+import { ENTITY_TYPE, type PipelineInput, type PipelinesService } from './pipelines.service.js';
+
+const tags = ['Pipelines'];
+const read = { access: { scope: 'pipelines:read' } };
+const write = { access: { scope: 'pipelines:write' } };
+
+/** Bodies are checked by the domain code, which names the JSON pointer at fault; TypeBox documents them. */
+const domainBody: FastifySchemaCompiler<unknown> = (context) =>
+  context.httpPart === 'body' ? () => true : validatorCompiler(context);
+
+function bodyObject(body: unknown, allowed: string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('body must be a JSON object');
+  const extra = Object.keys(body).find((key) => !allowed.includes(key));
+  if (extra !== undefined)
+    throw withDetails(
+      badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed.join(', ')}`),
+      { path: `/${extra.slice(0, 60)}` },
+    );
+  return body as Record<string, unknown>;
+}
+
+const MEMBERS = ['name', 'description', 'labels', 'enabled', 'settings', 'nodes', 'edges'];
+
+const errors = {
+  400: {
+    description:
+      'Invalid input (`path` names the member), or a graph that cannot be enabled (`problems` lists all).',
+    ...PipelineErrorBody,
+  },
+  409: { description: 'A name clash or a stale version (`currentVersion`).', ...PipelineErrorBody },
+};
+
+/** `/api/v1/engine/pipelines`: pipelines with their graph, settings, versions and manual runs. */
+export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
+  pipelines: PipelinesService;
+  versions: EntityVersionsRepository;
+}> = async (app, { pipelines, versions }) => {
+  const org = (request: { organization?: { id: string } | null }) => request.organization!.id;
+  const toPipeline = (p: PipelineRow) => ({
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    labels: p.labels,
+    enabled: p.enabled,
+    settings: p.settings,
+    nodes: p.nodes,
+    edges: p.edges,
+    problems: pipelines.problems(p),
+    version: p.version,
+    createdAt: isoTime(p.createdAt),
+    createdBy: p.createdBy,
+    updatedAt: isoTime(p.updatedAt),
+    updatedBy: p.updatedBy,
+  });
+
+  app.get(
+    '/',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'List pipelines',
+        description: 'Search name and description; filter by `enabled` and `label` (`key` or `key=value`).',
+        querystring: ListPipelinesQuery,
+        response: { 200: PipelineList },
+      },
+    },
+    async (request) => {
+      const { rows, pagination } = await pipelines.list(org(request), request.query);
+      return { data: rows.map((p) => ({ ...toPipeline(p), nodeCount: p.nodes.length })), pagination };
+    },
+  );
+
+  app.post(
+    '/',
+    {
+      config: write,
+      validatorCompiler: domainBody,
+      schema: {
+        tags,
+        summary: 'Create a pipeline (version 1)',
+        description: 'An invalid graph can be saved (see `problems`), but not enabled.',
+        body: CreatePipelineBody,
+        response: { 201: dataEnvelope(Pipeline), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const body = bodyObject(request.body, MEMBERS);
+      const created = await pipelines.create(org(request), body as PipelineInput, actorOf(request));
+      return reply.code(201).send({ data: toPipeline(created) });
+    },
+  );
+
+  app.get(
+    '/:id',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'View a pipeline',
+        params: IdParams,
+        response: { 200: dataEnvelope(Pipeline) },
+      },
+    },
+    async (request) => ({ data: toPipeline(await pipelines.get(org(request), request.params.id)) }),
+  );
+
+  app.put(
+    '/:id',
+    {
+      config: write,
+      validatorCompiler: domainBody,
+      schema: {
+        tags,
+        summary: 'Replace a pipeline (a new version)',
+        description:
+          'The whole pipeline with the `version` it was based on; a stale version answers 409 and changes nothing. ' +
+          'An enabled pipeline keeps a valid graph: otherwise 400 listing every problem.',
+        params: IdParams,
+        body: UpdatePipelineBody,
+        response: { 200: dataEnvelope(Pipeline), ...errors },
+      },
+    },
+    async (request) => {
+      const body = bodyObject(request.body, [...MEMBERS, 'version']);
+      if (typeof body.version !== 'number' || !Number.isInteger(body.version))
+        throw withDetails(badRequest('/version: is required: the version this change is based on'), {
+          path: '/version',
+        });
+      const saved = await pipelines.update(
+        org(request),
+        request.params.id,
+        body as PipelineInput,
+        actorOf(request),
+      );
+      return { data: toPipeline(saved) };
+    },
+  );
+
+  app.delete(
+    '/:id',
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Delete a pipeline with its history',
+        description: 'Its queued executions are cancelled; its executions stay listed.',
+        params: IdParams,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await pipelines.delete(org(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/:id/clone',
+    {
+      config: write,
+      validatorCompiler: domainBody,
+      schema: {
+        tags,
+        summary: 'Clone a pipeline (disabled, version 1, node ids kept)',
+        description: 'Default name "X (copy)", then "X (copy 2)"...',
+        params: IdParams,
+        body: Type.Optional(ClonePipelineBody),
+        response: { 201: dataEnvelope(Pipeline), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const body =
+        request.body === undefined || request.body === null ? {} : bodyObject(request.body, ['name']);
+      const created = await pipelines.clone(org(request), request.params.id, body, actorOf(request));
+      return reply.code(201).send({ data: toPipeline(created) });
+    },
+  );
+
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const)
+    app.post(
+      `/:id/${action}`,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: enabled ? 'Enable a pipeline' : 'Disable a pipeline',
+          description: enabled
+            ? 'Needs a valid graph: otherwise 400 with `problems`, every problem with its node. A new version.'
+            : 'Its triggers stop and its queued executions are cancelled. A new version.',
+          params: IdParams,
+          response: { 200: dataEnvelope(Pipeline), 400: errors[400] },
+        },
+      },
+      async (request) => ({
+        data: toPipeline(
+          await pipelines.setEnabled(org(request), request.params.id, enabled, actorOf(request)),
+        ),
+      }),
+    );
+
+  app.post(
+    '/:id/execute',
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Run a pipeline from its manual trigger',
+        description:
+          'Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it.',
+        params: IdParams,
+        body: Type.Optional(ExecuteBody),
+        response: { 202: dataEnvelope(Execution), 400: errors[400] },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const execution = await pipelines.execute(
+        org(request),
+        request.params.id,
+        body.input,
+        body.nodeId,
+        actorOf(request),
+      );
+      return reply.code(202).send({ data: toExecution(execution) });
+    },
+  );
+
+  await app.register(versionRoutes, {
+    entityType: ENTITY_TYPE,
+    noun: 'pipeline',
+    tags,
+    readScope: 'pipelines:read',
+    writeScope: 'pipelines:write',
+    versions,
+    exists: (organizationId, id) => pipelines.exists(organizationId, id),
+    revert: async (organizationId, id, version, actor) =>
+      toPipeline(await pipelines.revert(organizationId, id, version.version, version.snapshot, actor)),
+    revertResponse: dataEnvelope(Pipeline),
+  });
+};

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Sandbox, SandboxError } from './sandbox.js';
+
+/** Runs `fn`, expecting a SandboxError with `code`; answers how long it took. */
+async function refused(fn: () => Promise<unknown>, code: string, message: RegExp): Promise<number> {
+  const started = Date.now();
+  await assert.rejects(fn, (error: unknown) => {
+    assert.ok(error instanceof SandboxError, String(error));
+    assert.equal(error.code, code, error.message);
+    assert.match(error.message, message);
+    return true;
+  });
+  return Date.now() - started;
+}
+
+describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
+  const sandbox = new Sandbox();
+  after(() => sandbox.close());
+
+  it('evaluates JSONata with bindings and JavaScript with $input, $trigger and console.log', async () => {
+    assert.deepEqual((await sandbox.jsonata('a * $k', { a: 21 }, { k: 2 })).value, 42);
+    const js = await sandbox.javascript(
+      'console.log("seen", $input.a); return { b: $input.a + $trigger.t }',
+      { a: 1 },
+      { trigger: { t: 2 } },
+    );
+    assert.deepEqual(js.value, { b: 3 });
+    assert.deepEqual(js.logs, ['seen 1']);
+  });
+
+  it('keeps the main thread answering while a script loops forever, and ends it at its time limit', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    const took = await refused(
+      () => sandbox.javascript('while (true) {}', null, {}, { timeoutMs: 500 }),
+      'timeout',
+      /time limit of 500 ms/,
+    );
+    clearInterval(timer);
+    assert.ok(took < 2000, `took ${took} ms`);
+    assert.ok(ticks >= 10, `the main thread's timer ran ${ticks} times`);
+    // The sandbox still works afterwards.
+    assert.equal((await sandbox.javascript('return 1 + 1', null)).value, 2);
+  });
+
+  it('ends deep recursion, a catastrophic regular expression (QuickJS and JSONata) and a string bomb', async () => {
+    await refused(
+      () => sandbox.javascript('function f() { return f() + 1 } return f()', null),
+      'depth_exceeded',
+      /stack limit/,
+    );
+    await refused(
+      () => sandbox.javascript('return /(a+)+$/.test("a".repeat(40) + "b")', null, {}, { timeoutMs: 500 }),
+      'timeout',
+      /time limit/,
+    );
+    const took = await refused(
+      () =>
+        sandbox.jsonata(
+          '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", /(a+)+$/)',
+          null,
+          {},
+          { timeoutMs: 500 },
+        ),
+      'timeout',
+      /time limit of 500 ms/,
+    );
+    assert.ok(took < 2000, `took ${took} ms`);
+    await refused(
+      () => sandbox.jsonata('($f := function($n){ $n = 0 ? 0 : 1 + $f($n - 1) }; $f(100000))', null),
+      'depth_exceeded',
+      /depth limit/,
+    );
+    await refused(
+      () => sandbox.javascript('let s = "x"; while (true) s += s;', null),
+      'code_error',
+      /string too long/,
+    );
+    await refused(
+      () =>
+        sandbox.javascript(
+          'const a = []; while (true) a.push("x".repeat(100000) + a.length)',
+          null,
+          {},
+          { timeoutMs: 500 },
+        ),
+      'timeout',
+      /time limit/,
+    );
+    assert.equal((await sandbox.jsonata('1 + 1', null)).value, 2);
+  });
+
+  it('reaches neither process, require, the file system nor the network', async () => {
+    const seen = await sandbox.javascript(
+      'return [typeof process, typeof require, typeof fetch, typeof globalThis.std, typeof globalThis.os, typeof XMLHttpRequest]',
+      null,
+    );
+    assert.deepEqual(seen.value, [
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+    ]);
+    await refused(
+      () => sandbox.javascript('return require("fs")', null),
+      'code_error',
+      /'require' is not defined/,
+    );
+    await refused(
+      () => sandbox.javascript('return process.exit(1)', null),
+      'code_error',
+      /'process' is not defined/,
+    );
+    await refused(() => sandbox.jsonata('$eval("1")(1)', null), 'expression_error', /failed/);
+  });
+
+  it('keeps prototype pollution inside the run', async () => {
+    const result = await sandbox.javascript(
+      'Object.prototype.polluted = 1; return JSON.parse(\'{"__proto__": {"hacked": true}}\')',
+      null,
+    );
+    assert.equal(({} as Record<string, unknown>).hacked, undefined);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal(Object.getPrototypeOf(result.value), Object.prototype);
+    assert.deepEqual((await sandbox.javascript('return ({}).polluted === undefined', null)).value, true);
+  });
+
+  it('refuses an expression that does not compile, naming it', async () => {
+    await refused(() => sandbox.jsonata('a +', null), 'expression_invalid', /does not compile/);
+    await refused(() => sandbox.javascript('return (', null), 'code_error', /SyntaxError/);
+  });
+});
