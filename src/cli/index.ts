@@ -75,16 +75,6 @@ async function serve(): Promise<number> {
   const config = loadConfig();
   const server = await startServer(config);
   const log = server.app.log;
-  log.info(
-    { url: server.url, storage: server.storage.location, readyMs: Math.round(process.uptime() * 1000) },
-    `Meridian ready in ${Math.round(process.uptime() * 1000)} ms at ${server.url}`,
-  );
-  if (!hasServerNodeFlags()) {
-    log.info(
-      { flags: SERVER_NODE_FLAGS },
-      `node was started without ${SERVER_NODE_FLAGS.join(' ')}: \`npm start\` and bin/meridian.js pass them (more publishes a second per core)`,
-    );
-  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -106,8 +96,20 @@ async function serve(): Promise<number> {
       },
     );
   };
+  // Before the ready line: a supervisor (or a test) may send SIGTERM the moment it reads it, and a
+  // signal that arrives before its handler ends the process at once, without a graceful shutdown.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  log.info(
+    { url: server.url, storage: server.storage.location, readyMs: Math.round(process.uptime() * 1000) },
+    `Meridian ready in ${Math.round(process.uptime() * 1000)} ms at ${server.url}`,
+  );
+  if (!hasServerNodeFlags()) {
+    log.info(
+      { flags: SERVER_NODE_FLAGS },
+      `node was started without ${SERVER_NODE_FLAGS.join(' ')}: \`npm start\` and bin/meridian.js pass them (more publishes a second per core)`,
+    );
+  }
   return new Promise<number>(() => {});
 }
 
