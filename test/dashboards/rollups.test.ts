@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, test } from 'node:test';
+import {
+  HistorianRollups,
+  LATE_VALUES_TOPIC,
+  lateValueAnnouncements,
+} from '../../src/modules/uns/data/rollups.js';
+import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
 import { purgeOrganizationUns } from '../../src/modules/uns/organization-purge.js';
+import { createLocalInvalidationBus } from '../../src/platform/invalidation-bus.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -249,3 +256,138 @@ for (const dialect of testDialects()) {
     });
   });
 }
+
+// Replicas on one PostgreSQL: late values committed by one are announced over the bus, and another's
+// rolled-up units they landed in are recomputed. Two rollup keepers on the server's database stand for two
+// replicas; one hears the bus, the other does not (and shows what it would serve without it).
+if (testDialects().includes('postgres')) {
+  describe('Historian rollups across replicas [postgres]', () => {
+    let server: TestServer;
+    let api: TestClient;
+    const bus = createLocalInvalidationBus();
+    const endMs = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - HOUR_MS;
+    const startMs = endMs - DAY_MS;
+    const samples: Sample[] = [];
+
+    before(async () => {
+      server = await startTestServer('postgres', { bus });
+      const token = await createPat(server.admin, ['uns:publish', 'uns:read']);
+      api = server.client.as({ token, org: server.orgId });
+      for (let t = startMs; t < endMs; t += 90_000)
+        samples.push({ tsMs: t, value: (t / 90_000) % 64, quality: 0 });
+      const res = await api.post(`${PUBLISH}/batch`, {
+        records: samples.map((s) => ({
+          topic: TOPIC,
+          value: s.value,
+          timestamp: new Date(s.tsMs).toISOString(),
+        })),
+      });
+      assert.equal(res.status, 200, res.text);
+    });
+    after(() => server?.close());
+
+    it('a replica recomputes the units another replica committed late values into', async () => {
+      const settle = () => server.app.uns.writer.settle();
+      const hearing = new HistorianRollups(server.storage.db, settle);
+      const deaf = new HistorianRollups(server.storage.db, settle);
+      const heard: string[] = [];
+      bus.subscribe((event) => {
+        if (event.topic !== LATE_VALUES_TOPIC || !event.id) return;
+        heard.push(event.id);
+        hearing.heard(event.id);
+      });
+      const id = Number(
+        (
+          await server.storage.db
+            .selectFrom('uns_topics')
+            .select('id')
+            .where('path', '=', TOPIC)
+            .executeTakeFirstOrThrow()
+        ).id,
+      );
+      const read = (keeper: HistorianRollups) =>
+        keeper.buckets(
+          { organizationId: server.orgId, path: TOPIC, id },
+          startMs * 1000,
+          endMs * 1000,
+          HOUR_MS * 1000,
+          Date.now() * 1000,
+        );
+      const want = () => expected(samples, startMs, endMs, HOUR_MS);
+      assert.deepEqual(await read(hearing), want());
+      assert.deepEqual(await read(deaf), want());
+
+      // A late value (five hours ago, a new maximum) committed through this server: announced on the bus.
+      const late: Sample = { tsMs: startMs + 5 * HOUR_MS + 45_001, value: 1000, quality: 0 };
+      const res = await api.post(PUBLISH, {
+        topic: TOPIC,
+        value: late.value,
+        timestamp: new Date(late.tsMs).toISOString(),
+      });
+      assert.equal(res.status, 200, res.text);
+      await settle();
+      samples.push(late);
+      assert.equal(heard.length, 1);
+      assert.deepEqual(JSON.parse(heard[0]!), {
+        o: server.orgId,
+        t: [[TOPIC, late.tsMs * 1000, late.tsMs * 1000]],
+      });
+
+      // The replica that did not hear it serves its stale unit; the one that heard recomputes it.
+      assert.notDeepEqual(await read(deaf), want());
+      assert.deepEqual(await read(hearing), want());
+
+      // A live value (this minute) announces nothing.
+      const live = await api.post(PUBLISH, { topic: TOPIC, value: 1 });
+      assert.equal(live.status, 200, live.text);
+      await settle();
+      assert.equal(heard.length, 1);
+    });
+  });
+}
+
+test('late-value announcements: one per organization, topics with their late range, `all` beyond the payload budget', () => {
+  const job = (organizationId: string, records: [string, number][]) =>
+    ({
+      organizationId,
+      records: records.map(([topic, timestampUs]) => ({ record: { topic, timestampUs } })),
+    }) as unknown as CommitJob;
+  const closed = 1_000_000;
+  const got = lateValueAnnouncements(
+    [
+      job('a', [
+        ['t/1', 5],
+        ['t/1', 3],
+        ['t/2', 999_999],
+        ['t/1', 1_000_000],
+      ]),
+      job('b', [['t/3', 2_000_000]]),
+    ],
+    closed,
+  );
+  assert.deepEqual(
+    got.map((id) => JSON.parse(id)),
+    [
+      {
+        o: 'a',
+        t: [
+          ['t/1', 3, 5],
+          ['t/2', 999_999, 999_999],
+        ],
+      },
+    ],
+  );
+  const many = lateValueAnnouncements(
+    [
+      job(
+        'c',
+        Array.from({ length: 500 }, (_, i) => [`v1/plant/line/${i}/temperature`, i] as [string, number]),
+      ),
+    ],
+    closed,
+  );
+  assert.deepEqual(
+    many.map((id) => JSON.parse(id)),
+    [{ o: 'c', all: true }],
+  );
+});

@@ -9,7 +9,7 @@ import { dataRoutes } from './data/data.routes.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
 import { createReceiptClock } from './data/receipt-clock.js';
-import { HistorianRollups } from './data/rollups.js';
+import { HistorianRollups, LATE_VALUES_TOPIC, lateValueAnnouncements } from './data/rollups.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
@@ -87,8 +87,25 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
   const rollups = new HistorianRollups(db, () => writer.settle());
-  // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check).
-  const writeAndMark = (jobs: readonly CommitJob[]) => writer.write(jobs).then(() => rollups.committed(jobs));
+  // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
+  // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
+  // ended) are announced to them over the bus; live values cost one comparison each.
+  const announceLate = storage.dialect === 'postgres';
+  const writeAndMark = (jobs: readonly CommitJob[]) =>
+    writer.write(jobs).then(() => {
+      rollups.committed(jobs);
+      if (!announceLate) return;
+      const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
+      for (const id of lateValueAnnouncements(jobs, closedBeforeUs)) {
+        bus
+          .publish({ topic: LATE_VALUES_TOPIC, id })
+          .catch((error) => app.log.warn({ err: error }, 'late values not announced'));
+      }
+    });
+  const stopHearingLate = bus.subscribe((event) => {
+    if (event.topic === LATE_VALUES_TOPIC && event.id) rollups.heard(event.id);
+  });
+  app.addHook('onClose', async () => stopHearingLate());
   const committer = new GroupCommitter<CommitJob>(writeAndMark, {
     windowMs: config.unsCommitWindow,
     maxRecords: config.unsCommitMaxRecords,

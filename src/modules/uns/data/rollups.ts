@@ -12,6 +12,56 @@ const HOUR_US = 3_600_000_000;
  */
 export const ROLLUP_UNITS_US = [HOUR_US, FIVE_MINUTES_US, MINUTE_US] as const;
 
+/**
+ * The bus topic on which a replica announces the late values it committed (values in minutes that have
+ * ended, which another replica may have rolled up already). Event ids are `lateValueAnnouncements`' JSON.
+ */
+export const LATE_VALUES_TOPIC = 'uns.rollups.late';
+/** An announcement's JSON stays far below PostgreSQL's 8,000-byte NOTIFY payload; beyond it, `all`. */
+const MAX_ANNOUNCEMENT_CHARS = 6000;
+/** A span told of more dirty units than this is forgotten (refilled whole by its next query). */
+const MAX_HEARD_UNITS = 10_000;
+
+interface LateAnnouncement {
+  /** Organization id. */
+  o: string;
+  /** Topic path, earliest and latest late timestamp (µs). */
+  t?: [string, number, number][];
+  /** Too many topics to name: every span of the organization is forgotten. */
+  all?: true;
+}
+
+/**
+ * The late values of a commit (timestamps before `closedBeforeUs`, the start of the current minute), one
+ * announcement per organization: each topic with its earliest and latest late timestamp. Live values (in
+ * the current minute) cost one comparison each and announce nothing.
+ */
+export function lateValueAnnouncements(jobs: readonly CommitJob[], closedBeforeUs: number): string[] {
+  const out: string[] = [];
+  for (const job of jobs) {
+    let ranges: Map<string, [number, number]> | undefined;
+    for (const { record } of job.records) {
+      const ts = record.timestampUs;
+      if (ts >= closedBeforeUs) continue;
+      ranges ??= new Map();
+      const range = ranges.get(record.topic);
+      if (!range) ranges.set(record.topic, [ts, ts]);
+      else {
+        if (ts < range[0]) range[0] = ts;
+        if (ts > range[1]) range[1] = ts;
+      }
+    }
+    if (!ranges) continue;
+    const named: LateAnnouncement = {
+      o: job.organizationId,
+      t: [...ranges].map(([path, [min, max]]) => [path, min, max]),
+    };
+    const json = JSON.stringify(named);
+    out.push(json.length <= MAX_ANNOUNCEMENT_CHARS ? json : JSON.stringify({ o: job.organizationId, all: true }));
+  }
+  return out;
+}
+
 /** The contiguous span of units of one topic and unit width that `uns_rollups` answers for. */
 interface Coverage {
   topicId: number;
@@ -45,7 +95,8 @@ const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
  * value, and the next query that reads the topic recomputes those units first. The spans are kept in
  * memory: a new process starts with none and only reads rows it (re)wrote itself, since a fill first
  * deletes the rows of its span (rows left by an earlier process are never read, and are overwritten or
- * dropped by retention). Another replica's late data is not heard here (see the module README).
+ * dropped by retention). Late values committed by another replica are heard over the invalidation bus
+ * (`LATE_VALUES_TOPIC`, `heard`).
  *
  * `buckets` answers what `DataRepository.buckets` answers, except that buckets are aligned to
  * multiples of their width from the epoch (so a bucket is whole units): rollups for the units inside
@@ -83,6 +134,39 @@ export class HistorianRollups {
     } catch {
       // Nothing above should throw; if it did, no span can be trusted any more.
       this.spans.clear();
+    }
+  }
+
+  /**
+   * Another replica committed late values (`lateValueAnnouncements`): the units of this replica's spans
+   * that they landed in are recomputed by the next query. Malformed announcements are ignored.
+   */
+  heard(announcement: string): void {
+    let late: LateAnnouncement;
+    try {
+      late = JSON.parse(announcement) as LateAnnouncement;
+    } catch {
+      return;
+    }
+    const topics = this.spans.get(late.o);
+    if (!topics) return;
+    if (late.all) {
+      this.spans.delete(late.o);
+      return;
+    }
+    for (const [path, minUs, maxUs] of late.t ?? []) {
+      const units = topics.get(path);
+      if (!units) continue;
+      for (const [unit, span] of units) {
+        const from = floorTo(Math.max(minUs, span.fromUs), unit);
+        const to = Math.min(maxUs, span.toUs - 1);
+        if (to < from) continue;
+        if ((to - from) / unit > MAX_HEARD_UNITS) {
+          units.delete(unit);
+          continue;
+        }
+        for (let start = from; start <= to; start += unit) span.dirty.add(start);
+      }
     }
   }
 
