@@ -81,15 +81,17 @@ function openSqlite(options: StorageOptions): Storage {
   if (file !== ':memory:') {
     ensurePrivateDirectory(options.dataDir);
     path = join(options.dataDir, file);
-    ensurePrivateDatabaseFile(path);
   }
   let connection: SQLite.Database;
   try {
+    if (file !== ':memory:') ensurePrivateDatabaseFile(path);
     connection = new SQLite(path);
     connection.pragma('journal_mode = WAL');
   } catch (error) {
     const kind = classifyDriverError(error);
-    if (kind === 'read_only' || kind === 'unavailable' || kind === 'storage_full') {
+    const fsCode = (error as NodeJS.ErrnoException).code;
+    const unwritable = fsCode === 'EROFS' || fsCode === 'EACCES' || fsCode === 'EPERM' || fsCode === 'ENOSPC';
+    if (unwritable || kind === 'read_only' || kind === 'unavailable' || kind === 'storage_full') {
       throw new Error(
         `cannot open the SQLite database ${path} for writing (${(error as Error).message}): ` +
           'check that MERIDIAN_DATA_DIR is on a writable filesystem with free space',
