@@ -56,7 +56,9 @@ describe('SQLite historian file', () => {
     await storage.db.insertInto('uns_latest').values(rows).execute();
 
     await openHistorian(storage);
+    // Rollups are derived and rebuilt on demand (data/rollups.ts): they stay in meridian.db.
     assert.deepEqual(await tablesIn(storage, 'main'), [
+      'uns_rollups',
       'uns_schema_bindings',
       'uns_schemas',
       'uns_settings',
