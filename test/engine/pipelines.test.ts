@@ -615,6 +615,48 @@ for (const dialect of testDialects()) {
       assert.match(done.error.message, /time limit of 1000 ms/);
     });
 
+    it('records a due schedule as skipped with the reason maintenance while maintenance is on, and runs it after', async () => {
+      const MAINTENANCE = '/api/v1/organizations/settings/maintenance';
+      const made = await create({
+        name: 'Every second in maintenance',
+        nodes: [
+          { id: 'tick', name: 'Tick', type: 'trigger.schedule', parameters: { cron: '* * * * * *' } },
+          { id: 'echo', name: 'Echo', type: 'transform.jsonata', parameters: { expression: 'firedAt' } },
+        ],
+        edges: [{ source: 'tick', target: 'echo' }],
+      });
+      const id = made.body.data.id;
+      const executionsOf = async () =>
+        server.storage.db
+          .selectFrom('engine_executions')
+          .select(['status', 'reason', 'started_at'])
+          .where('pipeline_id', '=', id)
+          .execute();
+      const on = await server.admin.post(MAINTENANCE, { enabled: true, reason: 'line 4 retrofit' });
+      assert.equal(on.status, 200, on.text);
+      try {
+        assert.equal((await api.post(`${PIPELINES}/${id}/enable`)).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 3500));
+        const during = await executionsOf();
+        assert.ok(during.length >= 2, `${during.length} fire times recorded`);
+        for (const row of during) {
+          assert.equal(row.status, 'skipped');
+          assert.equal(row.reason, 'maintenance');
+          assert.equal(row.started_at, null, 'a skipped execution never ran');
+        }
+      } finally {
+        const off = await server.admin.post(MAINTENANCE, { enabled: false, reason: 'retrofit done' });
+        assert.equal(off.status, 200, off.text);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.equal((await api.post(`${PIPELINES}/${id}/disable`)).status, 200);
+      const after = await executionsOf();
+      assert.ok(
+        after.some((row) => row.status !== 'skipped'),
+        `after maintenance: ${JSON.stringify(after.map((r) => r.status))}`,
+      );
+    });
+
     it('fires a schedule once per fire time across two replicas, only while enabled', async () => {
       const badCron = await create({
         name: 'Bad schedule',

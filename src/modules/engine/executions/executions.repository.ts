@@ -115,6 +115,8 @@ export interface EnqueueInput {
   definition?: ExecutionDefinition;
   /** Default: the pipeline's current version. */
   version?: number;
+  /** Recorded as skipped with this reason instead of queued (e.g. `maintenance`): never lost silently. */
+  skippedBecause?: string;
 }
 
 const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
@@ -141,8 +143,8 @@ export class ExecutionsRepository {
         edges: pipeline.edges,
         settings: pipeline.settings,
       }),
-      status: 'queued',
-      reason: null,
+      status: input.skippedBecause ? 'skipped' : 'queued',
+      reason: input.skippedBecause ?? null,
       trigger: JSON.stringify(input.trigger),
       input: input.input === undefined ? null : JSON.stringify(input.input),
       error: null,
@@ -155,7 +157,7 @@ export class ExecutionsRepository {
       retry_of: input.retryOf ?? null,
       queued_at: input.now,
       started_at: null,
-      finished_at: null,
+      finished_at: input.skippedBecause ? input.now : null,
     };
     if (input.idempotencyKey === undefined) {
       await this.db.insertInto('engine_executions').values(row).execute();

@@ -34,6 +34,8 @@ export class ScheduleTriggers {
       clock: Clock;
       log: FastifyBaseLogger;
       onQueued: () => void;
+      /** Why an organization's triggers are recorded as skipped right now (maintenance), or null. */
+      skipReason?: (organizationId: string) => Promise<string | null>;
       refreshMs?: number;
       tickMs?: number;
     },
@@ -98,6 +100,7 @@ export class ScheduleTriggers {
       for (const job of this.jobs.values()) {
         while (job.next && job.next.getTime() <= now) {
           const firedAt = job.next.getTime();
+          const skipped = (await this.deps.skipReason?.(job.pipeline.organizationId)) ?? undefined;
           const inserted = await this.deps.executions.enqueue({
             organizationId: job.pipeline.organizationId,
             pipeline: job.pipeline,
@@ -110,8 +113,9 @@ export class ScheduleTriggers {
             input: { firedAt: new Date(firedAt).toISOString() },
             now,
             idempotencyKey: `schedule:${job.pipeline.id}:${job.nodeId}:${firedAt}`,
+            skippedBecause: skipped,
           });
-          queued ||= inserted !== undefined;
+          queued ||= inserted !== undefined && !skipped;
           job.next = job.cron.nextRun(job.next);
         }
       }

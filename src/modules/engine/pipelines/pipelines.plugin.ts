@@ -81,6 +81,9 @@ export async function installPipelines(
     clock,
     log: app.log,
     onQueued: () => engine.wake(),
+    // Maintenance mode: a due schedule is recorded as skipped with the reason (organizations/maintenance).
+    skipReason: async (organizationId) =>
+      app.hasDecorator('maintenance') ? app.maintenance.skipReason(organizationId) : null,
   });
   // Retention per organization: on start and hourly.
   const purge = () =>
