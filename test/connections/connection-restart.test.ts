@@ -117,6 +117,9 @@ describe('connections across a SIGKILL [sqlite]', () => {
       20_000,
     );
     assert.equal(back.desiredState, 'running');
+    // The device counts the session once its side of the connection is set up, which may follow the
+    // state change by a moment on a loaded machine: exactly one, never two.
+    await waitUntil('the device sees the session', () => (device.sessions() >= 1 ? true : null), 5000);
     assert.equal(device.sessions(), 1);
     second.process.child.kill('SIGTERM');
     await second.process.exited;
