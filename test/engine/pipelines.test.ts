@@ -510,7 +510,7 @@ for (const dialect of testDialects()) {
         id: 'busy',
         name: 'Busy',
         type: 'code.javascript',
-        parameters: { code: 'const t = Date.now(); while (Date.now() - t < 400) {} return t' },
+        parameters: { code: 'const t = Date.now(); while (Date.now() - t < 1500) {} return t' },
       };
       const pipelineWith = async (name: string, concurrency: unknown) =>
         (
