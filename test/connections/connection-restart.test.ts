@@ -102,6 +102,8 @@ describe('connections across a SIGKILL [sqlite]', () => {
     );
     assert.equal(value.body.data.success, true, value.text);
 
+    const firstOwner = (await first.client.get(`/api/v1/connections/${id}/runtime`)).body.data.ownerReplica;
+    assert.ok(firstOwner);
     first.process.child.kill('SIGKILL');
     await first.process.exited;
     log += first.process.output();
@@ -111,8 +113,10 @@ describe('connections across a SIGKILL [sqlite]', () => {
     const back = await waitUntil(
       'connected again without an API call',
       async () => {
+        // The killed replica's last state stands until its lease runs out (then it reads reconnecting);
+        // connected again means connected by the new replica, which took the lease over.
         const r = (await second.client.get(`/api/v1/connections/${id}/runtime`)).body.data;
-        return r.state === 'connected' ? r : null;
+        return r.state === 'connected' && r.ownerReplica !== firstOwner ? r : null;
       },
       20_000,
     );

@@ -48,6 +48,9 @@ export interface RuntimeView {
   metrics: RuntimeMetrics;
 }
 
+/** States that need a live owner: shown as reconnecting once the owner's lease has run out. */
+const ORPHANED_STATES = new Set(['connecting', 'connected', 'degraded']);
+
 /**
  * The runtime supervisor of one replica. Every connection whose desired state is `running` is run by
  * exactly one replica: the holder of its lease (`connection_runtime.owner_replica`, `lease_until`),
@@ -406,16 +409,26 @@ export class ConnectionSupervisor implements FunctionExecutor {
           since: number;
           last_error: string | null;
           owner_replica: string | null;
+          lease_until: number;
           metrics: string | null;
         }
       | undefined,
   ): RuntimeView {
     const worker = this.workers.get(connectionId);
+    // A session whose replica stopped renewing its lease (killed) is not connected, whatever that replica
+    // last wrote: it is reconnecting until another replica takes the lease over and says otherwise.
+    const orphaned =
+      row !== undefined &&
+      row.owner_replica !== null &&
+      Number(row.lease_until) < this.deps.clock.now() &&
+      ORPHANED_STATES.has(row.state);
     return {
       connectionId,
-      state: (row?.state as RuntimeState) ?? 'idle',
+      state: orphaned ? 'reconnecting' : ((row?.state as RuntimeState) ?? 'idle'),
       since: isoTime(row?.since ?? this.deps.clock.now()),
-      lastError: row?.last_error ?? null,
+      lastError: orphaned
+        ? `replica ${row.owner_replica} stopped renewing its lease; another replica takes the connection over`
+        : (row?.last_error ?? null),
       ownerReplica: row?.owner_replica ?? null,
       desiredState,
       metrics: worker
