@@ -1,6 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { Database, ModelBindingTable, ModelTable } from '../../../storage/tables.js';
+import {
+  deleteInOrganization,
+  nameTakenInOrganization,
+  updateAtVersion,
+} from '../../../storage/versioned-rows.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */
@@ -136,33 +141,15 @@ export class ModelsRepository {
   /** Saves `model` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, model: ModelRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromModel(model);
-    const result = await trx
-      .updateTable('models')
-      .set(changes)
-      .where('organization_id', '=', organization_id)
-      .where('id', '=', model.id)
-      .where('version', '=', basedOn)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return updateAtVersion(trx, 'models', organization_id, model.id, changes, basedOn);
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    const result = await trx
-      .deleteFrom('models')
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) === 1;
+    return deleteInOrganization(trx, 'models', organizationId, id);
   }
 
-  async nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
-    let query = db
-      .selectFrom('models')
-      .select('id')
-      .where('organization_id', '=', organizationId)
-      .where('name_key', '=', name.toLowerCase());
-    if (exceptId) query = query.where('id', '!=', exceptId);
-    return (await query.executeTakeFirst()) !== undefined;
+  nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
+    return nameTakenInOrganization(db, 'models', organizationId, name, exceptId);
   }
 
   async bindingsOf(

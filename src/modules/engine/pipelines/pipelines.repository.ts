@@ -1,6 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { Database, PipelineTable } from '../../../storage/tables.js';
+import {
+  deleteInOrganization,
+  nameTakenInOrganization,
+  updateAtVersion,
+} from '../../../storage/versioned-rows.js';
 import type { PipelineEdge, PipelineNode, PipelineSettings } from './pipeline-definition.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */
@@ -112,32 +117,14 @@ export class PipelinesRepository {
   /** Saves `pipeline` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, pipeline: PipelineRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromPipeline(pipeline);
-    const result = await trx
-      .updateTable('pipelines')
-      .set(changes)
-      .where('organization_id', '=', organization_id)
-      .where('id', '=', pipeline.id)
-      .where('version', '=', basedOn)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return updateAtVersion(trx, 'pipelines', organization_id, pipeline.id, changes, basedOn);
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    const result = await trx
-      .deleteFrom('pipelines')
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) === 1;
+    return deleteInOrganization(trx, 'pipelines', organizationId, id);
   }
 
-  async nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
-    let query = db
-      .selectFrom('pipelines')
-      .select('id')
-      .where('organization_id', '=', organizationId)
-      .where('name_key', '=', name.toLowerCase());
-    if (exceptId) query = query.where('id', '!=', exceptId);
-    return (await query.executeTakeFirst()) !== undefined;
+  nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
+    return nameTakenInOrganization(db, 'pipelines', organizationId, name, exceptId);
   }
 }
