@@ -56,6 +56,7 @@ export async function installConnections(
   const { config, storage, clock } = deps;
   const db = storage.db;
   const connections = new ConnectionsService({
+    db,
     repository: new ConnectionsRepository(db),
     clock,
     keyEncryptionKey: resolveKeyEncryptionKey(config),
@@ -75,6 +76,7 @@ export async function installConnections(
     ...deps.runtime,
   });
   const functions = new FunctionsService({
+    db,
     repository: functionsRepository,
     connections,
     clock,
@@ -85,7 +87,7 @@ export async function installConnections(
   connections.changes = {
     changed: (id) => supervisor.changed(id),
     deleted: (id) => supervisor.deleted(id),
-    cloned: (from, to, organizationId, actor) => functions.copyAll(from, to, organizationId, actor),
+    cloned: (from, to, organizationId, actor, trx) => functions.copyAll(from, to, organizationId, actor, trx),
   };
   const module: ConnectionsModule = { connections, functions, supervisor, history };
   app.decorate('connectors', module);
