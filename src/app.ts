@@ -167,7 +167,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await installPipelines(app, { config, storage, clock, versions });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
-  await installConnections(app, { config, storage, clock, metrics, runtime: deps.connectionRuntime });
+  await installConnections(app, {
+    config,
+    storage,
+    clock,
+    metrics,
+    runtime: deps.connectionRuntime,
+    bus,
+  });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);
   return app;
