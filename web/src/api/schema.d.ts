@@ -16129,7 +16129,7 @@ export interface paths {
         put?: never;
         /**
          * Start a connection
-         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime.
+         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -16146,7 +16146,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -16232,7 +16239,7 @@ export interface paths {
         put?: never;
         /**
          * Stop a connection
-         * @description Sets the desired state to stopped and closes the session; idempotent.
+         * @description Sets the desired state to stopped and closes the session; idempotent. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -16249,7 +16256,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -16335,7 +16349,7 @@ export interface paths {
         put?: never;
         /**
          * Restart a connection
-         * @description Closes the session and opens a new one.
+         * @description Closes the session and opens a new one. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -16352,7 +16366,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -16956,6 +16977,8 @@ export interface paths {
                         labels?: string[];
                         readOnly?: boolean;
                         autoStart?: boolean;
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
                     };
                 };
             };
