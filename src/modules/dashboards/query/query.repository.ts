@@ -113,26 +113,4 @@ export class DashboardQueryRepository {
     const rows = await q.orderBy('name').limit(limit).execute();
     return rows.map((r) => r.name);
   }
-
-  /** Topics with a latest value whose paths lie in [from, to) or equal `exact`, in path order. */
-  topicsInRange(
-    organizationId: string,
-    bounds: { exact: string | null; from: string; to: string },
-    afterPath: string | null,
-    limit: number,
-  ) {
-    let q = this.db
-      .selectFrom('uns_topics as t')
-      .innerJoin('uns_latest as l', 'l.topic_id', 't.id')
-      .select(['t.id', 't.path', 'l.ts_us', 'l.value_json', 'l.quality', 'l.source', 'l.received_us'])
-      .where('t.organization_id', '=', organizationId)
-      .where((eb) =>
-        eb.or([
-          ...(bounds.exact ? [eb('t.path', '=', bounds.exact)] : []),
-          eb.and([eb('t.path', '>=', bounds.from), eb('t.path', '<', bounds.to)]),
-        ]),
-      );
-    if (afterPath !== null) q = q.where('t.path', '>', afterPath);
-    return q.orderBy('t.path').limit(limit).execute();
-  }
 }
