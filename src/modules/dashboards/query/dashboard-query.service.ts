@@ -10,7 +10,6 @@ import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
 import { prefixUpperBound } from '../../uns/topics/uns-cursor.js';
 import type { Dashboard } from '../dashboards/dashboard-model.js';
 import {
-  fieldPathParts,
   normalizePanel,
   type PanelInput,
   type PanelQuery,
@@ -79,7 +78,7 @@ export class DashboardQueryService {
   private readonly variables: DashboardVariables;
 
   constructor(private readonly deps: DashboardQueryDeps) {
-    this.repository = new DashboardQueryRepository(deps.db, deps.dialect);
+    this.repository = new DashboardQueryRepository(deps.db);
     this.data = new DataRepository(deps.db);
     this.variables = new DashboardVariables(this.repository, deps.topicPrefix);
   }
@@ -236,22 +235,14 @@ export class DashboardQueryService {
     widthMs: number,
     nowMs: number,
   ): Promise<Point[]> {
-    const rows: BucketRow[] =
-      field === undefined
-        ? await this.deps.rollups.buckets(
-            { organizationId, path, id: topicId },
-            fromMs * 1000,
-            toMs * 1000,
-            widthMs * 1000,
-            nowMs * 1000,
-          )
-        : await this.repository.fieldBuckets(
-            topicId,
-            fieldPathParts(field),
-            fromMs * 1000,
-            toMs * 1000,
-            widthMs * 1000,
-          );
+    // A field path's numbers are rolled up as a series of their own (kept by the job once read).
+    const rows: BucketRow[] = await this.deps.rollups.buckets(
+      { organizationId, path, id: topicId, field },
+      fromMs * 1000,
+      toMs * 1000,
+      widthMs * 1000,
+      nowMs * 1000,
+    );
     return rows.map(({ bucketStartUs, ...rest }) => ({ t: Math.floor(bucketStartUs / 1000), ...rest }));
   }
 
