@@ -117,21 +117,26 @@ export class RollupJob {
     if (!(await this.lease.hold(clock.now()))) return false;
     this.stats.heldTicks++;
     await this.deps.settle();
+    // Late values of the commits settled above are noted before the job reads the notes.
+    await this.deps.rollups.notesWritten();
     const deadline = clock.now() + this.budgetMs;
     const horizonUs = (clock.now() - ROLLUP_GRACE_MS) * 1000;
     const coverage = this.deps.rollups.coverage;
-    const inTime = () => clock.now() < deadline && !this.stopped;
+    // At least one step a tick, however small the budget; then steps while the budget lasts.
+    const stepsBefore = this.stats.steps;
+    const inTime = () => this.stats.steps === stepsBefore || (clock.now() < deadline && !this.stopped);
 
+    let marksLeft = false;
     for (const mark of await coverage.lateMarks(50)) {
       if (!inTime()) return true;
-      await this.late(mark);
+      if (await this.late(mark)) marksLeft = true;
     }
     for (const topic of await coverage.uncoveredNumericTopics(ROLLUP_UNITS_US[0], 200)) {
       await coverage.register({ topicId: topic.topicId, field: '' }, ROLLUP_UNITS_US, topic.firstUs);
     }
     for (;;) {
       const behind = await coverage.behind(horizonUs, SMALLEST_UNIT_US, 50);
-      if (behind.length === 0) return false;
+      if (behind.length === 0) return marksLeft;
       for (const series of behind) {
         if (!inTime()) return true;
         const to = Math.min(series.toUs + STEP_US, floorTo(horizonUs, series.unit));
@@ -152,13 +157,19 @@ export class RollupJob {
    * One step of a late mark: its latest six hours recomputed in every covered series of its topic (and
    * coverage extended down to them when they lie before it); the rest of the mark stays for later steps.
    */
-  private async late(mark: LateMark): Promise<void> {
+  private async late(mark: LateMark): Promise<boolean> {
     const coverage = this.deps.rollups.coverage;
     this.stats.lateMarks++;
     const topicId = await coverage.topicId(mark.organizationId, mark.path);
+    const covered = topicId === undefined ? [] : await coverage.ofTopic(topicId);
+    // Nothing of the topic is rolled up (yet): what the job rolls up later reads the values as they are.
+    if (covered.length === 0) {
+      await coverage.shrinkLate(mark, null);
+      return false;
+    }
     const stepFrom = Math.max(mark.fromUs, mark.toUs + 1 - STEP_US);
-    if (topicId !== undefined) {
-      for (const series of await coverage.ofTopic(topicId)) {
+    {
+      for (const series of covered) {
         const { unit } = series;
         const from = floorTo(stepFrom, unit);
         const to = Math.min(ceilTo(mark.toUs + 1, unit), series.toUs);
@@ -169,6 +180,8 @@ export class RollupJob {
         } else await this.fill(series, from, to);
       }
     }
-    await coverage.shrinkLate(mark, stepFrom <= mark.fromUs || topicId === undefined ? null : stepFrom - 1);
+    const done = stepFrom <= mark.fromUs;
+    await coverage.shrinkLate(mark, done ? null : stepFrom - 1);
+    return !done;
   }
 }

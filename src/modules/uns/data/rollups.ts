@@ -73,6 +73,8 @@ export class HistorianRollups {
   private readonly locks = new Map<number, Promise<unknown>>();
   /** Field series this process registered with the job already (`topicId\0field`). */
   private readonly registered = new Set<string>();
+  /** Late values being noted (`noteLate`). */
+  private readonly noting = new Set<Promise<unknown>>();
   readonly store: RollupStore;
   readonly coverage: RollupCoverage;
   readonly stats: RollupReadStats = { coldFills: 0, adopted: 0, filledUnits: 0 };
@@ -110,7 +112,17 @@ export class HistorianRollups {
 
   /** Records late values for the job (after their commit, off the publish's answer). */
   noteLate(ranges: readonly LateRange[], nowUs: number): Promise<void> {
-    return ranges.length === 0 ? Promise.resolve() : this.coverage.noteLate(ranges, nowUs);
+    if (ranges.length === 0) return Promise.resolve();
+    const noting = this.coverage.noteLate(ranges, nowUs);
+    const settled = noting.catch(() => undefined);
+    this.noting.add(settled);
+    void settled.then(() => this.noting.delete(settled));
+    return noting;
+  }
+
+  /** Resolves once the late values noted so far are written (or failed to be). */
+  async notesWritten(): Promise<void> {
+    await Promise.all(this.noting);
   }
 
   /**
@@ -258,18 +270,15 @@ export class HistorianRollups {
       this.stats.adopted++;
       span.fromUs = stored.fromUs;
       span.toUs = stored.toUs;
-      const marks = await this.coverage.lateMarks(10_000, topic);
-      for (const mark of marks) {
-        if (!this.markDirty(span, mark.fromUs, mark.toUs)) {
-          // Too many units to list: recompute the part of the span the late values reach.
-          await this.fill(
-            topic.id,
-            field,
-            unit,
-            floorTo(Math.max(mark.fromUs, span.fromUs), unit),
-            Math.min(ceilTo(mark.toUs + 1, unit), span.toUs),
-          );
-        }
+      // Late values the job has not recomputed yet: the part of the span they reach is recomputed here.
+      for (const mark of await this.coverage.lateMarks(10_000, topic)) {
+        await this.fill(
+          topic.id,
+          field,
+          unit,
+          floorTo(Math.max(mark.fromUs, span.fromUs), unit),
+          Math.min(ceilTo(mark.toUs + 1, unit), span.toUs),
+        );
       }
     }
     const gaps: [number, number][] = [];
