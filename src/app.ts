@@ -21,6 +21,7 @@ import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
+import type { RollupJobOptions } from './modules/uns/data/rollup-job.js';
 import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -48,6 +49,8 @@ export interface AppDeps {
   version?: string;
   /** Timing of the connection runtime supervisor (tests shorten leases and backoff). */
   connectionRuntime?: ConnectionRuntimeOptions;
+  /** Timing of the background rollup job (tests run it by hand). */
+  rollupJob?: RollupJobOptions;
 }
 
 export const VERSION = '2.4.0';
@@ -151,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bearerVerifiers,
     sessionVerifier: sessions,
     readiness,
+    rollupJob: deps.rollupJob,
   });
   const versions = new EntityVersionsRepository(db);
   await app.register(modelsRoutes, {

@@ -204,6 +204,8 @@ export type UnsLatestTable = UnsValueTable;
 /** A topic's numeric values over one unit of time (a minute or an hour), see `uns/data/rollups.ts`. */
 export interface UnsRollupTable {
   topic_id: number;
+  /** The field path inside object values whose numbers are rolled up; '' for the value itself. */
+  field: string;
   width_us: number;
   start_us: number;
   cnt: number;
@@ -214,6 +216,32 @@ export interface UnsRollupTable {
   first_v: number;
   last_ts: number;
   last_v: number;
+}
+
+/** The units [from_us, to_us) of one series (topic, field, unit width) that `uns_rollups` answers for. */
+export interface UnsRollupCoverageTable {
+  topic_id: number;
+  field: string;
+  width_us: number;
+  from_us: number;
+  to_us: number;
+}
+
+/** Values committed late (declared before the rollup job's horizon): the job recomputes their units. */
+export interface UnsRollupLateTable {
+  id: string;
+  organization_id: string;
+  path: string;
+  from_us: number;
+  to_us: number;
+  noted_us: number;
+}
+
+/** A job that one replica at a time runs: who holds it, until when. */
+export interface JobLeaseTable {
+  name: string;
+  owner_replica: string;
+  lease_until: number;
 }
 
 export interface UnsSchemaTable {
@@ -540,6 +568,9 @@ export interface Database {
   uns_values: UnsValueTable;
   uns_latest: UnsLatestTable;
   uns_rollups: UnsRollupTable;
+  uns_rollup_coverage: UnsRollupCoverageTable;
+  uns_rollup_late: UnsRollupLateTable;
+  job_leases: JobLeaseTable;
   uns_schemas: UnsSchemaTable;
   uns_schema_bindings: UnsSchemaBindingTable;
   uns_violations: UnsViolationTable;
