@@ -215,10 +215,9 @@ const waitNode: NodeType = {
     type: 'object',
     properties: {
       seconds: {
-        anyOf: [
-          { type: 'number', minimum: 0, maximum: YEAR_SECONDS },
-          { type: 'string', pattern: TEMPLATE_PATTERN, maxLength: 20_000 },
-        ],
+        type: ['number', 'string'],
+        maxLength: 20_000,
+        description: `A number from 0 to ${YEAR_SECONDS}, or \`{{ expr }}\`.`,
       },
       until: { type: 'string', minLength: 1, maxLength: 20_000 },
     },
@@ -232,12 +231,17 @@ const waitNode: NodeType = {
   check: (parameters) => {
     if ('seconds' in parameters === 'until' in parameters)
       return [{ path: '/seconds', message: 'either seconds or until is required (not both)' }];
-    const until = parameters.until;
+    const seconds = parameters.seconds;
+    const template = new RegExp(TEMPLATE_PATTERN);
     if (
-      typeof until === 'string' &&
-      !new RegExp(TEMPLATE_PATTERN).test(until) &&
-      Number.isNaN(Date.parse(until))
+      seconds !== undefined &&
+      (typeof seconds === 'number' ? seconds < 0 || seconds > YEAR_SECONDS : !template.test(String(seconds)))
     )
+      return [
+        { path: '/seconds', message: `must be a number from 0 to ${YEAR_SECONDS} or a {{ expression }}` },
+      ];
+    const until = parameters.until;
+    if (typeof until === 'string' && !template.test(until) && Number.isNaN(Date.parse(until)))
       return [{ path: '/until', message: 'must be an ISO 8601 time or a {{ expression }}' }];
     return [];
   },
