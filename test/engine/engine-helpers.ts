@@ -14,6 +14,7 @@ export interface NodeRunView {
   output: unknown;
   input: unknown;
   runIndex: number;
+  durationMs: number | null;
   iteration: number | null;
   iterationKey: string | null;
   attempts: { n: number; startedAt: string; durationMs: number; error: string | null }[];

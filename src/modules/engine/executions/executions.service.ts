@@ -77,10 +77,25 @@ export class ExecutionsService {
       definition = { nodes: pipeline.nodes, edges: pipeline.edges, settings: pipeline.settings };
       version = pipeline.version;
     }
-    let trigger = original.trigger;
+    const mode = request.mode ?? 'from-failed';
+    // A retry's trigger names the node it starts at; `source` says what it retries and how.
+    const first = original.trigger.type === 'retry' ? original.trigger.source : null;
+    const triggerNodeId = (first?.triggerNodeId as string | undefined) ?? original.trigger.nodeId;
+    let trigger: ExecutionRow['trigger'] = {
+      type: 'retry',
+      nodeId: triggerNodeId,
+      firedAt: this.deps.clock.now(),
+      source: {
+        retryOf: id,
+        userId: actor.userId,
+        mode,
+        trigger: (first?.trigger as string | undefined) ?? original.trigger.type,
+        triggerNodeId,
+      },
+    };
     let input = request.input === undefined ? original.input : request.input;
     let startAt = trigger.nodeId;
-    if ((request.mode ?? 'from-failed') === 'from-failed') {
+    if (mode === 'from-failed') {
       const failed = (await this.deps.repo.nodeRuns(id)).find((r) => r.status === 'failed');
       if (!failed)
         throw withDetails(badRequest('/mode: the execution has no failed node run; retry from-start'), {
@@ -96,12 +111,7 @@ export class ExecutionsService {
             `the failed node ${failed.nodeId} ran inside the for-each ${loopId}; retry from-start to run the loop again`,
           );
       startAt = failed.nodeId;
-      trigger = {
-        type: 'retry',
-        nodeId: failed.nodeId,
-        firedAt: this.deps.clock.now(),
-        source: { retryOf: id, userId: actor.userId },
-      };
+      trigger = { ...trigger, nodeId: failed.nodeId };
       input = request.input === undefined ? failed.input : request.input;
     }
     const writer = downstream(definition, startAt).find((n) => sideEffectOf(n) === 'writes-device');

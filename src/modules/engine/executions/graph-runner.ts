@@ -119,7 +119,11 @@ export class GraphRun {
       );
     }
     // A retry from the failed node starts there; `$node` sees the outputs the original kept.
-    if (execution.retryOf !== null && execution.trigger.type === 'retry')
+    if (
+      execution.retryOf !== null &&
+      execution.trigger.type === 'retry' &&
+      execution.trigger.source.mode !== 'from-start'
+    )
       for (const run of await repo.nodeRuns(execution.retryOf))
         if (run.status === 'succeeded' && run.output !== null)
           this.outputs[run.nodeName] = { data: run.output };
