@@ -43,6 +43,10 @@ for (const dialect of testDialects()) {
       assert.deepEqual(ports('flow.merge'), ['out', 'error']);
       assert.deepEqual(ports('flow.wait'), ['out', 'error']);
       assert.deepEqual(ports('flow.switch'), ['default', 'error']);
+      assert.deepEqual((types.get('flow.switch') as { dynamicOutputs: unknown }).dynamicOutputs, {
+        parameter: 'rules',
+        port: 'case_{index}',
+      });
       assert.ok(types.has('flow.condition') && types.has('flow.stop-error'));
     });
 
