@@ -510,7 +510,15 @@ export interface EngineExecutionTable {
   pipeline_version: number;
   /** JSON text: the pipeline's nodes, edges and settings at that version. */
   definition: string;
-  status: 'queued' | 'running' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled' | 'skipped';
+  status:
+    | 'queued'
+    | 'running'
+    | 'waiting'
+    | 'completed'
+    | 'completed_with_errors'
+    | 'failed'
+    | 'cancelled'
+    | 'skipped';
   reason: string | null;
   /** JSON text: { type, nodeId, firedAt, source }. */
   trigger: string;
@@ -527,6 +535,10 @@ export interface EngineExecutionTable {
   queued_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** JSON text: what a parked execution (a long wait) already ran; see executions/graph-runner.ts. */
+  checkpoint: string | null;
+  /** The trigger's type (also inside `trigger`), for listing by it. */
+  trigger_type: string | null;
 }
 
 /** One run of one node inside an execution. */
@@ -537,7 +549,7 @@ export interface EngineNodeRunTable {
   node_name: string;
   type: string;
   run_index: number;
-  status: 'running' | 'succeeded' | 'failed' | 'skipped';
+  status: 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
   port: string | null;
   /** JSON text: [{ n, startedAt, durationMs, error }]. */
   attempts: string;
@@ -547,6 +559,10 @@ export interface EngineNodeRunTable {
   started_at: number;
   finished_at: number | null;
   duration_ms: number | null;
+  /** The for-each iteration (innermost loop index) it ran in; null outside loops. */
+  iteration: number | null;
+  /** The indices of every enclosing loop, outermost first, joined by `.`; null outside loops. */
+  iteration_key: string | null;
 }
 
 export interface Database {
