@@ -1,4 +1,8 @@
-import type { PipelineNode } from '../../engine/pipelines/pipeline-definition.js';
+import {
+  pipelineReferences,
+  type Reference,
+  modelReferences as storedModelReferences,
+} from '../graph/references.js';
 import type { Catalog } from './catalog.repository.js';
 
 /** The kinds of entity a bundle carries. */
@@ -14,26 +18,18 @@ export type EntityType =
 /** `type:id` of a stored entity (ids are the source's; bundle keys are `type:name`). */
 export type EntityRef = `${EntityType}:${string}`;
 
-/** Node parameters that name another entity (NODE-CONTRACT.md), and the type they name. */
-export const NODE_ENTITY_PARAMETERS: Readonly<Record<string, EntityType>> = {
-  connectionId: 'connection',
-  functionId: 'function',
-  modelId: 'model',
-  pipelineId: 'pipeline',
-};
+/** A reference inside a bundle (`{ $ref }`), as opposed to a plain parameter value. */
+export const isBundleRef = (value: unknown): value is { $ref: string | null } =>
+  typeof value === 'object' && value !== null && '$ref' in value;
 
-/** A parameter given as a `{{ expr }}` expression is resolved at run time: it is left as it is. */
-export const isDynamic = (value: unknown) => typeof value === 'string' && value.includes('{{');
-
-/** The entity references of a node: parameter name, entity type and id (dynamic ones left out). */
-export function nodeReferences(node: Pick<PipelineNode, 'parameters'>) {
-  const out: { parameter: string; type: EntityType; id: string }[] = [];
-  for (const [parameter, type] of Object.entries(NODE_ENTITY_PARAMETERS)) {
-    const value = node.parameters?.[parameter];
-    if (typeof value === 'string' && value !== '' && !isDynamic(value))
-      out.push({ parameter, type, id: value });
-  }
-  return out;
+/**
+ * The entity references of a stored pipeline or model (graph/references.ts), without topics and
+ * dynamic ones: JSON pointer inside the entity, target type and id.
+ */
+export function entityReferences(references: Reference[]) {
+  return references
+    .filter((r) => !r.dynamic && r.targetType !== 'topic' && r.targetId !== null)
+    .map((r) => ({ path: r.path, type: r.targetType as EntityType, id: r.targetId! }));
 }
 
 /**
@@ -76,14 +72,13 @@ export function keysOf(catalog: Catalog): Map<EntityRef, string> {
   return keys;
 }
 
-/** Model references inside a field list: JSON pointers (below the fields array's owner) and ids. */
-export function modelReferences(fields: unknown[]): { path: string; id: string }[] {
+/** Model references (`{ $ref }`) inside a bundle's field list: JSON pointers into the list, and keys. */
+export function bundleModelRefs(fields: unknown[]): { path: string; id: string }[] {
   const out: { path: string; id: string }[] = [];
   const visit = (shape: Record<string, unknown>, at: string) => {
-    const model = shape.model as { id?: unknown } | undefined;
-    if (model && typeof model.id === 'string') out.push({ path: `${at}/model`, id: model.id });
-    if (model && typeof (model as { $ref?: unknown }).$ref === 'string')
-      out.push({ path: `${at}/model`, id: (model as { $ref: string }).$ref });
+    const model = shape.model;
+    if (isBundleRef(model) && typeof model.$ref === 'string')
+      out.push({ path: `${at}/model`, id: model.$ref });
     for (const [i, f] of ((shape.fields as Record<string, unknown>[]) ?? []).entries())
       visit(f, `${at}/fields/${i}`);
     if (shape.items) visit(shape.items as Record<string, unknown>, `${at}/items`);
@@ -112,19 +107,17 @@ export function requirementsOf(catalog: Catalog): Map<EntityRef, EntityRef[]> {
   for (const c of catalog.connections) out.set(`connection:${c.id}`, []);
   for (const p of catalog.pipelines) {
     const refs: EntityRef[] = [];
-    for (const node of JSON.parse(p.nodes) as PipelineNode[]) {
-      for (const r of nodeReferences(node)) {
-        refs.push(`${r.type}:${r.id}`);
-        const fn = r.type === 'function' ? functions.get(r.id) : undefined;
-        if (fn) refs.push(`connection:${fn.connection_id}`);
-      }
+    for (const r of entityReferences(pipelineReferences(p))) {
+      refs.push(`${r.type}:${r.id}`);
+      const fn = r.type === 'function' ? functions.get(r.id) : undefined;
+      if (fn) refs.push(`connection:${fn.connection_id}`);
     }
     out.set(`pipeline:${p.id}`, [...new Set(refs)]);
   }
   for (const m of catalog.models)
     out.set(
       `model:${m.id}`,
-      modelReferences(JSON.parse(m.fields)).map((r) => `model:${r.id}` as EntityRef),
+      entityReferences(storedModelReferences(m)).map((r) => `model:${r.id}` as EntityRef),
     );
   for (const f of catalog.folders) out.set(`folder:${f.id}`, f.parent_id ? [`folder:${f.parent_id}`] : []);
   for (const d of catalog.dashboards)

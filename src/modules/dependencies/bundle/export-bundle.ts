@@ -3,6 +3,7 @@ import type { PipelineNode } from '../../engine/pipelines/pipeline-definition.js
 import type { SettingsRow } from '../../organizations/settings/settings.repository.js';
 import { documentOf } from '../../organizations/settings/settings.service.js';
 import { defaultSettings } from '../../organizations/settings/settings-values.js';
+import { pipelineReferences, modelReferences as storedModelReferences } from '../graph/references.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_VERSION,
@@ -14,9 +15,8 @@ import {
 import {
   type EntityRef,
   type EntityType,
+  entityReferences,
   keysOf,
-  modelReferences,
-  nodeReferences,
   requirementsOf,
   setAtPointer,
 } from './bundle-keys.js';
@@ -199,9 +199,11 @@ export function buildBundle(
   const models = catalog.models
     .filter((m) => inBundle('model', m.id))
     .map((m) => {
-      const fields = JSON.parse(m.fields) as unknown[];
+      const content = { fields: JSON.parse(m.fields) as unknown[] };
       // A version pin does not carry over (the target numbers its own versions): the reference follows.
-      for (const r of modelReferences(fields)) setAtPointer(fields, r.path, ref('model', r.id));
+      for (const r of entityReferences(storedModelReferences(m)))
+        setAtPointer(content, r.path, ref('model', r.id));
+      const fields = content.fields;
       return {
         key: keys.get(refOf('model', m.id))!,
         sourceId: m.id,
@@ -215,12 +217,11 @@ export function buildBundle(
   const pipelines = catalog.pipelines
     .filter((p) => inBundle('pipeline', p.id))
     .map((p) => {
-      const nodes = (JSON.parse(p.nodes) as PipelineNode[]).map((node) => {
-        nodeTypes.add(node.type);
-        const parameters = { ...node.parameters };
-        for (const r of nodeReferences(node)) parameters[r.parameter] = ref(r.type, r.id);
-        return { ...node, parameters };
-      });
+      const content = { nodes: JSON.parse(p.nodes) as PipelineNode[] };
+      for (const node of content.nodes) nodeTypes.add(node.type);
+      for (const r of entityReferences(pipelineReferences(p)))
+        setAtPointer(content, r.path, ref(r.type, r.id));
+      const nodes = content.nodes;
       return {
         key: keys.get(refOf('pipeline', p.id))!,
         sourceId: p.id,

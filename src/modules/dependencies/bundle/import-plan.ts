@@ -3,7 +3,7 @@ import { DRIVERS } from '../../connections/protocols/protocol-registry.js';
 import { nodeType } from '../../engine/nodes/node-types.js';
 import type { Bundle, BundleRef, PlanProblem } from './bundle-format.js';
 import { bundleProblems } from './bundle-format.js';
-import { type EntityType, isDynamic, modelReferences, NODE_ENTITY_PARAMETERS } from './bundle-keys.js';
+import { bundleModelRefs, type EntityType, isBundleRef } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
 
 export type ConflictPolicy = 'skip' | 'overwrite' | 'rename' | 'fail';
@@ -279,15 +279,12 @@ function checkReferences(
           'unknown_node_type',
           `${p.key}: node ${JSON.stringify(node.id)} has the type ${JSON.stringify(node.type)}, unknown to this server`,
         );
-      for (const parameter of Object.keys(NODE_ENTITY_PARAMETERS)) {
-        const value = node.parameters?.[parameter];
-        if (value !== undefined && !isDynamic(value))
-          refTo(p.key, value, `node ${JSON.stringify(node.id)} ${parameter}`);
-      }
+      for (const [parameter, value] of Object.entries(node.parameters ?? {}))
+        if (isBundleRef(value)) refTo(p.key, value, `node ${JSON.stringify(node.id)} ${parameter}`);
     }
   }
   for (const m of bundle.entities.models)
-    for (const r of modelReferences(m.fields ?? []))
+    for (const r of bundleModelRefs(m.fields ?? []))
       if (!bundleKeys.has(r.id))
         problem(
           m.key,

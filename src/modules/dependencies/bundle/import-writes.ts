@@ -14,7 +14,7 @@ import { SettingsRepository } from '../../organizations/settings/settings.reposi
 import { PatchSettingsBody } from '../../organizations/settings/settings.schemas.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import type { Bundle, BundleRef } from './bundle-format.js';
-import { isDynamic, modelReferences, NODE_ENTITY_PARAMETERS, setAtPointer } from './bundle-keys.js';
+import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
 import type { ImportOptions, Plan, PlanAction } from './import-plan.js';
 
@@ -166,7 +166,7 @@ export async function writePlan(
     const a = byKey.get(m.key);
     if (!writes(a)) continue;
     const fields = structuredClone(m.fields ?? []);
-    for (const r of modelReferences(fields)) setAtPointer(fields, r.path, { id: byKey.get(r.id)?.targetId });
+    for (const r of bundleModelRefs(fields)) setAtPointer(fields, r.path, { id: byKey.get(r.id)?.targetId });
     let content: ReturnType<typeof checkModel>;
     try {
       content = checkModel({ name: nameOf(a), description: m.description, labels: m.labels, fields });
@@ -206,11 +206,8 @@ export async function writePlan(
     if (!writes(a)) continue;
     const nodes = (p.nodes ?? []).map((node) => {
       const parameters = { ...(node.parameters ?? {}) };
-      for (const name of Object.keys(NODE_ENTITY_PARAMETERS)) {
-        const value = parameters[name];
-        if (value !== undefined && !isDynamic(value) && typeof value === 'object')
-          parameters[name] = idOf(value as BundleRef) ?? '';
-      }
+      for (const [name, value] of Object.entries(parameters))
+        if (isBundleRef(value)) parameters[name] = idOf(value) ?? '';
       return { ...node, parameters };
     });
     let content: ReturnType<typeof checkPipeline>;

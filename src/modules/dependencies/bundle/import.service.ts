@@ -4,6 +4,7 @@ import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
+import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
@@ -140,7 +141,7 @@ export class ImportService {
     const missing = planView(planned, inputs).missingInputs;
     if (missing.length > 0)
       throw withDetails(badRequest(`inputs: missing ${missing.join(', ')}`), { missingInputs: missing });
-    const outcome = await this.deps.db.transaction().execute(async (trx) => {
+    const outcome = await this.run(async (trx) => {
       if (!(await this.deps.repo.claimPlan(trx, planId, now))) return null;
       const catalog = await readCatalog(trx, organizationId);
       // Ids chosen at validate are kept, so the report and the plan agree.
@@ -198,6 +199,17 @@ export class ImportService {
     }
     await this.deps.imported(organizationId, { start: outcome.start, settings: outcome.settings });
     return { report: outcome.report, repeated: false };
+  }
+
+  /** The import's transaction; a unique key met on the way (a name the bundle holds twice) answers 409. */
+  private async run<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    try {
+      return await this.deps.db.transaction().execute(work);
+    } catch (error) {
+      if (classifyDriverError(error) === 'unique_violation')
+        throw conflict('two entities of the import have the same name; nothing was imported');
+      throw error;
+    }
   }
 
   async report(organizationId: string, planId: string) {
