@@ -128,9 +128,10 @@ export function analyzeSelection(catalog: Catalog, select: Selection[], include:
   const selectedSet = new Set(selected);
   const totals: Record<string, number> = {};
   for (const ref of closure) totals[split(ref).type] = (totals[split(ref).type] ?? 0) + 1;
-  for (const ref of closure)
-    if (ref.startsWith('connection:'))
-      totals.function = (totals.function ?? 0) + (functionsOf.get(split(ref).id)?.length ?? 0);
+  for (const ref of closure) {
+    const functions = ref.startsWith('connection:') ? (functionsOf.get(split(ref).id)?.length ?? 0) : 0;
+    if (functions > 0) totals.function = (totals.function ?? 0) + functions;
+  }
   return {
     selected: selected.map((ref) => entity(ref, 'selected')),
     required: [...closure]
