@@ -8,6 +8,7 @@ import {
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
+import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
@@ -178,6 +179,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     runtime: deps.connectionRuntime,
     bus,
+  });
+  await installBundles(app, {
+    config,
+    storage,
+    clock,
+    bus,
+    versions,
+    meridianVersion: deps.version ?? VERSION,
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);

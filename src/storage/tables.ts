@@ -565,6 +565,37 @@ export interface EngineNodeRunTable {
   iteration_key: string | null;
 }
 
+/** A generated configuration export (modules/dependencies/bundle); `bundle` is its JSON text, without secrets. */
+export interface DependencyExportTable {
+  id: string;
+  organization_id: string;
+  description: string;
+  format_version: number;
+  entity_count: number;
+  size: number;
+  checksum: string;
+  bundle: string;
+  created_at: number;
+  created_by: string | null;
+  expires_at: number;
+}
+
+/** A validated import (modules/dependencies/bundle): bundle, options and plan as JSON text; never the inputs. */
+export interface DependencyImportPlanTable {
+  id: string;
+  organization_id: string;
+  bundle: string;
+  options: string;
+  plan: string;
+  status: 'planned' | 'completed';
+  /** JSON text: the execute's report, answered again to a repeated execute. */
+  result: string | null;
+  created_at: number;
+  created_by: string | null;
+  expires_at: number;
+  executed_at: number | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -607,4 +638,6 @@ export interface Database {
   pipelines: PipelineTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
+  dependency_exports: DependencyExportTable;
+  dependency_import_plans: DependencyImportPlanTable;
 }
