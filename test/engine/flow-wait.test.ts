@@ -140,6 +140,57 @@ for (const dialect of testDialects()) {
       assert.equal(waited.status, 'completed', JSON.stringify(waited));
     });
 
+    it('parks inside a loop body once per element and replays the loop, merge and switch when it resumes', async () => {
+      const id = await createValid(api, {
+        name: 'Wait in a loop',
+        settings: { historyDetail: 'standard' },
+        nodes: [
+          manual,
+          { id: 'each', name: 'Each', type: 'flow.for-each', parameters: {} },
+          {
+            id: 'sw',
+            name: 'Switch',
+            type: 'flow.switch',
+            parameters: { rules: [{ operator: 'gt', compare: 1 }] },
+          },
+          { id: 'wait', name: 'Wait', type: 'flow.wait', parameters: { seconds: 1.2 } },
+          { id: 'small', name: 'Small', type: 'transform.jsonata', parameters: { expression: '$ * 100' } },
+          { id: 'big', name: 'Big', type: 'transform.jsonata', parameters: { expression: '$ * 10' } },
+          { id: 'join', name: 'Join', type: 'flow.merge', parameters: { wait: 'first' } },
+          {
+            id: 'pub',
+            name: 'Publish',
+            type: 'uns.publish',
+            parameters: { topic: 'v1/wait/loop/sum', value: '{{ $sum($) }}' },
+          },
+        ],
+        edges: [
+          { source: 'start', target: 'each' },
+          { source: 'each', sourcePort: 'item', target: 'sw' },
+          { source: 'sw', sourcePort: 'case_0', target: 'wait' },
+          { source: 'sw', sourcePort: 'default', target: 'small' },
+          { source: 'wait', target: 'big' },
+          { source: 'big', target: 'join' },
+          { source: 'small', target: 'join' },
+          { source: 'each', sourcePort: 'done', target: 'pub' },
+        ],
+      });
+      const done = await executionIn(api, await execute(api, id, [1, 2, 3]), undefined, 30_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(done.claims, 3, 'parked once per element that waited');
+      assert.deepEqual(await history('v1/wait/loop/sum'), [100 + 20 + 30]);
+      const runs = await allNodeRuns(api, done.id);
+      assert.deepEqual(
+        runs.filter((r) => r.nodeId === 'wait').map((r) => [r.iteration, r.status]),
+        [
+          [1, 'succeeded'],
+          [2, 'succeeded'],
+        ],
+      );
+      assert.equal(runs.filter((r) => r.nodeId === 'sw').length, 3, 'the switch ran once per element');
+      assert.equal(runs.filter((r) => r.nodeId === 'each').length, 1);
+    });
+
     it('cancels a waiting execution: it never resumes, and a waiting one cannot be deleted', async () => {
       const id = await stampWaitEcho('Cancelled wait', 'v1/wait/cancel', { seconds: 1.5 });
       const executionId = await execute(api, id);

@@ -279,14 +279,19 @@ export class GraphRun {
   /** A wait: sleeps in place when short, else parks the execution until `until`. */
   private async wait(key: string, run: NodeRunRow, until: number): Promise<void> {
     const remaining = until - this.deps.clock.now();
-    if (remaining <= this.deps.inlineWaitMs) {
-      await sleep(Math.max(0, remaining));
-      return;
+    if (remaining > this.deps.inlineWaitMs) {
+      this.waiting = { key, until, runId: run.id };
+      throw this.park(until);
     }
-    if (this.execution.definition.settings.historyDetail !== 'minimal')
-      await this.deps.repo.saveNodeRun({ ...run, status: 'waiting', finishedAt: null, durationMs: null });
-    this.waiting = { key, until, runId: run.id };
-    throw this.park(until);
+    await sleep(Math.max(0, remaining));
+    if (this.execution.definition.settings.historyDetail === 'minimal') return;
+    const now = this.deps.clock.now();
+    await this.deps.repo.saveNodeRun({
+      ...run,
+      status: 'succeeded',
+      finishedAt: now,
+      durationMs: now - run.startedAt,
+    });
   }
 
   /** A resumed execution reaches the wait it was parked in. */

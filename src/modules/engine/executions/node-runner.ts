@@ -123,12 +123,14 @@ export async function runNode(
     try {
       const result = await attempt(type, context, timeoutSeconds * 1000);
       run.attempts.push({ n, startedAt: attemptStart, durationMs: clock.now() - attemptStart, error: null });
+      // A wait is stored as waiting until the engine has waited (graph-runner), so a crash in it waits again.
+      const waits = result.waitUntil !== undefined;
       Object.assign(run, {
-        status: 'succeeded',
+        status: waits ? 'waiting' : 'succeeded',
         port: (result.ports ?? [result.port]).join(','),
         output: detail === 'full' || writes ? result.output : null,
-        finishedAt: clock.now(),
-        durationMs: clock.now() - startedAt,
+        finishedAt: waits ? null : clock.now(),
+        durationMs: waits ? null : clock.now() - startedAt,
       });
       if (keep) await repo.saveNodeRun(run);
       return { result, run };
