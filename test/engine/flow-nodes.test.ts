@@ -271,7 +271,8 @@ for (const dialect of testDialects()) {
         settings: full,
       });
       const readings = Array.from({ length: 250 }, (_, i) => i);
-      const done = await runToEnd(id, { readings });
+      // 250 elements, two body nodes each: a minute allows for a loaded machine.
+      const done = await executionIn(api, await execute(api, id, { readings }), undefined, 60_000);
       assert.equal(done.status, 'completed', JSON.stringify(done));
       const page = await api.get(`${EXECUTIONS}/${done.id}/nodes/double/iterations?limit=100&offset=200`);
       assert.equal(page.status, 200, page.text);

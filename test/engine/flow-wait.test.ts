@@ -127,7 +127,7 @@ for (const dialect of testDialects()) {
       const past = await stampWaitEcho('Wait past', 'v1/wait/past', { until: '2020-01-01T00:00:00Z' });
       const done = await executionIn(api, await execute(api, past));
       assert.equal(done.status, 'completed');
-      assert.ok((done.durationMs as number) < 1500, `${done.durationMs} ms`);
+      assert.equal(done.claims, 1, 'never parked');
       const limited = await stampWaitEcho(
         'Wait longer than the limit',
         'v1/wait/limit',
