@@ -10892,6 +10892,936 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines/{id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a node (a new pipeline version)
+         * @description Without `id` one is generated; without `name` the type title is used ("Set fields 2" when taken). `edges` may connect the new node to existing ones.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        node: {
+                            id?: string;
+                            /** @description Unique in the pipeline; the key of `$node`. */
+                            name?: string;
+                            /** @description A node type of `GET /api/v1/engine/nodes`. */
+                            type: string;
+                            /** @description Checked against the type's JSON Schema on enable. */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                            position?: {
+                                x: number;
+                                y: number;
+                            };
+                            notes?: string;
+                            /** @description A disabled node passes its input through. */
+                            disabled?: boolean;
+                        };
+                        edges?: {
+                            id?: string;
+                            source: string;
+                            /** @description Default `out`. */
+                            sourcePort?: string;
+                            target: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a node with its edges (a new pipeline version)
+         * @description Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The pipeline version this change is based on; another one answers 409. */
+                    version: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a node (a new pipeline version)
+         * @description Replaces the members given (`parameters` as a whole); `null` removes an optional member. The name changes through `…/rename`, which rewrites references.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        type?: string;
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        settings?: {
+                            /** @description Default 10. */
+                            timeoutSeconds?: number;
+                            retry?: {
+                                maxTries?: number;
+                                waitMs?: number;
+                                backoff?: "fixed" | "exponential";
+                            };
+                            /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                            onError?: "stop" | "continue" | "errorPort";
+                        } | null;
+                        position?: {
+                            x: number;
+                            y: number;
+                        } | null;
+                        notes?: string | null;
+                        disabled?: boolean | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a node and rewrite references to it (one new pipeline version)
+         * @description References to the old name in other nodes are rewritten: `$node.Old`, `` $node.`Old` ``, `$node["Old"]`, `$lookup($node, "Old")` in JSONata parameters and `{{ expr }}` strings, and `$node.Old`, `$node["Old"]` and `const { Old } = $node` in JavaScript (parsed; string literals and comments are left alone). `rewritten` lists each changed parameter; `skipped` lists code that does not parse (left as it was).
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                            rewritten: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                            skipped: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a stored node with supplied input (nothing is stored)
+         * @description Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` (`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        input?: unknown;
+                        trigger?: unknown;
+                        nodes?: {
+                            [key: string]: unknown;
+                        };
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                output: unknown;
+                                port: string | null;
+                                durationMs: number;
+                                logs: string[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engine/nodes": {
         parameters: {
             query?: never;

@@ -58,6 +58,8 @@ export interface NodeType {
   testable: boolean;
   /** JSONata expressions among the parameters (compiled on validation). */
   expressionParameters: string[];
+  /** JavaScript function bodies among the parameters (their `$node` references follow a rename). */
+  codeParameters?: string[];
   /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
   check?(parameters: Record<string, unknown>): { path: string; message: string }[];
   run(context: NodeContext): Promise<NodeResult>;
@@ -276,6 +278,7 @@ export const NODE_TYPES: NodeType[] = [
     sideEffect: 'none',
     testable: true,
     expressionParameters: [],
+    codeParameters: ['code'],
     run: async (c) => {
       const { value, logs } = await c.sandbox.javascript(String(c.parameters.code), c.input, bindingsOf(c), {
         timeoutMs: c.timeoutMs,
