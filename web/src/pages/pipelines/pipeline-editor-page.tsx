@@ -143,6 +143,25 @@ export function PipelineEditorPage({ id }: { id: string }) {
           {dirty && <span className="badge"> Unsaved changes</span>}
         </div>
         <div className="toolbar">
+          <label className="field">
+            <span>History detail</span>
+            <select
+              value={String(
+                (pipeline.settings as { historyDetail?: string } | null)?.historyDetail ?? 'standard',
+              )}
+              onChange={(e) => {
+                setPipeline({
+                  ...pipeline,
+                  settings: { ...(pipeline.settings as object), historyDetail: e.target.value },
+                });
+                setDirty(true);
+              }}
+            >
+              <option value="minimal">Minimal (failed nodes only)</option>
+              <option value="standard">Standard (status and timing)</option>
+              <option value="full">Full (inputs and outputs)</option>
+            </select>
+          </label>
           <button type="button" className="button button-primary" onClick={save} disabled={!dirty}>
             Save
           </button>
