@@ -59,6 +59,7 @@ describe('console: pipelines', () => {
       '.react-flow__node[data-id="jsonata-1"] .react-flow__handle.target',
     );
     await page.locator('.react-flow__edge').first().waitFor();
+    await screenshot(page, 'pipeline-built');
 
     // Saved without its required expression: the problem is shown on the node.
     await page.getByRole('button', { name: 'Save' }).click();
@@ -108,6 +109,7 @@ describe('console: pipelines', () => {
     await page.locator('.canvas-node[data-node-id="manual-1"]').waitFor();
     await page.locator('.canvas-node[data-node-name="JSONata expression"]').waitFor();
     assert.equal(await page.locator('.react-flow__edge').count(), 1);
+    await screenshot(page, 'pipeline-reloaded');
     await page.getByRole('tab', { name: 'Versions' }).click();
     await page.getByLabel('Compare version 2').check();
     await page.getByLabel('Compare version 3').check();

@@ -36,7 +36,9 @@ export function CanvasNodeView({ data, selected }: NodeProps<CanvasNode>) {
         />
       ))}
       <div className="canvas-node-title">{data.node.name}</div>
-      <div className="canvas-node-type">{data.type?.title ?? data.node.type}</div>
+      <div className="canvas-node-type">
+        {data.type && data.type.title !== data.node.name ? data.type.title : data.node.type}
+      </div>
       {invalid && (
         <div className="canvas-node-problems" role="note" aria-label={`Problems of ${data.node.name}`}>
           {data.problems.map((message) => (

@@ -15,11 +15,13 @@ import {
 const FINISHED = (status: string) => !['queued', 'running'].includes(status);
 
 /** One execution: its status and error, each node run with input, output, attempts and iterations; retry. */
-function ExecutionInspector({ id, onOpen }: { id: string; onOpen: (id: string) => void }) {
+function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; onFinished: () => void }) {
+  const { id, onOpen, onFinished } = props;
   const [execution, setExecution] = useState<Execution | null>(null);
   const [runs, setRuns] = useState<NodeRun[]>([]);
   const [error, setError] = useState<string | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: poll once per execution.
   useEffect(() => {
     let stop = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -31,6 +33,7 @@ function ExecutionInspector({ id, onOpen }: { id: string; onOpen: (id: string) =
         setExecution(e);
         setRuns(r);
         if (!FINISHED(e.status)) timer = setTimeout(poll, 500);
+        else onFinished();
       } catch (failure) {
         if (!stop) setError(errorText(failure));
       }
@@ -174,7 +177,14 @@ export function ExecutionsPanel(props: {
           </tbody>
         </table>
       )}
-      {props.open && <ExecutionInspector key={props.open} id={props.open} onOpen={props.onOpen} />}
+      {props.open && (
+        <ExecutionInspector
+          key={props.open}
+          id={props.open}
+          onOpen={props.onOpen}
+          onFinished={() => setTick((t) => t + 1)}
+        />
+      )}
     </div>
   );
 }

@@ -182,7 +182,7 @@ export const PipelineCanvas = forwardRef<
           onConnect={onConnect}
           onSelectionChange={({ nodes: picked }) => props.onSelect(picked[0]?.id ?? null)}
           deleteKeyCode={['Delete']}
-          fitView
+          fitView={props.initialNodes.length > 0}
           fitViewOptions={{ maxZoom: 1 }}
         >
           <Background />
