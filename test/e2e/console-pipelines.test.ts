@@ -145,4 +145,65 @@ describe('console: pipelines', () => {
     assert.equal(after.version, current.version + 1);
     assert.equal(after.nodes[1].parameters.expression, '{"answer": 6 * 7}');
   });
+
+  it('inspects a failed execution, retries it, and renames a node with its references rewritten', async () => {
+    const created = await server.admin.post(PIPELINES, {
+      name: 'Threshold',
+      settings: { historyDetail: 'full' },
+      nodes: [
+        { id: 'start', name: 'Start', type: 'trigger.manual' },
+        { id: 'read', name: 'Read', type: 'transform.jsonata', parameters: { expression: '{"v": 2}' } },
+        {
+          id: 'check',
+          name: 'Check',
+          type: 'code.javascript',
+          parameters: { code: 'if ($node.Read.data.v < 5) throw new Error("too low"); return 1;' },
+        },
+      ],
+      edges: [
+        { source: 'start', target: 'read' },
+        { source: 'read', target: 'check' },
+      ],
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data.id;
+    await page.goto(new URL(`/engine/pipelines/${id}`, server.url).href);
+    // Saved without positions: laid out automatically, left to right.
+    await page.locator('.canvas-node[data-node-id="check"]').waitFor();
+    const [read, check] = await Promise.all(
+      ['read', 'check'].map((n) => page.locator(`.canvas-node[data-node-id="${n}"]`).boundingBox()),
+    );
+    assert.ok(read && check && check.x > read.x, 'downstream nodes are to the right');
+
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const failed = page.locator('.execution-inspector[data-execution-status="failed"]');
+    await failed.waitFor({ timeout: 20_000 });
+    await failed
+      .locator('[data-node-run="Check"][data-status="failed"]')
+      .getByText('too low')
+      .first()
+      .waitFor();
+    await failed.getByRole('button', { name: 'Retry from start' }).click();
+    await page
+      .locator('.execution-inspector[data-execution-status="failed"]')
+      .getByText('retry of')
+      .waitFor({ timeout: 20_000 });
+    const runs = (await server.admin.get(`/api/v1/engine/executions?pipelineId=${id}`)).body.data;
+    assert.equal(runs.length, 2);
+    assert.ok(runs.some((e: { retryOf: string | null }) => e.retryOf !== null));
+
+    await page.getByRole('tab', { name: 'Editor' }).click();
+    await page.locator('.canvas-node[data-node-id="read"]').click();
+    const panel = page.getByRole('complementary', { name: 'Node Read' });
+    await panel.getByLabel('Name').fill('Read value');
+    await panel.getByRole('button', { name: 'Rename' }).click();
+    await page.getByText('references rewritten in 1 parameter(s)').waitFor();
+    await page.locator('.canvas-node[data-node-name="Read value"]').waitFor();
+    const after = (await server.admin.get(`${PIPELINES}/${id}`)).body.data;
+    assert.equal(
+      after.nodes.find((n: { id: string }) => n.id === 'check').parameters.code,
+      'if ($node["Read value"].data.v < 5) throw new Error("too low"); return 1;',
+    );
+    assert.deepEqual(errors, []);
+  });
 });

@@ -21,6 +21,8 @@ export function NodePanel(props: {
   problems: { path: string; message: string }[];
   onChange: (node: PipelineNode) => void;
   onRemove: () => void;
+  /** Renames through the API (references rewritten); absent while there are unsaved changes. */
+  onRename?: (name: string) => Promise<void>;
 }) {
   const { node, type } = props;
   const [input, setInput] = useState('{}');
@@ -28,6 +30,7 @@ export function NodePanel(props: {
   const [result, setResult] = useState<NodeTestResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [testing, setTesting] = useState(false);
+  const [name, setName] = useState(node.name);
   const problems = byParameter(props.problems);
 
   const runTest = async () => {
@@ -62,11 +65,28 @@ export function NodePanel(props: {
     <aside className="node-panel" aria-label={`Node ${node.name}`}>
       <h3>{type?.title ?? node.type}</h3>
       {type && <p className="muted">{type.description}</p>}
-      <label className="field">
-        <span>Name</span>
-        <input value={node.name} onChange={(e) => props.onChange({ ...node, name: e.target.value })} />
-        <small className="hint">Renaming here does not rewrite references; use Rename after saving.</small>
-      </label>
+      <form
+        className="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setError(null);
+          if (props.onRename) props.onRename(name).catch((failure: unknown) => setError(errorText(failure)));
+          else props.onChange({ ...node, name });
+        }}
+      >
+        <label className="field">
+          <span>Name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+        </label>
+        <button type="submit" className="button" disabled={name === node.name}>
+          Rename
+        </button>
+      </form>
+      <small className="hint">
+        {props.onRename
+          ? 'Renaming rewrites references to this node in the other nodes.'
+          : 'Save first to have references to this node rewritten.'}
+      </small>
       {(problems[''] ?? []).map((message) => (
         <p key={message} className="field-error">
           {message}

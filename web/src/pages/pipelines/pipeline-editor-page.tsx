@@ -16,6 +16,7 @@ import {
   type Pipeline,
   PipelineFailure,
   type PipelineNode,
+  renameNode,
   runPipeline,
   savePipeline,
   setEnabled,
@@ -240,6 +241,17 @@ export function PipelineEditorPage({ id }: { id: string }) {
               setSelectedNode(node);
               canvas.current?.updateNode(node);
             }}
+            onRename={
+              dirty
+                ? undefined
+                : async (name) => {
+                    const result = await renameNode(pipeline, selectedNode.id, name);
+                    await load(result.data);
+                    setNotice(
+                      `Renamed; references rewritten in ${result.rewritten.length} parameter(s). Version ${result.data.version}.`,
+                    );
+                  }
+            }
             onRemove={() => {
               canvas.current?.removeNode(selectedNode.id);
               setSelected(null);

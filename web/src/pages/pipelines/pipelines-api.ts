@@ -245,3 +245,12 @@ export async function retryExecution(id: string, mode: 'from-failed' | 'from-sta
   });
   return unwrapBody<{ data: Execution }>(result).data;
 }
+
+/** Renames a stored node; the server rewrites references to its old name in the other nodes. */
+export async function renameNode(pipeline: Pipeline, nodeId: string, name: string) {
+  const result = await api.POST('/api/v1/engine/pipelines/{id}/nodes/{nodeId}/rename', {
+    params: { header: orgHeader(), path: { id: pipeline.id, nodeId } },
+    body: { version: pipeline.version, name },
+  });
+  return unwrapBody<{ data: Pipeline; rewritten: { nodeId: string; path: string }[] }>(result);
+}
