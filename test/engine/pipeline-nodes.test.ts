@@ -101,6 +101,18 @@ for (const dialect of testDialects()) {
         [{ version: 1, node, edges: [{ source: 'start', target: 'ghost' }] }, 400, '/edges/0/target'],
         [{ version: 1, node, edges: [{ source: 'start', target: 'start' }] }, 400, '/edges/0'],
         [{ version: 1, node, edges: 'x' }, 400, '/edges'],
+        [
+          {
+            version: 1,
+            node,
+            edges: [
+              { source: 'start', target: 'n1' },
+              { source: 'start', sourcePort: 'out', target: 'n1' },
+            ],
+          },
+          400,
+          '/edges/1',
+        ],
       ];
       for (const [body, status, path] of cases) {
         const res = await api.post(url, body);

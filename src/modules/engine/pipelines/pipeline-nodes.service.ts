@@ -163,6 +163,8 @@ export class PipelineNodesService {
         if (!ids.has(edge[end])) throw fault(`/edges/${i}/${end}`, 'names no node of this pipeline');
       if (edge.source !== node.id && edge.target !== node.id)
         throw fault(`/edges/${i}`, 'must connect the added node');
+      if (edges.slice(0, i).some((e) => e.id === edge.id))
+        throw fault(`/edges/${i}`, `repeats the edge ${JSON.stringify(edge.id)}`);
     });
     return this.save(
       organizationId,

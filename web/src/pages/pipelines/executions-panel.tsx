@@ -20,6 +20,7 @@ function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; o
   const [execution, setExecution] = useState<Execution | null>(null);
   const [runs, setRuns] = useState<NodeRun[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [onCurrent, setOnCurrent] = useState(false);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: poll once per execution.
   useEffect(() => {
@@ -47,7 +48,7 @@ function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; o
 
   if (!execution) return error ? <ErrorMessage error={error} /> : <Loading label="Loading the execution…" />;
   const retry = (mode: 'from-failed' | 'from-start') =>
-    retryExecution(id, mode).then(
+    retryExecution(id, mode, onCurrent ? 'current' : 'original').then(
       (e) => onOpen(e.id),
       (f: unknown) => setError(errorText(f)),
     );
@@ -71,6 +72,10 @@ function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; o
       <ErrorMessage error={error} />
       {retryable && (
         <div className="toolbar">
+          <label className="checkbox">
+            <input type="checkbox" checked={onCurrent} onChange={(e) => setOnCurrent(e.target.checked)} />
+            On the current version (not v{execution.pipelineVersion})
+          </label>
           <button type="button" className="button" onClick={() => retry('from-failed')}>
             Retry from failed node
           </button>

@@ -238,10 +238,14 @@ export async function listNodeRuns(id: string): Promise<NodeRun[]> {
   return unwrapBody<{ data: NodeRun[] }>(result).data;
 }
 
-export async function retryExecution(id: string, mode: 'from-failed' | 'from-start'): Promise<Execution> {
+export async function retryExecution(
+  id: string,
+  mode: 'from-failed' | 'from-start',
+  version: 'original' | 'current',
+): Promise<Execution> {
   const result = await api.POST('/api/v1/engine/executions/{id}/retry', {
     params: path(id),
-    body: { mode, again: true },
+    body: { mode, version, again: true },
   });
   return unwrapBody<{ data: Execution }>(result).data;
 }
