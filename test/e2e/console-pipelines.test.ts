@@ -98,6 +98,10 @@ describe('console: pipelines', () => {
     await run.locator('summary').click();
     await run.getByTestId('node-output').getByText('"answer": 42').waitFor();
     await screenshot(page, 'pipeline-execution');
+    // The canvas shows each node's status in the execution being inspected.
+    await page.getByRole('tab', { name: 'Editor' }).click();
+    await page.locator('.canvas-node[data-node-id="jsonata-1"][data-run-status="succeeded"]').waitFor();
+    await page.getByRole('tab', { name: 'Executions' }).click();
     const executions = (await server.admin.get(`/api/v1/engine/executions?pipelineId=${pipelineId}`)).body;
     assert.equal(executions.pagination.total, 1);
     assert.equal(executions.data[0].status, 'completed');
@@ -193,6 +197,7 @@ describe('console: pipelines', () => {
     assert.ok(runs.some((e: { retryOf: string | null }) => e.retryOf !== null));
 
     await page.getByRole('tab', { name: 'Editor' }).click();
+    await page.locator('.canvas-node[data-node-id="check"][data-run-status="failed"]').waitFor();
     await page.locator('.canvas-node[data-node-id="read"]').click();
     const panel = page.getByRole('complementary', { name: 'Node Read' });
     await panel.getByLabel('Name').fill('Read value');

@@ -15,7 +15,12 @@ import {
 const FINISHED = (status: string) => !['queued', 'running'].includes(status);
 
 /** One execution: its status and error, each node run with input, output, attempts and iterations; retry. */
-function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; onFinished: () => void }) {
+function ExecutionInspector(props: {
+  id: string;
+  onOpen: (id: string) => void;
+  onFinished: () => void;
+  onRuns?: (runs: NodeRun[]) => void;
+}) {
   const { id, onOpen, onFinished } = props;
   const [execution, setExecution] = useState<Execution | null>(null);
   const [runs, setRuns] = useState<NodeRun[]>([]);
@@ -33,6 +38,7 @@ function ExecutionInspector(props: { id: string; onOpen: (id: string) => void; o
         if (stop) return;
         setExecution(e);
         setRuns(r);
+        props.onRuns?.(r);
         if (!FINISHED(e.status)) timer = setTimeout(poll, 500);
         else onFinished();
       } catch (failure) {
@@ -138,6 +144,8 @@ export function ExecutionsPanel(props: {
   pipeline: Pipeline;
   open: string | null;
   onOpen: (id: string | null) => void;
+  /** The node runs of the execution open in the inspector (the canvas shows their status). */
+  onRuns?: (runs: NodeRun[]) => void;
 }) {
   const [executions, setExecutions] = useState<Execution[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -188,6 +196,7 @@ export function ExecutionsPanel(props: {
           id={props.open}
           onOpen={props.onOpen}
           onFinished={() => setTick((t) => t + 1)}
+          onRuns={props.onRuns}
         />
       )}
     </div>

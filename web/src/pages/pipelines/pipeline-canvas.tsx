@@ -61,6 +61,8 @@ export const PipelineCanvas = forwardRef<
     initialEdges: Edge[];
     types: NodeType[];
     problems: GraphProblem[];
+    /** Node status in the execution open in the inspector, by node id. */
+    runStatus: Record<string, string>;
     selected: string | null;
     onSelect: (id: string | null) => void;
     onChange: () => void;
@@ -146,8 +148,12 @@ export const PipelineCanvas = forwardRef<
     return map;
   }, [props.problems]);
   const shown = useMemo(
-    () => nodes.map((n) => ({ ...n, data: { ...n.data, problems: problemsById.get(n.id) ?? [] } })),
-    [nodes, problemsById],
+    () =>
+      nodes.map((n) => ({
+        ...n,
+        data: { ...n.data, problems: problemsById.get(n.id) ?? [], runStatus: props.runStatus[n.id] },
+      })),
+    [nodes, problemsById, props.runStatus],
   );
 
   return (

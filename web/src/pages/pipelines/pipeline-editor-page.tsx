@@ -54,6 +54,7 @@ export function PipelineEditorPage({ id }: { id: string }) {
   const [selectedNode, setSelectedNode] = useState<PipelineNode | null>(null);
   const [tab, setTab] = useState<Tab>('editor');
   const [openExecution, setOpenExecution] = useState<string | null>(null);
+  const [runStatus, setRunStatus] = useState<Record<string, string>>({});
   const canvas = useRef<CanvasHandle>(null);
 
   const load = async (fresh?: Pipeline) => {
@@ -226,6 +227,7 @@ export function PipelineEditorPage({ id }: { id: string }) {
             initialEdges={pipeline.edges.map(toCanvasEdge)}
             types={types}
             problems={problems}
+            runStatus={runStatus}
             selected={selected}
             onSelect={setSelected}
             onChange={() => setDirty(true)}
@@ -261,7 +263,12 @@ export function PipelineEditorPage({ id }: { id: string }) {
       </div>
       {tab === 'history' && <PipelineHistory pipeline={pipeline} onReverted={(p) => void load(p)} />}
       {tab === 'executions' && (
-        <ExecutionsPanel pipeline={pipeline} open={openExecution} onOpen={setOpenExecution} />
+        <ExecutionsPanel
+          pipeline={pipeline}
+          open={openExecution}
+          onOpen={setOpenExecution}
+          onRuns={(runs) => setRunStatus(Object.fromEntries(runs.map((r) => [r.nodeId, r.status])))}
+        />
       )}
     </div>
   );
