@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { launchBrowser, openPage, screenshot, signIn } from './helpers/browser.js';
+import { launchBrowser, NARROW, openPage, screenshot, signIn } from './helpers/browser.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 
 const PIPELINES = '/api/v1/engine/pipelines';
@@ -210,5 +210,18 @@ describe('console: pipelines', () => {
       'if ($node["Read value"].data.v < 5) throw new Error("too low"); return 1;',
     );
     assert.deepEqual(errors, []);
+  });
+
+  it('lists pipelines and opens the editor on a narrow screen', async () => {
+    const narrow = await openPage(browser, NARROW);
+    await signIn(narrow.page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/engine/pipelines');
+    await narrow.page
+      .locator('tr[data-pipeline-name="Answer"]')
+      .getByRole('link', { name: 'Answer' })
+      .click();
+    await narrow.page.locator('.canvas-node[data-node-id="jsonata-1"]').waitFor();
+    await screenshot(narrow.page, 'pipeline-editor');
+    assert.deepEqual(narrow.errors, []);
+    await narrow.context.close();
   });
 });
