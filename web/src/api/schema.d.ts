@@ -10278,7 +10278,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -10305,6 +10305,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -11867,6 +11869,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             }[];
@@ -11964,6 +11971,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             };
@@ -12167,7 +12179,7 @@ export interface paths {
         };
         /**
          * List executions, newest first
-         * @description Filter by `pipelineId` and `status`.
+         * @description Filter by `pipelineId`, `status`, `trigger` (type) and the time it was queued (`from` inclusive, `to` exclusive); paged.
          *
          *     Requires the scope `pipelines:read`.
          */
@@ -12175,7 +12187,13 @@ export interface paths {
             parameters: {
                 query?: {
                     pipelineId?: string;
-                    status?: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    status?: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
                     /** @description Case-insensitive substring search. */
                     search?: string;
                     /** @description Field to sort by. */
@@ -12210,7 +12228,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12237,12 +12255,123 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             }[];
                             pagination: {
                                 /** @description Rows matching the filter and search, over all pages. */
                                 total: number;
                                 limit: number;
                                 offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Execution statistics
+         * @description Counts by status, the success rate and durations of the executions matching the filters (as for the list).
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pipelineId?: string;
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                total: number;
+                                byStatus: {
+                                    [key: string]: number;
+                                };
+                                successRate: number | null;
+                                durationMs: {
+                                    average: number | null;
+                                    max: number | null;
+                                };
                             };
                         };
                     };
@@ -12342,7 +12471,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12369,6 +12498,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -12540,14 +12671,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An execution's node runs (inputs, outputs, attempts, durations)
-         * @description What is stored follows the pipeline's history detail; a failed run always keeps its input.
+         * An execution's node runs (inputs, outputs, attempts, durations, iterations), paged
+         * @description In the order they ran; `nodeId` keeps one node's runs. What is stored follows the pipeline's history detail; a failed run always keeps its input. A node inside a for-each has one run per iteration.
          *
          *     Requires the scope `pipelines:read`.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    nodeId?: string;
+                    limit?: number;
+                    offset?: number;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -12574,7 +12709,7 @@ export interface paths {
                                 nodeName: string;
                                 type: string;
                                 runIndex: number;
-                                status: "running" | "succeeded" | "failed" | "skipped";
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
                                 port: string | null;
                                 attempts: {
                                     n: number;
@@ -12595,7 +12730,157 @@ export interface paths {
                                 startedAt: string;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
                             }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/nodes/{nodeId}/iterations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's runs in for-each iterations, paged
+         * @description Each with its `iteration` index (and `iterationKey` for nested loops), in the order they ran.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                nodeId: string;
+                                nodeName: string;
+                                type: string;
+                                runIndex: number;
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
+                                port: string | null;
+                                attempts: {
+                                    n: number;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    durationMs: number;
+                                    error: string | null;
+                                }[];
+                                /** @description Stored with history detail `full`, and always for a failed run. */
+                                input: unknown;
+                                /** @description Stored with history detail `full`. */
+                                output: unknown;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** Format: date-time */
+                                startedAt: string;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
                         };
                     };
                 };
@@ -12674,7 +12959,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed, cancelled or partly failed execution
-         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid.
+         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid. 400 `/confirmWrites`: it would run a node that writes to a device. From the failed node is refused (409) when that node ran inside a for-each loop: retry from-start.
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -12698,6 +12983,8 @@ export interface paths {
                         version?: "original" | "current";
                         input?: unknown;
                         again?: boolean;
+                        /** @description Required when the retry would run a node that writes to a device. */
+                        confirmWrites?: boolean;
                     };
                 };
             };
@@ -12716,7 +13003,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12743,6 +13030,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -12833,7 +13122,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a queued or running execution
+         * Cancel a queued, waiting or running execution
          * @description A running execution stops at its next node boundary. 409 for a finished one.
          *
          *     Requires the scope `pipelines:write`.
@@ -12867,7 +13156,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12894,6 +13183,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -17059,7 +17350,7 @@ export interface paths {
         put?: never;
         /**
          * Start a connection
-         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime.
+         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17076,7 +17367,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -17162,7 +17460,7 @@ export interface paths {
         put?: never;
         /**
          * Stop a connection
-         * @description Sets the desired state to stopped and closes the session; idempotent.
+         * @description Sets the desired state to stopped and closes the session; idempotent. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17179,7 +17477,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -17265,7 +17570,7 @@ export interface paths {
         put?: never;
         /**
          * Restart a connection
-         * @description Closes the session and opens a new one.
+         * @description Closes the session and opens a new one. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17282,7 +17587,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -17886,6 +18198,8 @@ export interface paths {
                         labels?: string[];
                         readOnly?: boolean;
                         autoStart?: boolean;
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
                     };
                 };
             };
@@ -18972,6 +19286,1086 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Analyze what a selection exports
+         * @description What the selection requires (always exported with it) and what may come along. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                selected: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Referenced by the selection: always exported with it. */
+                                required: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Entities that use what is exported, and the organization settings: add them with `include`. */
+                                optional: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description References to entities that no longer exist (exported as `$ref: null`). */
+                                missing: {
+                                    from: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                }[];
+                                /** @description Entities exported, by type. */
+                                totals: {
+                                    [key: string]: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent exports
+         * @description Exports of the organization that can still be downloaded, newest first.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Generate an export
+         * @description Builds a versioned bundle of the selection, its requirements and the included optional entities, stored for 24 hours. Secret values are never exported: each becomes an input. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an export
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export
+         * @description The bundle file (`application/vnd.meridian.bundle+json`), as an attachment.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bundle (JSON). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": string;
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate an import (dry run)
+         * @description Answers the plan: per entity create, update (overwrite), skip, rename or bind; the inputs to fill; the problems (a newer format, a checksum mismatch, an unknown protocol or node type, an unresolved reference, a conflict under `fail`). Nothing changes. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The bundle, as downloaded from an export. */
+                        bundle: unknown;
+                        options?: {
+                            /** @description Match bundle entities to existing ones by name (default) or by their source id. */
+                            match?: "name" | "id";
+                            /** @description For an entity that matches one (default fail). */
+                            conflict?: "skip" | "overwrite" | "rename" | "fail";
+                            /** @description Per bundle key, over `conflict`. */
+                            overrides?: {
+                                [key: string]: "skip" | "overwrite" | "rename" | "fail";
+                            };
+                            /** @description A bundle connection key → an existing connection id to use instead of importing it. */
+                            bindings?: {
+                                [key: string]: string;
+                            };
+                            /** @description Keep pipelines enabled and start autoStart connections (default false). */
+                            activate?: boolean;
+                            /** @description Validate only: the inputs you have, so that missingInputs lists the rest. Never stored. */
+                            inputs?: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Null when the plan cannot be executed. */
+                                planId: string | null;
+                                expiresAt: string | null;
+                                formatVersion: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                requiredInputs: string[];
+                                /** @description Required inputs not given in options.inputs. */
+                                missingInputs: string[];
+                                problems: {
+                                    key: string | null;
+                                    /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                    code: string;
+                                    message: string;
+                                }[];
+                                canExecute: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The bundle exceeds MERIDIAN_BATCH_BODY_LIMIT. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute an import plan
+         * @description Runs the plan in one transaction: everything or nothing. Pipelines arrive disabled and connections stopped unless the plan was validated with `activate`. An overwrite records a new version (change type `import`) that can be reverted. A plan executed before answers its first result (200). 400 names missing inputs; 409 when the organization changed so that the plan no longer holds. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        planId: string;
+                        /** @description Secret values by input key (`secret:<entity key>:<path>`); never stored in the plan. */
+                        inputs?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The plan expired, or no longer holds. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an import plan and its report
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                planId: string;
+                                status: "planned" | "completed";
+                                plan: {
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    requiredInputs: string[];
+                                    problems: {
+                                        key: string | null;
+                                        /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                        code: string;
+                                        message: string;
+                                    }[];
+                                };
+                                result: {
+                                    importId: string;
+                                    /** Format: date-time */
+                                    executedAt: string;
+                                    created: number;
+                                    updated: number;
+                                    skipped: number;
+                                    renamed: number;
+                                    bound: number;
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    /** @description Bundle key → id in this organization. */
+                                    idMap: {
+                                        [key: string]: string;
+                                    };
+                                } | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -27,6 +27,8 @@ const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-
 // Pipelines: the editor brings the canvas library (@xyflow/react): loaded when opened.
 const PipelinesPage = lazy(() => import('../pages/pipelines/pipelines-page'));
 const PipelineEditorPage = lazy(() => import('../pages/pipelines/pipeline-editor-page'));
+const ExportPage = lazy(() => import('../pages/dependencies/export-page'));
+const ImportPage = lazy(() => import('../pages/dependencies/import-page'));
 
 function NotFound() {
   return (
@@ -115,6 +117,18 @@ function Page() {
       </Suspense>
     );
   }
+  if (pathname === '/dependencies/export')
+    return (
+      <Suspense fallback={<Loading label="Loading…" />}>
+        <ExportPage />
+      </Suspense>
+    );
+  if (pathname === '/dependencies/import')
+    return (
+      <Suspense fallback={<Loading label="Loading…" />}>
+        <ImportPage />
+      </Suspense>
+    );
   return <NotFound />;
 }
 

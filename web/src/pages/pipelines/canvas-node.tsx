@@ -1,4 +1,5 @@
-import { Handle, type Node, type NodeProps, Position } from '@xyflow/react';
+import { Handle, type Node, type NodeProps, Position, useUpdateNodeInternals } from '@xyflow/react';
+import { useEffect } from 'react';
 import type { NodeType, PipelineNode } from './pipelines-api';
 
 export type CanvasNodeData = {
@@ -11,13 +12,28 @@ export type CanvasNodeData = {
 
 export type CanvasNode = Node<CanvasNodeData, 'pipeline'>;
 
+/** A node's output ports: those its parameters make (`dynamicOutputs`), then its type's (with `error`). */
+export function outputPorts(type: NodeType | undefined, parameters: Record<string, unknown>): string[] {
+  if (!type) return ['out'];
+  const dynamic = type.dynamicOutputs;
+  const items = dynamic ? parameters[dynamic.parameter] : undefined;
+  const made =
+    dynamic && Array.isArray(items) ? items.map((_, i) => dynamic.port.replace('{index}', String(i))) : [];
+  return [...made, ...type.outputs];
+}
+
 /** Spreads `count` handles down a side: the i-th at this top percentage. */
 const at = (i: number, count: number) => `${((i + 1) * 100) / (count + 1)}%`;
 
 /** A node on the canvas: its name and type, a port per input and output, and its validation problems. */
-export function CanvasNodeView({ data, selected }: NodeProps<CanvasNode>) {
+export function CanvasNodeView({ id, data, selected }: NodeProps<CanvasNode>) {
   const inputs = data.type?.inputs ?? ['in'];
-  const outputs = data.type?.outputs ?? ['out'];
+  const outputs = outputPorts(data.type, data.node.parameters);
+  const updateNodeInternals = useUpdateNodeInternals();
+  const portsKey = outputs.join(',');
+  // Ports made by parameters (a switch's rules) come and go: xyflow measures the handles again.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: portsKey stands for the ports.
+  useEffect(() => updateNodeInternals(id), [id, portsKey, updateNodeInternals]);
   const invalid = data.problems.length > 0;
   return (
     <div

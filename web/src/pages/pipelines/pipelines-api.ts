@@ -48,6 +48,8 @@ export interface NodeType {
   parameters: JsonSchema;
   inputs: string[];
   outputs: string[];
+  /** More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+  dynamicOutputs?: { parameter: string; port: string };
   sideEffect: 'none' | 'reads-device' | 'writes-device' | 'external';
   testable: boolean;
 }
