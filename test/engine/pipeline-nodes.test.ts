@@ -252,6 +252,12 @@ for (const dialect of testDialects()) {
           type: 'code.javascript',
           parameters: { code: 'return $node["Read PLC"].data +;' },
         },
+        {
+          id: 'sw',
+          name: 'Switch',
+          type: 'flow.switch',
+          parameters: { rules: [{ expression: '$node.`Read PLC`.data.v > 20' }] },
+        },
       ]);
       const res = await api.post(`${PIPELINES}/${p.id}/nodes/read/rename`, {
         version: 1,
@@ -278,7 +284,9 @@ for (const dialect of testDialects()) {
         { nodeId: 'j', path: '/parameters/expression' },
         { nodeId: 's', path: '/parameters/fields' },
         { nodeId: 'c', path: '/parameters/code' },
+        { nodeId: 'sw', path: '/parameters/rules' },
       ]);
+      assert.deepEqual(byId.get('sw')!.parameters.rules, [{ expression: '$node.`Read Press`.data.v > 20' }]);
       assert.deepEqual(res.body.skipped, [{ nodeId: 'bad', path: '/parameters/code' }]);
       assert.equal(res.body.data.version, 2);
       assert.equal(await versionCount(p.id), 2);

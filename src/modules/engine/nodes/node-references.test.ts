@@ -87,3 +87,20 @@ test('templates: only whole {{ expr }} strings are expressions, at any depth', (
     { a: '{{ $node.B.data }}', b: ['x', ' {{$node["B"]}} '], c: '$node.Read', d: 3 },
   );
 });
+
+test('nested members named expression are JSONata (a switch rule), other strings are not', () => {
+  assert.deepEqual(
+    renameInTemplates(
+      [
+        { expression: '$node.Read.data > 1', value: '$node.Read' },
+        { operator: 'eq', compare: '{{ $node.Read.data }}' },
+      ],
+      'Read',
+      'B',
+    ),
+    [
+      { expression: '$node.B.data > 1', value: '$node.Read' },
+      { operator: 'eq', compare: '{{ $node.B.data }}' },
+    ],
+  );
+});

@@ -216,7 +216,10 @@ export function renameInJavaScript(
 /** `{{ expr }}` as the engine evaluates it (the whole trimmed string). */
 const TEMPLATE = /^(\s*\{\{)([\s\S]*)(\}\}\s*)$/;
 
-/** Renames inside `{{ expr }}` string leaves of a parameter value, at any depth. */
+/**
+ * Renames inside `{{ expr }}` string leaves of a parameter value, at any depth, and in nested members
+ * named `expression` (JSONata by the node types' convention, e.g. a switch rule's).
+ */
 export function renameInTemplates(value: unknown, from: string, to: string): unknown {
   if (typeof value === 'string') {
     const match = TEMPLATE.exec(value);
@@ -225,6 +228,13 @@ export function renameInTemplates(value: unknown, from: string, to: string): unk
   }
   if (Array.isArray(value)) return value.map((v) => renameInTemplates(v, from, to));
   if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameInTemplates(v, from, to)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        k === 'expression' && typeof v === 'string' && !TEMPLATE.test(v)
+          ? renameInJsonata(v, from, to)
+          : renameInTemplates(v, from, to),
+      ]),
+    );
   return value;
 }
