@@ -10278,7 +10278,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -10305,6 +10305,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -10892,6 +10894,936 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines/{id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a node (a new pipeline version)
+         * @description Without `id` one is generated; without `name` the type title is used ("Set fields 2" when taken). `edges` may connect the new node to existing ones.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        node: {
+                            id?: string;
+                            /** @description Unique in the pipeline; the key of `$node`. */
+                            name?: string;
+                            /** @description A node type of `GET /api/v1/engine/nodes`. */
+                            type: string;
+                            /** @description Checked against the type's JSON Schema on enable. */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                            position?: {
+                                x: number;
+                                y: number;
+                            };
+                            notes?: string;
+                            /** @description A disabled node passes its input through. */
+                            disabled?: boolean;
+                        };
+                        edges?: {
+                            id?: string;
+                            source: string;
+                            /** @description Default `out`. */
+                            sourcePort?: string;
+                            target: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a node with its edges (a new pipeline version)
+         * @description Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The pipeline version this change is based on; another one answers 409. */
+                    version: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a node (a new pipeline version)
+         * @description Replaces the members given (`parameters` as a whole); `null` removes an optional member. The name changes through `…/rename`, which rewrites references.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        type?: string;
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        settings?: {
+                            /** @description Default 10. */
+                            timeoutSeconds?: number;
+                            retry?: {
+                                maxTries?: number;
+                                waitMs?: number;
+                                backoff?: "fixed" | "exponential";
+                            };
+                            /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                            onError?: "stop" | "continue" | "errorPort";
+                        } | null;
+                        position?: {
+                            x: number;
+                            y: number;
+                        } | null;
+                        notes?: string | null;
+                        disabled?: boolean | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a node and rewrite references to it (one new pipeline version)
+         * @description References to the old name in other nodes are rewritten: `$node.Old`, `` $node.`Old` ``, `$node["Old"]`, `$lookup($node, "Old")` in JSONata parameters and `{{ expr }}` strings, and `$node.Old`, `$node["Old"]` and `const { Old } = $node` in JavaScript (parsed; string literals and comments are left alone). `rewritten` lists each changed parameter; `skipped` lists code that does not parse (left as it was).
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                            rewritten: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                            skipped: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a stored node with supplied input (nothing is stored)
+         * @description Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` (`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        input?: unknown;
+                        trigger?: unknown;
+                        nodes?: {
+                            [key: string]: unknown;
+                        };
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                output: unknown;
+                                port: string | null;
+                                durationMs: number;
+                                logs: string[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engine/nodes": {
         parameters: {
             query?: never;
@@ -10937,6 +11869,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             }[];
@@ -11034,6 +11971,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             };
@@ -11237,7 +12179,7 @@ export interface paths {
         };
         /**
          * List executions, newest first
-         * @description Filter by `pipelineId` and `status`.
+         * @description Filter by `pipelineId`, `status`, `trigger` (type) and the time it was queued (`from` inclusive, `to` exclusive); paged.
          *
          *     Requires the scope `pipelines:read`.
          */
@@ -11245,7 +12187,13 @@ export interface paths {
             parameters: {
                 query?: {
                     pipelineId?: string;
-                    status?: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    status?: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
                     /** @description Case-insensitive substring search. */
                     search?: string;
                     /** @description Field to sort by. */
@@ -11280,7 +12228,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -11307,12 +12255,123 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             }[];
                             pagination: {
                                 /** @description Rows matching the filter and search, over all pages. */
                                 total: number;
                                 limit: number;
                                 offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Execution statistics
+         * @description Counts by status, the success rate and durations of the executions matching the filters (as for the list).
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pipelineId?: string;
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                total: number;
+                                byStatus: {
+                                    [key: string]: number;
+                                };
+                                successRate: number | null;
+                                durationMs: {
+                                    average: number | null;
+                                    max: number | null;
+                                };
                             };
                         };
                     };
@@ -11412,7 +12471,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -11439,6 +12498,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -11610,14 +12671,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An execution's node runs (inputs, outputs, attempts, durations)
-         * @description What is stored follows the pipeline's history detail; a failed run always keeps its input.
+         * An execution's node runs (inputs, outputs, attempts, durations, iterations), paged
+         * @description In the order they ran; `nodeId` keeps one node's runs. What is stored follows the pipeline's history detail; a failed run always keeps its input. A node inside a for-each has one run per iteration.
          *
          *     Requires the scope `pipelines:read`.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    nodeId?: string;
+                    limit?: number;
+                    offset?: number;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -11644,7 +12709,7 @@ export interface paths {
                                 nodeName: string;
                                 type: string;
                                 runIndex: number;
-                                status: "running" | "succeeded" | "failed" | "skipped";
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
                                 port: string | null;
                                 attempts: {
                                     n: number;
@@ -11665,7 +12730,157 @@ export interface paths {
                                 startedAt: string;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
                             }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/nodes/{nodeId}/iterations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's runs in for-each iterations, paged
+         * @description Each with its `iteration` index (and `iterationKey` for nested loops), in the order they ran.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                nodeId: string;
+                                nodeName: string;
+                                type: string;
+                                runIndex: number;
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
+                                port: string | null;
+                                attempts: {
+                                    n: number;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    durationMs: number;
+                                    error: string | null;
+                                }[];
+                                /** @description Stored with history detail `full`, and always for a failed run. */
+                                input: unknown;
+                                /** @description Stored with history detail `full`. */
+                                output: unknown;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** Format: date-time */
+                                startedAt: string;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
                         };
                     };
                 };
@@ -11744,7 +12959,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed, cancelled or partly failed execution
-         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid.
+         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid. 400 `/confirmWrites`: it would run a node that writes to a device. From the failed node is refused (409) when that node ran inside a for-each loop: retry from-start.
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -11768,6 +12983,8 @@ export interface paths {
                         version?: "original" | "current";
                         input?: unknown;
                         again?: boolean;
+                        /** @description Required when the retry would run a node that writes to a device. */
+                        confirmWrites?: boolean;
                     };
                 };
             };
@@ -11786,7 +13003,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -11813,6 +13030,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -11903,7 +13122,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a queued or running execution
+         * Cancel a queued, waiting or running execution
          * @description A running execution stops at its next node boundary. 409 for a finished one.
          *
          *     Requires the scope `pipelines:write`.
@@ -11937,7 +13156,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -11964,6 +13183,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };

@@ -24,6 +24,9 @@ const ModelDetailPage = lazy(() =>
 );
 const ConnectionsPage = lazy(() => import('../pages/connections/connections-page'));
 const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-detail-page'));
+// Pipelines: the editor brings the canvas library (@xyflow/react): loaded when opened.
+const PipelinesPage = lazy(() => import('../pages/pipelines/pipelines-page'));
+const PipelineEditorPage = lazy(() => import('../pages/pipelines/pipeline-editor-page'));
 const ExportPage = lazy(() => import('../pages/dependencies/export-page'));
 const ImportPage = lazy(() => import('../pages/dependencies/import-page'));
 
@@ -62,6 +65,14 @@ function Page() {
     return (
       <Suspense fallback={<Loading label="Loading models…" />}>
         {model?.id ? <ModelDetailPage id={model.id} /> : <ModelsPage />}
+      </Suspense>
+    );
+  }
+  const pipeline = matchPath('/engine/pipelines/:id', pathname);
+  if (pathname === '/engine/pipelines' || pipeline?.id) {
+    return (
+      <Suspense fallback={<Loading label="Loading pipelines…" />}>
+        {pipeline?.id ? <PipelineEditorPage id={pipeline.id} /> : <PipelinesPage />}
       </Suspense>
     );
   }

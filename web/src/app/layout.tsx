@@ -55,6 +55,7 @@ export function Layout({ children }: { children: ReactNode }) {
           <NavLink to="/uns">Namespace</NavLink>
           <NavLink to="/connections">Connections</NavLink>
           <NavLink to="/engine/models">Models</NavLink>
+          <NavLink to="/engine/pipelines">Pipelines</NavLink>
           <NavLink to="/dashboards">Dashboards</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
           {organization && <NavLink to="/admin/organization">Organization</NavLink>}

@@ -69,6 +69,8 @@ export interface NodeType {
   testable: boolean;
   /** JSONata expressions among the parameters (compiled on validation). */
   expressionParameters: string[];
+  /** JavaScript function bodies among the parameters (their `$node` references follow a rename). */
+  codeParameters?: string[];
   /** Output ports that follow from the parameters (a switch's rules); default `outputs`. */
   outputsFor?(parameters: Record<string, unknown>): string[];
   /** How the catalogue describes parameter-made ports: one `port` (with `{index}`) per item of `parameter`. */
@@ -293,6 +295,7 @@ export const NODE_TYPES: NodeType[] = [
     sideEffect: 'none',
     testable: true,
     expressionParameters: [],
+    codeParameters: ['code'],
     run: async (c) => {
       const { value, logs } = await c.sandbox.javascript(String(c.parameters.code), c.input, bindingsOf(c), {
         timeoutMs: c.timeoutMs,

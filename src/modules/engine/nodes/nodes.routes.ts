@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
-import { checkNodes, graphProblems, PipelineInputError } from '../pipelines/pipeline-definition.js';
+import { notFound } from '../../../platform/errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { SandboxError } from '../sandbox/sandbox.js';
-import { NODE_TYPES, type NodeContext, NodeError, nodeType, toNodeTypeView } from './node-types.js';
+import { runNodeTest } from './node-test.js';
+import { NODE_TYPES, nodeType, toNodeTypeView } from './node-types.js';
 
 const tags = ['Nodes'];
 const read = { access: { scope: 'pipelines:read' } };
@@ -63,7 +62,7 @@ const TestBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TestResult = Type.Object({
+export const TestResult = Type.Object({
   data: Type.Object({
     output: Type.Unknown(),
     port: Type.Union([Type.String(), Type.Null()]),
@@ -77,7 +76,7 @@ const TestResult = Type.Object({
 export const nodesRoutes: FastifyPluginAsyncTypebox<{
   sandbox: Sandbox;
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
-}> = async (app, { sandbox, publish }) => {
+}> = async (app, deps) => {
   app.get(
     '/',
     {
@@ -125,75 +124,10 @@ export const nodesRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const body = request.body;
-      let node: ReturnType<typeof checkNodes>[number];
-      try {
-        [node] = checkNodes([{ id: 'test', name: 'Test', ...body.node }]) as [
-          ReturnType<typeof checkNodes>[number],
-        ];
-      } catch (error) {
-        if (error instanceof PipelineInputError) {
-          const path = error.path.replace(/^\/nodes\/0/, '/node');
-          throw withDetails(badRequest(`${path}: ${error.message.slice(error.path.length + 2)}`), { path });
-        }
-        throw error;
-      }
-      const type = nodeType(node.type);
-      if (!type)
-        throw withDetails(badRequest(`/node/type: is not a known node type: ${JSON.stringify(node.type)}`), {
-          path: '/node/type',
-        });
-      const problems = graphProblems([node], [])
-        .filter((p) => p.path.startsWith('/nodes/0/'))
-        .map((p) => ({ ...p, nodeId: null, path: p.path.replace(/^\/nodes\/0/, '/node') }));
-      if (problems.length > 0)
-        throw withDetails(badRequest(`${problems[0]!.path}: ${problems[0]!.message}`), {
-          path: problems[0]!.path,
-          problems,
-        });
-      if (type.sideEffect !== 'none' && body.confirmWrites !== true)
-        throw withDetails(
-          badRequest(
-            `/confirmWrites: ${type.type} has side effect ${type.sideEffect}; send confirmWrites: true to really run it`,
-          ),
-          { path: '/confirmWrites' },
-        );
-      const organizationId = request.organization!.id;
-      const context: NodeContext = {
-        organizationId,
-        parameters: node.parameters,
-        input: body.input ?? null,
-        trigger: body.trigger ?? null,
-        nodes: Object.fromEntries(Object.entries(body.nodes ?? {}).map(([k, v]) => [k, { data: v }])),
-        sandbox,
-        timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
-        attempt: 1,
-        publish: (topic, value, quality) => publish(organizationId, topic, value, quality),
+      const { node, ...rest } = request.body;
+      return {
+        data: await runNodeTest(request.organization!.id, { id: 'test', name: 'Test', ...node }, rest, deps),
       };
-      const started = Date.now();
-      try {
-        const result = await type.run(context);
-        return {
-          data: {
-            output: result.output ?? null,
-            port: result.port,
-            durationMs: Date.now() - started,
-            logs: result.logs ?? [],
-            error: null,
-          },
-        };
-      } catch (error) {
-        if (!(error instanceof SandboxError || error instanceof NodeError)) throw error;
-        return {
-          data: {
-            output: null,
-            port: null,
-            durationMs: Date.now() - started,
-            logs: [],
-            error: { code: error.code, message: error.message },
-          },
-        };
-      }
     },
   );
 };

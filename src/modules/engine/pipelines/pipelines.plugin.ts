@@ -13,6 +13,7 @@ import { ScheduleTriggers } from '../executions/schedule-triggers.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
+import { PipelineNodesService } from './pipeline-nodes.service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
 import { pipelinesRoutes } from './pipelines.routes.js';
 import { PipelinesService } from './pipelines.service.js';
@@ -63,6 +64,7 @@ export async function installPipelines(
     prefix: '/api/v1/engine/pipelines',
     pipelines,
     versions: deps.versions,
+    nodeOps: { nodes: new PipelineNodesService(pipelines), sandbox, publish },
   });
   await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
   await app.register(executionsRoutes, {

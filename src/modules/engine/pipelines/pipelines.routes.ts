@@ -8,6 +8,9 @@ import { validatorCompiler } from '../../../platform/validation.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
+import type { NodeTestDeps } from '../nodes/node-test.js';
+import { pipelineNodesRoutes } from './pipeline-nodes.routes.js';
+import type { PipelineNodesService } from './pipeline-nodes.service.js';
 import type { PipelineRow } from './pipelines.repository.js';
 import {
   ClonePipelineBody,
@@ -56,7 +59,9 @@ const errors = {
 export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
   pipelines: PipelinesService;
   versions: EntityVersionsRepository;
-}> = async (app, { pipelines, versions }) => {
+  /** Node operations under `/{id}/nodes` (pipeline-nodes.routes.ts). */
+  nodeOps?: NodeTestDeps & { nodes: PipelineNodesService };
+}> = async (app, { pipelines, versions, nodeOps }) => {
   const org = (request: { organization?: { id: string } | null }) => request.organization!.id;
   const toPipeline = (p: PipelineRow) => ({
     id: p.id,
@@ -263,4 +268,11 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
       toPipeline(await pipelines.revert(organizationId, id, version.version, version.snapshot, actor)),
     revertResponse: dataEnvelope(Pipeline),
   });
+
+  if (nodeOps)
+    await app.register(pipelineNodesRoutes, {
+      ...nodeOps,
+      getPipeline: (organizationId, id) => pipelines.get(organizationId, id),
+      toPipeline,
+    });
 };

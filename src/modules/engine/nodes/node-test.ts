@@ -1,0 +1,98 @@
+import { badRequest, withDetails } from '../../../platform/errors.js';
+import {
+  checkNodes,
+  graphProblems,
+  PipelineInputError,
+  type PipelineNode,
+} from '../pipelines/pipeline-definition.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { SandboxError } from '../sandbox/sandbox.js';
+import { type NodeContext, NodeError, nodeType } from './node-types.js';
+
+export interface NodeTestRequest {
+  input?: unknown;
+  trigger?: unknown;
+  /** `$node`: outputs by node name. */
+  nodes?: Record<string, unknown>;
+  confirmWrites?: boolean;
+}
+
+export interface NodeTestDeps {
+  sandbox: Sandbox;
+  publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
+}
+
+/**
+ * Runs one node as the engine would, storing nothing. `path` is the JSON pointer of the node in the
+ * request (`/node`) for error messages. Bad parameters: 400 with `problems`; a node with a side effect
+ * needs `confirmWrites: true`; a failing node answers its error.
+ */
+export async function runNodeTest(
+  organizationId: string,
+  candidate: Record<string, unknown>,
+  request: NodeTestRequest,
+  deps: NodeTestDeps,
+  path = '/node',
+) {
+  let node: PipelineNode;
+  try {
+    [node] = checkNodes([candidate]) as [PipelineNode];
+  } catch (error) {
+    if (error instanceof PipelineInputError) {
+      const at = error.path.replace(/^\/nodes\/0/, path);
+      throw withDetails(badRequest(`${at}: ${error.message.slice(error.path.length + 2)}`), { path: at });
+    }
+    throw error;
+  }
+  const type = nodeType(node.type);
+  if (!type)
+    throw withDetails(badRequest(`${path}/type: is not a known node type: ${JSON.stringify(node.type)}`), {
+      path: `${path}/type`,
+    });
+  const problems = graphProblems([node], [])
+    .filter((p) => p.path.startsWith('/nodes/0/'))
+    .map((p) => ({ ...p, nodeId: null, path: p.path.replace(/^\/nodes\/0/, path) }));
+  if (problems.length > 0)
+    throw withDetails(badRequest(`${problems[0]!.path}: ${problems[0]!.message}`), {
+      path: problems[0]!.path,
+      problems,
+    });
+  if (type.sideEffect !== 'none' && request.confirmWrites !== true)
+    throw withDetails(
+      badRequest(
+        `/confirmWrites: ${type.type} has side effect ${type.sideEffect}; send confirmWrites: true to really run it`,
+      ),
+      { path: '/confirmWrites' },
+    );
+  const context: NodeContext = {
+    organizationId,
+    parameters: node.parameters,
+    input: request.input ?? null,
+    trigger: request.trigger ?? null,
+    nodes: Object.fromEntries(Object.entries(request.nodes ?? {}).map(([k, v]) => [k, { data: v }])),
+    sandbox: deps.sandbox,
+    timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
+    attempt: 1,
+    publish: (topic, value, quality) => deps.publish(organizationId, topic, value, quality),
+  };
+  const started = Date.now();
+  try {
+    const result = await type.run(context);
+    return {
+      output: result.output ?? null,
+      port: result.port as string | null,
+      durationMs: Date.now() - started,
+      logs: result.logs ?? [],
+      error: null,
+    };
+  } catch (error) {
+    if (!(error instanceof SandboxError || error instanceof NodeError)) throw error;
+    return {
+      output: null,
+      port: null,
+      durationMs: Date.now() - started,
+      logs: [] as string[],
+      error: { code: error.code, message: error.message },
+    };
+  }
+}

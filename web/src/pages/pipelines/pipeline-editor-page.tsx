@@ -1,0 +1,277 @@
+import { ReactFlowProvider } from '@xyflow/react';
+import { useEffect, useRef, useState } from 'react';
+import { errorText } from '../../api/client';
+import { Link } from '../../app/router';
+import { ErrorMessage, Loading } from '../../components/states';
+import type { CanvasNode } from './canvas-node';
+import { ExecutionsPanel } from './executions-panel';
+import { NodePanel } from './node-panel';
+import { type CanvasHandle, PipelineCanvas, toCanvasEdge, toCanvasNode } from './pipeline-canvas';
+import { PipelineHistory } from './pipeline-history';
+import {
+  type GraphProblem,
+  getPipeline,
+  listNodeTypes,
+  type NodeType,
+  type Pipeline,
+  PipelineFailure,
+  type PipelineNode,
+  renameNode,
+  runPipeline,
+  savePipeline,
+  setEnabled,
+} from './pipelines-api';
+import './pipelines.css';
+
+/** Positions for nodes saved without one: a left-to-right layout by dagre (loaded only then). */
+async function withPositions(pipeline: Pipeline): Promise<PipelineNode[]> {
+  if (pipeline.nodes.every((n) => n.position)) return pipeline.nodes;
+  const { default: dagre } = await import('@dagrejs/dagre');
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'LR', nodesep: 40, ranksep: 80 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const n of pipeline.nodes) g.setNode(n.id, { width: 180, height: 60 });
+  for (const e of pipeline.edges) g.setEdge(e.source, e.target);
+  dagre.layout(g);
+  return pipeline.nodes.map((n) =>
+    n.position ? n : { ...n, position: { x: g.node(n.id).x, y: g.node(n.id).y } },
+  );
+}
+
+type Tab = 'editor' | 'history' | 'executions';
+
+/** The pipeline editor: canvas, catalogue, node panel; save, enable, run; history and executions. */
+export function PipelineEditorPage({ id }: { id: string }) {
+  const [pipeline, setPipeline] = useState<Pipeline | null>(null);
+  const [types, setTypes] = useState<NodeType[]>([]);
+  const [initial, setInitial] = useState<{ key: number; nodes: CanvasNode[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [conflict, setConflict] = useState<number | null>(null);
+  const [problems, setProblems] = useState<GraphProblem[]>([]);
+  const [dirty, setDirty] = useState(false);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [selectedNode, setSelectedNode] = useState<PipelineNode | null>(null);
+  const [tab, setTab] = useState<Tab>('editor');
+  const [openExecution, setOpenExecution] = useState<string | null>(null);
+  const [runStatus, setRunStatus] = useState<Record<string, string>>({});
+  const canvas = useRef<CanvasHandle>(null);
+
+  const load = async (fresh?: Pipeline) => {
+    setError(null);
+    try {
+      const [p, t] = await Promise.all([fresh ?? getPipeline(id), types.length ? types : listNodeTypes()]);
+      const nodes = await withPositions(p);
+      setTypes(t);
+      setPipeline(p);
+      setProblems(p.problems);
+      setInitial((old) => ({ key: (old?.key ?? 0) + 1, nodes: nodes.map((n) => toCanvasNode(n, t)) }));
+      setDirty(false);
+      setConflict(null);
+      setSelected(null);
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: load once per pipeline.
+  useEffect(() => {
+    void load();
+  }, [id]);
+
+  useEffect(() => {
+    if (!selected) return setSelectedNode(null);
+    setSelectedNode(canvas.current?.graph().nodes.find((n) => n.id === selected) ?? null);
+  }, [selected]);
+
+  if (error && !pipeline) return <ErrorMessage error={error} onRetry={() => void load()} />;
+  if (!pipeline || !initial) return <Loading label="Loading the pipeline…" />;
+
+  const save = async () => {
+    if (!canvas.current) return;
+    setError(null);
+    setNotice(null);
+    try {
+      const saved = await savePipeline({ ...pipeline, ...canvas.current.graph() });
+      setPipeline(saved);
+      setProblems(saved.problems);
+      setDirty(false);
+      setNotice(`Saved as version ${saved.version}.`);
+    } catch (failure) {
+      if (failure instanceof PipelineFailure && failure.status === 409 && failure.body.currentVersion)
+        setConflict(failure.body.currentVersion);
+      else if (failure instanceof PipelineFailure && failure.body.problems)
+        setProblems(failure.body.problems);
+      setError(errorText(failure));
+    }
+  };
+
+  const toggleEnabled = async () => {
+    setError(null);
+    setNotice(null);
+    try {
+      const saved = await setEnabled(pipeline.id, !pipeline.enabled);
+      setPipeline(saved);
+      setProblems(saved.problems);
+      setNotice(saved.enabled ? 'Enabled.' : 'Disabled.');
+    } catch (failure) {
+      if (failure instanceof PipelineFailure && failure.body.problems) setProblems(failure.body.problems);
+      setError(errorText(failure));
+    }
+  };
+
+  const run = async () => {
+    setError(null);
+    try {
+      const execution = await runPipeline(pipeline.id, undefined);
+      setOpenExecution(execution.id);
+      setTab('executions');
+    } catch (failure) {
+      if (failure instanceof PipelineFailure && failure.body.problems) setProblems(failure.body.problems);
+      setError(errorText(failure));
+    }
+  };
+
+  const nodeProblems = problems.filter((p) => p.nodeId === selected);
+  return (
+    <div className="pipeline-editor">
+      <header className="page-header">
+        <div>
+          <Link to="/engine/pipelines">Pipelines</Link>
+          <h1>{pipeline.name}</h1>
+          <span className="badge">v{pipeline.version}</span>{' '}
+          <span className={`badge ${pipeline.enabled ? 'badge-success' : ''}`}>
+            {pipeline.enabled ? 'Enabled' : 'Disabled'}
+          </span>
+          {dirty && <span className="badge"> Unsaved changes</span>}
+        </div>
+        <div className="toolbar">
+          <label className="field">
+            <span>History detail</span>
+            <select
+              value={String(
+                (pipeline.settings as { historyDetail?: string } | null)?.historyDetail ?? 'standard',
+              )}
+              onChange={(e) => {
+                setPipeline({
+                  ...pipeline,
+                  settings: { ...(pipeline.settings as object), historyDetail: e.target.value },
+                });
+                setDirty(true);
+              }}
+            >
+              <option value="minimal">Minimal (failed nodes only)</option>
+              <option value="standard">Standard (status and timing)</option>
+              <option value="full">Full (inputs and outputs)</option>
+            </select>
+          </label>
+          <button type="button" className="button button-primary" onClick={save} disabled={!dirty}>
+            Save
+          </button>
+          <button type="button" className="button" onClick={toggleEnabled} disabled={dirty}>
+            {pipeline.enabled ? 'Disable' : 'Enable'}
+          </button>
+          <button type="button" className="button" onClick={run} disabled={dirty}>
+            Run now
+          </button>
+        </div>
+      </header>
+      <div className="tabs" role="tablist">
+        {(['editor', 'history', 'executions'] as const).map((t) => (
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            aria-selected={tab === t}
+            className="tab"
+            onClick={() => setTab(t)}
+          >
+            {t === 'editor' ? 'Editor' : t === 'history' ? 'Versions' : 'Executions'}
+          </button>
+        ))}
+      </div>
+      <ErrorMessage error={error} />
+      {notice && (
+        <p className="state state-success" role="status">
+          {notice}
+        </p>
+      )}
+      {conflict !== null && (
+        <div className="warning" role="alert">
+          <p>
+            Someone saved version {conflict} while you edited. Reload it to continue (your changes are
+            discarded).
+          </p>
+          <button type="button" className="button" onClick={() => void load()}>
+            Reload version {conflict}
+          </button>
+        </div>
+      )}
+      {problems.length > 0 && tab === 'editor' && (
+        <details className="problems">
+          <summary>{problems.length} problem(s) keep this pipeline from being enabled</summary>
+          <ul>
+            {problems.map((p) => (
+              <li key={`${p.nodeId} ${p.path} ${p.message}`}>
+                {p.nodeId ?? 'pipeline'} <code>{p.path}</code> {p.message}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <div hidden={tab !== 'editor'} className="pipeline-workspace">
+        <ReactFlowProvider>
+          <PipelineCanvas
+            key={initial.key}
+            ref={canvas}
+            initialNodes={initial.nodes}
+            initialEdges={pipeline.edges.map(toCanvasEdge)}
+            types={types}
+            problems={problems}
+            runStatus={runStatus}
+            selected={selected}
+            onSelect={setSelected}
+            onChange={() => setDirty(true)}
+          />
+        </ReactFlowProvider>
+        {selectedNode && (
+          <NodePanel
+            key={selectedNode.id}
+            node={selectedNode}
+            type={types.find((t) => t.type === selectedNode.type)}
+            problems={nodeProblems}
+            onChange={(node) => {
+              setSelectedNode(node);
+              canvas.current?.updateNode(node);
+            }}
+            onRename={
+              dirty
+                ? undefined
+                : async (name) => {
+                    const result = await renameNode(pipeline, selectedNode.id, name);
+                    await load(result.data);
+                    setNotice(
+                      `Renamed; references rewritten in ${result.rewritten.length} parameter(s). Version ${result.data.version}.`,
+                    );
+                  }
+            }
+            onRemove={() => {
+              canvas.current?.removeNode(selectedNode.id);
+              setSelected(null);
+            }}
+          />
+        )}
+      </div>
+      {tab === 'history' && <PipelineHistory pipeline={pipeline} onReverted={(p) => void load(p)} />}
+      {tab === 'executions' && (
+        <ExecutionsPanel
+          pipeline={pipeline}
+          open={openExecution}
+          onOpen={setOpenExecution}
+          onRuns={(runs) => setRunStatus(Object.fromEntries(runs.map((r) => [r.nodeId, r.status])))}
+        />
+      )}
+    </div>
+  );
+}
+
+export default PipelineEditorPage;
