@@ -519,6 +519,20 @@ export interface EngineNodeRunTable {
   started_at: number;
   finished_at: number | null;
   duration_ms: number | null;
+  /** The side effect the run really had when it differs by parameters (a connection call that writes). */
+  side_effect?: string | null;
+}
+
+/** State of a stateful node (buffer, deadband, on change) per pipeline, node and key (modules/engine/nodes). */
+export interface EngineNodeStateTable {
+  organization_id: string;
+  pipeline_id: string;
+  node_id: string;
+  state_key: string;
+  /** JSON text. */
+  state: string;
+  version: number;
+  updated_at: number;
 }
 
 export interface Database {
@@ -560,4 +574,5 @@ export interface Database {
   pipelines: PipelineTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
+  engine_node_state: EngineNodeStateTable;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../../platform/clock.js';
+import type { NodeServices } from '../nodes/node-services.js';
 import { type NodeContext, NodeError, type NodeResult, nodeType } from '../nodes/node-types.js';
 import type { PipelineNode, RetrySettings } from '../pipelines/pipeline-definition.js';
 import { type Sandbox, SandboxError } from '../sandbox/sandbox.js';
@@ -20,6 +21,8 @@ export interface EngineOptions {
   pollMs?: number;
   /** Executions run at the same time by this replica. */
   concurrency?: number;
+  /** Storage and modules for data and integration nodes (node-services.ts). */
+  services?: NodeServices;
 }
 
 const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
@@ -149,7 +152,10 @@ export class ExecutionEngine {
     const earlier = new Map<string, NodeRunRow>();
     for (const run of await repo.nodeRuns(execution.id)) earlier.set(run.nodeId, run);
     for (const run of earlier.values()) {
-      if (run.status === 'running' && nodeType(run.type)?.sideEffect === 'writes-device')
+      if (
+        run.status === 'running' &&
+        (run.sideEffect === 'writes-device' || nodeType(run.type)?.sideEffect === 'writes-device')
+      )
         return {
           status: 'failed',
           reason: 'interrupted',
@@ -193,7 +199,7 @@ export class ExecutionEngine {
       if (
         before?.status === 'succeeded' &&
         before.port !== null &&
-        (detail === 'full' || type.sideEffect === 'writes-device')
+        (detail === 'full' || type.sideEffect === 'writes-device' || before.sideEffect === 'writes-device')
       ) {
         result = { output: before.output, port: before.port };
       } else if (node.disabled) {
@@ -256,9 +262,11 @@ export class ExecutionEngine {
       startedAt,
       finishedAt: null,
       durationMs: null,
+      sideEffect: type.sideEffect === 'writes-device' ? 'writes-device' : null,
     };
+    const writes = () => run.sideEffect === 'writes-device';
     // A node that writes to a device is marked running before it starts: a crash then is never re-run.
-    if (detail !== 'minimal' || type.sideEffect === 'writes-device') await repo.saveNodeRun(run);
+    if (detail !== 'minimal' || writes()) await repo.saveNodeRun(run);
     const context: NodeContext = {
       organizationId: execution.organizationId,
       parameters: node.parameters,
@@ -270,6 +278,13 @@ export class ExecutionEngine {
       attempt: 1,
       publish: (topic, value, quality) =>
         this.options.publish(execution.organizationId, topic, value, quality),
+      run: { executionId: execution.id, pipelineId: execution.pipelineId, nodeId: node.id, trigger: execution.trigger },
+      services: this.options.services,
+      // A node whose parameters make it write (a connection call) marks its run before the write.
+      beforeDeviceWrite: async () => {
+        run.sideEffect = 'writes-device';
+        await repo.saveNodeRun(run);
+      },
     };
     let lastError: { code: string; message: string } | undefined;
     for (let n = 1; n <= retry.maxTries; n++) {
@@ -286,11 +301,11 @@ export class ExecutionEngine {
         Object.assign(run, {
           status: 'succeeded',
           port: result.port,
-          output: detail === 'full' || type.sideEffect === 'writes-device' ? result.output : null,
+          output: detail === 'full' || writes() ? result.output : null,
           finishedAt: clock.now(),
           durationMs: clock.now() - startedAt,
         });
-        if (detail !== 'minimal' || type.sideEffect === 'writes-device') await repo.saveNodeRun(run);
+        if (detail !== 'minimal' || writes()) await repo.saveNodeRun(run);
         return { result };
       } catch (error) {
         lastError = describe(error);

@@ -63,6 +63,8 @@ export interface NodeRunRow {
   startedAt: number;
   finishedAt: number | null;
   durationMs: number | null;
+  /** `writes-device` when the run wrote (or was about to write) to a device: never re-run by itself. */
+  sideEffect?: string | null;
 }
 
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
@@ -102,6 +104,7 @@ const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
   startedAt: Number(row.started_at),
   finishedAt: row.finished_at === null ? null : Number(row.finished_at),
   durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+  sideEffect: row.side_effect ?? null,
 });
 
 export interface EnqueueInput {
@@ -365,6 +368,7 @@ export class ExecutionsRepository {
       started_at: run.startedAt,
       finished_at: run.finishedAt,
       duration_ms: run.durationMs,
+      side_effect: run.sideEffect ?? null,
     };
     const { id: _, execution_id: _e, ...changes } = row;
     await this.db

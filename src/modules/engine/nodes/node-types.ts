@@ -1,7 +1,10 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
+import type { ExecutionTrigger } from '../executions/executions.repository.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { DATA_NODE_TYPES } from './data-nodes.js';
+import type { NodeServices } from './node-services.js';
 
 /** What running a node can touch outside the execution. */
 export type SideEffect = 'none' | 'reads-device' | 'writes-device' | 'external';
@@ -23,6 +26,23 @@ export interface NodeContext {
   attempt: number;
   /** Publishes one value to the UNS of the organization; resolves once committed. */
   publish(topic: string, value: unknown, quality?: number): Promise<void>;
+  /** Where the node runs in an execution (absent when a node is tested on its own). */
+  run?: NodeRunInfo;
+  /** Storage and the other modules, for data and integration nodes (absent where none are offered). */
+  services?: NodeServices;
+  /**
+   * Marks the node run, durably, as writing to a device before a write its type does not declare
+   * (a connection call whose function writes): recovery after a crash never runs it again.
+   */
+  beforeDeviceWrite?(): Promise<void>;
+}
+
+/** The execution, pipeline and node a node runs in. */
+export interface NodeRunInfo {
+  executionId: string;
+  pipelineId: string;
+  nodeId: string;
+  trigger: ExecutionTrigger;
 }
 
 export interface NodeResult {
@@ -46,7 +66,7 @@ export class NodeError extends Error {
 export interface NodeType {
   type: string;
   typeVersion: number;
-  category: 'trigger' | 'flow' | 'transform' | 'code' | 'uns';
+  category: 'trigger' | 'flow' | 'transform' | 'code' | 'uns' | 'integration' | 'model';
   title: string;
   description: string;
   /** JSON Schema (draft 2020-12) of `parameters`. */
@@ -63,7 +83,8 @@ export interface NodeType {
   run(context: NodeContext): Promise<NodeResult>;
 }
 
-const bindingsOf = (c: NodeContext) => ({
+/** The names a JSONata expression or code of a node sees besides `$`. */
+export const bindingsOf = (c: NodeContext) => ({
   input: c.input,
   trigger: c.trigger,
   node: c.nodes,
@@ -80,7 +101,7 @@ const expression = (description: string) => ({
 /** A string holding exactly `{{ expr }}` is evaluated as JSONata; other values are kept as they are. */
 const TEMPLATE = /^\{\{([\s\S]*)\}\}$/;
 
-async function resolveTemplates(value: unknown, c: NodeContext): Promise<unknown> {
+export async function resolveTemplates(value: unknown, c: NodeContext): Promise<unknown> {
   if (typeof value === 'string') {
     const match = TEMPLATE.exec(value.trim());
     if (!match) return value;
@@ -313,6 +334,7 @@ export const NODE_TYPES: NodeType[] = [
       return { output: { topic, value }, port: 'out' };
     },
   },
+  ...DATA_NODE_TYPES,
 ];
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });

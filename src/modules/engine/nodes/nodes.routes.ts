@@ -4,6 +4,8 @@ import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import { checkNodes, graphProblems, PipelineInputError } from '../pipelines/pipeline-definition.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { SandboxError } from '../sandbox/sandbox.js';
+import { MemoryNodeState } from './node-state.repository.js';
+import type { NodeServices } from './node-services.js';
 import { NODE_TYPES, type NodeContext, NodeError, nodeType, toNodeTypeView } from './node-types.js';
 
 const tags = ['Nodes'];
@@ -68,7 +70,9 @@ const TestResult = Type.Object({
 export const nodesRoutes: FastifyPluginAsyncTypebox<{
   sandbox: Sandbox;
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
-}> = async (app, { sandbox, publish }) => {
+  /** Data and integration nodes' services; a tested node's state lives in memory for the request only. */
+  services?: NodeServices;
+}> = async (app, { sandbox, publish, services }) => {
   app.get(
     '/',
     {
@@ -160,6 +164,7 @@ export const nodesRoutes: FastifyPluginAsyncTypebox<{
         timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
         attempt: 1,
         publish: (topic, value, quality) => publish(organizationId, topic, value, quality),
+        services: services && { ...services, state: new MemoryNodeState() },
       };
       const started = Date.now();
       try {
