@@ -278,7 +278,12 @@ export class ExecutionEngine {
       attempt: 1,
       publish: (topic, value, quality) =>
         this.options.publish(execution.organizationId, topic, value, quality),
-      run: { executionId: execution.id, pipelineId: execution.pipelineId, nodeId: node.id, trigger: execution.trigger },
+      run: {
+        executionId: execution.id,
+        pipelineId: execution.pipelineId,
+        nodeId: node.id,
+        trigger: execution.trigger,
+      },
       services: this.options.services,
       // A node whose parameters make it write (a connection call) marks its run before the write.
       beforeDeviceWrite: async () => {

@@ -28,7 +28,7 @@ const connectionCall: NodeType = {
   category: 'integration',
   title: 'Connection function call',
   description:
-    "Runs a saved function of a connection (its `((parameters))` from `parameters`, whose values may be `{{ expr }}`) and outputs `{ value, quality, timestamp, durationMs }`. A function that writes needs `confirmWrites: true` here and a connection that is not read-only; its node run is marked before the write, so that it is never run again by itself after a crash. A device error fails the node.",
+    'Runs a saved function of a connection (its `((parameters))` from `parameters`, whose values may be `{{ expr }}`) and outputs `{ value, quality, timestamp, durationMs }`. A function that writes needs `confirmWrites: true` here and a connection that is not read-only; its node run is marked before the write, so that it is never run again by itself after a crash. A device error fails the node.',
   parameters: {
     type: 'object',
     properties: {
@@ -130,8 +130,7 @@ const unsFetch: NodeType = {
     if ((p.mode ?? 'latest') === 'latest')
       for (const name of HISTORY_ONLY)
         if (name in p) problems.push({ path: `/${name}`, message: 'applies to mode history only' });
-    if ('last' in p && 'from' in p)
-      problems.push({ path: '/last', message: 'and from exclude each other' });
+    if ('last' in p && 'from' in p) problems.push({ path: '/last', message: 'and from exclude each other' });
     for (const name of ['from', 'to'])
       if (typeof p[name] === 'string' && !isTemplate(p[name]))
         try {
@@ -172,7 +171,11 @@ const unsFetch: NodeType = {
       const result = await services.aggregate(c.organizationId, topic, { fromUs, toUs, widthUs });
       return { output: result, port: result.buckets.length > 0 ? 'out' : 'empty' };
     }
-    const { topic: path, values, more } = await services.history(c.organizationId, topic, {
+    const {
+      topic: path,
+      values,
+      more,
+    } = await services.history(c.organizationId, topic, {
       fromUs,
       toUs,
       limit: (c.parameters.limit as number | undefined) ?? 1000,

@@ -64,7 +64,7 @@ const map: NodeType = {
   category: 'model',
   title: 'Map to a model',
   description:
-    "Builds an instance of a model: each member of `mapping` names a field of the model and holds the JSONata expression " +
+    'Builds an instance of a model: each member of `mapping` names a field of the model and holds the JSONata expression ' +
     'of its value (evaluated against the input; a field whose expression gives nothing is left out). The instance is ' +
     'validated against the model unless `validate` is false; an invalid one fails the node with the errors.',
   parameters: {

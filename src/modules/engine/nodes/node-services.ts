@@ -8,10 +8,10 @@ import { functionTypeOf } from '../../connections/functions/functions.service.js
 import { type BucketRow, DataRepository } from '../../uns/data/data.repository.js';
 import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
 import { type LatestValue, toLatestValue } from '../../uns/data/uns-values.js';
-import type { ModelsService } from '../models/models.service.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
+import type { ModelsService } from '../models/models.service.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
-import { type NodeStateStore, NodeStateRepository } from './node-state.repository.js';
+import { NodeStateRepository, type NodeStateStore } from './node-state.repository.js';
 import { NodeError } from './node-types.js';
 import { type PipelineRunRequest, type PipelineRunResult, runPipeline } from './pipeline-runs.js';
 

@@ -4,8 +4,8 @@ import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import { checkNodes, graphProblems, PipelineInputError } from '../pipelines/pipeline-definition.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { SandboxError } from '../sandbox/sandbox.js';
-import { MemoryNodeState } from './node-state.repository.js';
 import type { NodeServices } from './node-services.js';
+import { MemoryNodeState } from './node-state.repository.js';
 import { NODE_TYPES, type NodeContext, NodeError, nodeType, toNodeTypeView } from './node-types.js';
 
 const tags = ['Nodes'];

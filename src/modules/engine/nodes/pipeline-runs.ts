@@ -78,7 +78,10 @@ export async function runPipeline(
     );
   const trigger = pipeline.nodes.find((n) => n.type === 'trigger.manual' && !n.disabled);
   if (!trigger)
-    throw new NodeError('invalid_pipeline', `pipeline ${pipeline.name} has no manual trigger node to start from`);
+    throw new NodeError(
+      'invalid_pipeline',
+      `pipeline ${pipeline.name} has no manual trigger node to start from`,
+    );
   const now = deps.now();
   const entry = {
     organizationId,

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { NodeServices } from './node-services.js';
 import type { NodeStateAddress } from './node-state.repository.js';
 import { bindingsOf, type NodeContext, NodeError, type NodeType } from './node-types.js';
-import type { NodeServices } from './node-services.js';
 
 // Node types that keep state per pipeline node and key (engine_node_state): buffer, deadband, on change.
 // Only types are imported from node-types at load time (it lists these types; see data-nodes.ts).
@@ -22,7 +22,8 @@ const KEY = expressionOf(
 const VALUE = expressionOf('JSONata giving the value to look at; default the input.');
 
 export function servicesOf(c: NodeContext): NodeServices {
-  if (!c.services) throw new NodeError('unavailable', 'this node needs the engine services, not offered here');
+  if (!c.services)
+    throw new NodeError('unavailable', 'this node needs the engine services, not offered here');
   return c.services;
 }
 
