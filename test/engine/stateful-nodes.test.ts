@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { NodeStateRepository } from '../../src/modules/engine/nodes/node-state.repository.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
@@ -208,6 +209,31 @@ for (const dialect of testDialects()) {
         await restarted?.storage.close();
         server.app.engine.start();
       }
+    });
+
+    it('loses no change when executions change one state at the same time', async () => {
+      const state = new NodeStateRepository(server.storage.db, () => Date.now());
+      const address = { organizationId: server.orgId, pipelineId: 'p-race', nodeId: 'buf', key: 'k' };
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          state.change<number[], void>(address, (held) => ({
+            next: [...(held ?? []), i],
+            result: undefined,
+          })),
+        ),
+      );
+      const held = await state.change<number[], number[]>(address, (s) => ({ next: s, result: s ?? [] }));
+      assert.deepEqual(
+        [...held].sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i),
+      );
+      await state.change(address, () => ({ next: undefined, result: undefined }));
+      const left = await server.storage.db
+        .selectFrom('engine_node_state')
+        .select('state')
+        .where('pipeline_id', '=', 'p-race')
+        .execute();
+      assert.equal(left.length, 0, 'a state changed to nothing is deleted');
     });
 
     it('tests a stateful node on its own without storing its state', async () => {

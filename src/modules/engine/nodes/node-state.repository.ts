@@ -62,12 +62,7 @@ export class NodeStateRepository implements NodeStateStore {
         if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return result;
         continue;
       }
-      const where = this.db
-        .updateTable('engine_node_state')
-        .where('pipeline_id', '=', pipelineId)
-        .where('node_id', '=', nodeId)
-        .where('state_key', '=', key)
-        .where('version', '=', Number(row.version));
+      const version = Number(row.version);
       const done =
         next === undefined
           ? await this.db
@@ -75,11 +70,16 @@ export class NodeStateRepository implements NodeStateStore {
               .where('pipeline_id', '=', pipelineId)
               .where('node_id', '=', nodeId)
               .where('state_key', '=', key)
-              .where('version', '=', Number(row.version))
+              .where('version', '=', version)
               .executeTakeFirst()
               .then((r) => Number(r.numDeletedRows))
-          : await where
-              .set({ state: JSON.stringify(next), version: Number(row.version) + 1, updated_at: this.now() })
+          : await this.db
+              .updateTable('engine_node_state')
+              .set({ state: JSON.stringify(next), version: version + 1, updated_at: this.now() })
+              .where('pipeline_id', '=', pipelineId)
+              .where('node_id', '=', nodeId)
+              .where('state_key', '=', key)
+              .where('version', '=', version)
               .executeTakeFirst()
               .then((r) => Number(r.numUpdatedRows));
       if (done === 1) return result;
