@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import { nodeType, sideEffectOfNode } from '../../src/modules/engine/nodes/node-types.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import { ModbusTestServer } from '../connections/modbus-test-server.js';
 import { testDialects } from '../helpers/dialects.js';
@@ -258,6 +259,27 @@ for (const dialect of testDialects()) {
       assert.equal(device.holding[400], 9);
       const missing = await test({ functionId: 'no-such-function' }, true);
       assert.equal(missing.body.data.error.code, 'not_found');
+    });
+
+    it("answers a call's side effect by its function: a read reads, a write or a dynamic reference writes", async () => {
+      const read = await createFunction(connectionId, {
+        name: 'side effect read',
+        type: 'modbus.readCoils',
+        config: { address: 1 },
+      });
+      const write = await createFunction(connectionId, {
+        name: 'side effect write',
+        type: 'modbus.writeCoil',
+        config: { address: 1, value: true },
+      });
+      const type = nodeType('connection.call')!;
+      const context = { organizationId: server.orgId, services: server.app.engine.services };
+      const of = (parameters: Record<string, unknown>) => sideEffectOfNode(type, parameters, context);
+      assert.equal(await of({ connectionId, functionId: read }), 'reads-device');
+      assert.equal(await of({ connectionId, functionId: write }), 'writes-device');
+      assert.equal(await of({ connectionId, functionId: '{{ fn }}' }), 'writes-device');
+      assert.equal(await of({ connectionId, functionId: 'no-such-function' }), 'reads-device');
+      assert.equal(await sideEffectOfNode(nodeType('uns.publish')!, {}, context), 'external');
     });
 
     it('refuses bad connection.call parameters, naming each', async () => {

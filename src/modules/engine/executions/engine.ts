@@ -58,6 +58,11 @@ export class ExecutionEngine {
     this.concurrency = options.concurrency ?? 4;
   }
 
+  /** The services its nodes use (also for asking a node's side effect: sideEffectOfNode). */
+  get services(): NodeServices | undefined {
+    return this.options.services;
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;

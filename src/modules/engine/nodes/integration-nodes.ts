@@ -46,6 +46,21 @@ const connectionCall: NodeType = {
   sideEffect: 'reads-device',
   testable: true,
   expressionParameters: [],
+  // A dynamic reference may name a write: assumed to. A function not found writes nothing (the call fails).
+  sideEffectOf: async (p, { organizationId, services }) => {
+    if (isTemplate(p.connectionId) || isTemplate(p.functionId) || !services) return 'writes-device';
+    try {
+      const direction = await services.functionDirection(
+        organizationId,
+        String(p.connectionId),
+        String(p.functionId),
+      );
+      return direction === 'write' ? 'writes-device' : 'reads-device';
+    } catch (error) {
+      if (error instanceof NodeError && error.code === 'not_found') return 'reads-device';
+      throw error;
+    }
+  },
   run: async (c) => {
     const services = servicesOf(c);
     const parameters = (await resolveTemplates(c.parameters.parameters ?? {}, c)) as Record<string, unknown>;

@@ -34,6 +34,12 @@ export interface NodeServices {
     },
     beforeWrite: () => Promise<void>,
   ): Promise<{ direction: FunctionDirection; result: ExecutionResult }>;
+  /** The direction of a saved connection function. */
+  functionDirection(
+    organizationId: string,
+    connectionId: string,
+    functionId: string,
+  ): Promise<FunctionDirection>;
   latest(organizationId: string, topic: string): Promise<LatestValue | null>;
   history(
     organizationId: string,
@@ -117,6 +123,15 @@ export function createNodeServices(
           confirmWrites: call.confirmWrites,
         });
         return { direction, result };
+      }),
+    functionDirection: (organizationId, connectionId, functionId) =>
+      translated(async () => {
+        const { connection, row } = await app.connectors.functions.get(
+          organizationId,
+          connectionId,
+          functionId,
+        );
+        return functionTypeOf(connection.protocol, row.type).type.direction;
       }),
     latest: (organizationId, topic) =>
       translated(async () => {

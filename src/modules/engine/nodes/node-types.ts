@@ -80,6 +80,14 @@ export interface NodeType {
   expressionParameters: string[];
   /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
   check?(parameters: Record<string, unknown>): { path: string; message: string }[];
+  /**
+   * The side effect of a node with these parameters, where they decide it (a connection call: its
+   * function's direction); without it, `sideEffect`. See sideEffectOfNode.
+   */
+  sideEffectOf?(
+    parameters: Record<string, unknown>,
+    context: { organizationId: string; services?: NodeServices | undefined },
+  ): Promise<SideEffect>;
   run(context: NodeContext): Promise<NodeResult>;
 }
 
@@ -341,6 +349,14 @@ const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRe
 const validators = new Map<string, ValidateFunction>();
 
 export const nodeType = (type: string): NodeType | undefined => NODE_TYPES.find((t) => t.type === type);
+
+/** What a node really touches: its type's side effect, or what its parameters make it (e.g. a write). */
+export const sideEffectOfNode = (
+  type: NodeType,
+  parameters: Record<string, unknown>,
+  context: { organizationId: string; services?: NodeServices | undefined },
+): Promise<SideEffect> =>
+  type.sideEffectOf ? type.sideEffectOf(parameters, context) : Promise.resolve(type.sideEffect);
 
 /** The parameter errors of a node of `type`, each with the JSON pointer below `parameters`. */
 export function parameterErrors(type: NodeType, parameters: unknown): { path: string; message: string }[] {
