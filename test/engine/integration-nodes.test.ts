@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { createPat } from '../uns/uns-helpers.js';
-import { createChain, EXECUTIONS, finished, problemsOf, runOnce } from './pipeline-runner.js';
+import { createChain, EXECUTIONS, finished, PIPELINES, problemsOf, runOnce } from './pipeline-runner.js';
 
 const MINUTE = 60_000;
 
@@ -115,6 +117,7 @@ for (const dialect of testDialects()) {
           /\/aggregate: needs a bounded range/,
         ],
         [{ topic: 'v1/a', mode: 'history', limit: 0 }, /\/limit: must be >= 1/],
+        [{ topic: 'v1/a', mode: 'history', last: '0s' }, /\/last: must match pattern/],
       ];
       for (const [parameters, expected] of cases) {
         const problems = await problemsOf(api, 'uns.fetch', parameters);
@@ -228,6 +231,52 @@ for (const dialect of testDialects()) {
       };
       assert.equal(queued.status, 'queued');
       assert.equal((await finished(api, queued.executionId)).status, 'completed');
+    });
+
+    it('resumed after a crash, waits for the execution it queued before instead of queueing another', async () => {
+      const child = await createChain(api, 'Resumed child', [
+        { id: 'echo', type: 'transform.jsonata', parameters: { expression: '{ "got": n }' } },
+      ]);
+      const parentId = await createChain(api, 'Resumed parent', [
+        { id: 'call', type: 'pipeline.run', parameters: { pipelineId: child, wait: true } },
+      ]);
+      const row = async (id: string) => (await api.get(`${PIPELINES}/${id}`)).body.data as PipelineRow;
+      const repo = new ExecutionsRepository(server.storage.db);
+      const now = Date.now();
+      // The parent, not yet due; the child its node queued before the replica died.
+      const parent = await repo.enqueue({
+        organizationId: server.orgId,
+        pipeline: await row(parentId),
+        trigger: { type: 'manual', nodeId: 'start', firedAt: now, source: {} },
+        input: { n: 2 },
+        now: now + 3_600_000,
+      });
+      const earlier = await repo.enqueue({
+        organizationId: server.orgId,
+        pipeline: await row(child),
+        trigger: { type: 'pipeline', nodeId: 'start', firedAt: now, source: { executionId: parent.id } },
+        input: { n: 1 },
+        now,
+        idempotencyKey: `pipeline.run:${parent.id}:call:1`,
+      });
+      assert.ok(earlier);
+      await server.storage.db
+        .updateTable('engine_executions')
+        .set({ run_at: now })
+        .where('id', '=', parent.id)
+        .execute();
+      server.app.engine.wake();
+      const done = await finished(api, parent.id);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      const runs = (await api.get(`${EXECUTIONS}/${parent.id}/nodes`)).body.data as {
+        nodeId: string;
+        output: { executionId: string; outputs: Record<string, unknown> };
+      }[];
+      const call = runs.find((r) => r.nodeId === 'call')!;
+      assert.equal(call.output.executionId, earlier.id);
+      assert.deepEqual(call.output.outputs, { echo: { got: 1 } });
+      const children = (await api.get(`${EXECUTIONS}?pipelineId=${child}`)).body.data;
+      assert.equal(children.length, 1, 'no second execution was queued');
     });
 
     it('fails the node when the pipeline it waited for failed, or does not exist', async () => {

@@ -81,7 +81,7 @@ const connectionCall: NodeType = {
   },
 };
 
-const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
+const DURATION = /^([1-9]\d{0,8})(ms|s|m|h|d)$/;
 const UNIT_US: Record<string, number> = { ms: 1e3, s: 1e6, m: 6e7, h: 3.6e9, d: 8.64e10 };
 const MAX_BUCKETS = 100_000;
 
@@ -92,7 +92,7 @@ const durationUs = (text: unknown) => {
 
 const duration = (description: string) => ({
   type: 'string',
-  pattern: '^[0-9]{1,9}(ms|s|m|h|d)$',
+  pattern: '^[1-9][0-9]{0,8}(ms|s|m|h|d)$',
   description: `${description} (e.g. 500ms, 10s, 15m, 1h, 7d).`,
 });
 

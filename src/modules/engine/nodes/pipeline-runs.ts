@@ -106,7 +106,7 @@ export async function runPipeline(
   if (request.idempotencyKey === undefined) execution = await deps.executions.enqueue(entry);
   else {
     execution = await deps.executions.enqueue({ ...entry, idempotencyKey: request.idempotencyKey });
-    execution ??= await byIdempotencyKey(deps.db, organizationId, request.idempotencyKey);
+    execution ??= await byIdempotencyKey(deps, organizationId, request.idempotencyKey);
     if (!execution) throw new Error(`the execution queued as ${request.idempotencyKey} is gone`);
   }
   deps.onQueued();
@@ -114,14 +114,18 @@ export async function runPipeline(
   return waitFor(deps.executions, execution, request.timeoutMs, deps.now);
 }
 
-async function byIdempotencyKey(db: Kysely<Database>, organizationId: string, key: string) {
-  const row = await db
+async function byIdempotencyKey(
+  deps: { db: Kysely<Database>; executions: ExecutionsRepository },
+  organizationId: string,
+  key: string,
+) {
+  const row = await deps.db
     .selectFrom('engine_executions')
     .select('id')
     .where('organization_id', '=', organizationId)
     .where('idempotency_key', '=', key)
     .executeTakeFirst();
-  return row && new ExecutionsRepository(db).get(organizationId, row.id);
+  return row && deps.executions.get(organizationId, row.id);
 }
 
 async function waitFor(
