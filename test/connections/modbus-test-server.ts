@@ -10,6 +10,8 @@ export class ModbusTestServer {
   readonly discrete = new Array<boolean>(1000).fill(false);
   /** Requests answered, for counting polls. */
   requests = 0;
+  /** Client sessions opened since start, for counting sessions that come and go. */
+  opened = 0;
   private server: InstanceType<typeof ServerTCP> | null = null;
 
   constructor(readonly port: number) {}
@@ -43,6 +45,9 @@ export class ModbusTestServer {
     await new Promise<void>((resolve, reject) => {
       server.on('initialized', () => resolve());
       server.on('serverError', reject);
+    });
+    (server as unknown as { _server: import('node:net').Server })._server.on('connection', () => {
+      this.opened++;
     });
     server.on('socketError', () => {});
     server.on('error', () => {});

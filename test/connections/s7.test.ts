@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** node-snap7's S7Server (dev dependency): a PLC with data block DB1 on a free port. */
 interface S7Server {
@@ -13,6 +14,7 @@ interface S7Server {
   RegisterArea(area: number, index: number, buffer: Buffer): boolean;
   StartTo(address: string): boolean;
   GetArea(area: number, index: number): Buffer;
+  SetArea(area: number, index: number, buffer: Buffer): void;
   Stop(): boolean;
 }
 const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Server: new () => S7Server };
@@ -32,7 +34,9 @@ for (const dialect of testDialects()) {
       plc.SetParam(plc.LocalPort, port);
       plc.RegisterArea(plc.srvAreaDB, 1, db1);
       assert.ok(plc.StartTo('127.0.0.1'));
-      server = await startTestServer(dialect);
+      server = await startTestServer(dialect, {
+        connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
+      });
     });
     after(async () => {
       await server?.close();
@@ -73,6 +77,57 @@ for (const dialect of testDialects()) {
       const written = await execute(write.body.data.id, { parameters: { v: 321 }, confirmWrites: true });
       assert.equal(written.body.data.success, true, written.text);
       assert.equal(plc.GetArea(plc.srvAreaDB, 1).readInt16BE(4), 321);
+    });
+
+    it('goes reconnecting when the PLC stops, with nothing polling, and connected when it is back', async () => {
+      const created = await server.admin.post('/api/v1/connections', {
+        name: 'S7 lost link',
+        protocol: 's7',
+        config: { host: '127.0.0.1', port, rack: 0, slot: 1, timeoutMs: 2000 },
+      });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.data.id as string;
+      // No polled function: only the session itself can tell that the PLC went away.
+      const read = await server.admin.post(`/api/v1/connections/${id}/functions`, {
+        name: 'temperature',
+        type: 's7.read',
+        config: { address: 'DB1,REAL0' },
+      });
+      assert.equal(read.status, 201, read.text);
+      const state = async () => (await server.admin.get(`/api/v1/connections/${id}/runtime`)).body.data.state;
+      let unhandled: unknown;
+      const onUnhandled = (reason: unknown) => {
+        unhandled = reason;
+      };
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        assert.equal((await server.admin.post(`/api/v1/connections/${id}/start`)).status, 202);
+        await waitUntil('connected', async () => ((await state()) === 'connected' ? true : null));
+        assert.ok(plc.Stop());
+        await waitUntil('reconnecting', async () => ((await state()) === 'reconnecting' ? true : null));
+        const db1 = plc.GetArea(plc.srvAreaDB, 1);
+        db1.writeFloatBE(22.5, 0);
+        plc.SetArea(plc.srvAreaDB, 1, db1);
+        assert.ok(plc.StartTo('127.0.0.1'));
+        await waitUntil('connected again', async () => ((await state()) === 'connected' ? true : null));
+        const value = await server.admin.post(
+          `/api/v1/connections/${id}/functions/${read.body.data.id}/execute`,
+          {},
+        );
+        assert.equal(value.body.data.success, true, value.text);
+        assert.equal(value.body.data.value, 22.5);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+      assert.equal(unhandled, undefined);
+      const history = await server.admin.get(`/api/v1/connections/${id}/state-history?limit=500`);
+      const transitions = history.body.data.map((e: { to: string }) => e.to).reverse() as string[];
+      const reconnecting = transitions.indexOf('reconnecting');
+      assert.ok(reconnecting > transitions.indexOf('connected'), transitions.join(','));
+      assert.ok(transitions.indexOf('connected', reconnecting) > reconnecting, transitions.join(','));
+      const runtime = (await server.admin.get(`/api/v1/connections/${id}/runtime`)).body.data;
+      assert.ok(runtime.metrics.reconnects >= 1, JSON.stringify(runtime.metrics));
+      assert.equal((await server.admin.post(`/api/v1/connections/${id}/stop`)).status, 202);
     });
   });
 }

@@ -199,6 +199,8 @@ for (const dialect of testDialects()) {
         startedAt: now,
         finishedAt: null,
         durationMs: null,
+        iteration: null,
+        iterationKey: null,
         sideEffect: 'writes-device',
       });
       await server.storage.db

@@ -257,7 +257,7 @@ for (const dialect of testDialects()) {
         trigger: { type: 'pipeline', nodeId: 'start', firedAt: now, source: { executionId: parent.id } },
         input: { n: 1 },
         now,
-        idempotencyKey: `pipeline.run:${parent.id}:call:1`,
+        idempotencyKey: `pipeline.run:${parent.id}:call::1`,
       });
       assert.ok(earlier);
       await server.storage.db

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
@@ -21,6 +22,8 @@ export interface ConnectionRuntimeOptions {
   leaseMs?: number;
   tickMs?: number;
   reconnectBaseMs?: number;
+  /** How long an owner replica has to take a forwarded execute. */
+  forwardAckMs?: number;
 }
 
 export interface ConnectionsModule {
@@ -51,11 +54,14 @@ export async function installConnections(
     clock: Clock;
     metrics: Registry;
     runtime?: ConnectionRuntimeOptions;
+    /** The bus between replicas (executes are forwarded to the replica that runs the connection). */
+    bus?: InvalidationBus;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
   const db = storage.db;
   const connections = new ConnectionsService({
+    db,
     repository: new ConnectionsRepository(db),
     clock,
     keyEncryptionKey: resolveKeyEncryptionKey(config),
@@ -72,9 +78,11 @@ export async function installConnections(
     topicPrefix: config.topicPrefix,
     dataDir: config.dataDir,
     log: app.log,
+    bus: deps.bus,
     ...deps.runtime,
   });
   const functions = new FunctionsService({
+    db,
     repository: functionsRepository,
     connections,
     clock,
@@ -85,7 +93,7 @@ export async function installConnections(
   connections.changes = {
     changed: (id) => supervisor.changed(id),
     deleted: (id) => supervisor.deleted(id),
-    cloned: (from, to, organizationId, actor) => functions.copyAll(from, to, organizationId, actor),
+    cloned: (from, to, organizationId, actor, trx) => functions.copyAll(from, to, organizationId, actor, trx),
   };
   const module: ConnectionsModule = { connections, functions, supervisor, history };
   app.decorate('connectors', module);

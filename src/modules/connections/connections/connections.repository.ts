@@ -16,6 +16,11 @@ export interface ConnectionFilters {
 export class ConnectionsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The same queries inside `trx` (a transaction the caller runs). */
+  in(trx: Kysely<Database>): ConnectionsRepository {
+    return new ConnectionsRepository(trx);
+  }
+
   private withState() {
     return this.db
       .selectFrom('connections as c')
@@ -53,13 +58,13 @@ export class ConnectionsRepository {
     await this.db.updateTable('connections').set(patch).where('id', '=', id).execute();
   }
 
+  /** Deletes the connection with its functions, runtime and state history (run it in a transaction). */
   async delete(id: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('connection_state_events').where('connection_id', '=', id).execute();
-      await trx.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
-      await trx.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
-      await trx.deleteFrom('connections').where('id', '=', id).execute();
-    });
+    const db = this.db;
+    await db.deleteFrom('connection_state_events').where('connection_id', '=', id).execute();
+    await db.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
+    await db.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
+    await db.deleteFrom('connections').where('id', '=', id).execute();
   }
 
   async list(organizationId: string, filters: ConnectionFilters, params: ListParams) {

@@ -137,7 +137,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
       },
     },
     async (request, reply) => {
-      await connections.remove(request.organization!.id, request.params.id);
+      await connections.remove(request.organization!.id, request.params.id, actorOf(request));
       return reply.code(204).send(null);
     },
   );

@@ -34,6 +34,13 @@ const Config = Type.Record(Type.String(), Type.Unknown(), {
     'Validated against the protocol\'s configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret.',
 });
 
+/** Why a change is made: recorded with it in the organization's audit log. */
+export const ChangeReason = Type.String({
+  minLength: 1,
+  maxLength: 500,
+  description: "Why: recorded with the change in the organization's audit log (1 to 500 characters).",
+});
+
 export const Connection = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -80,6 +87,7 @@ export const UpdateConnectionBody = Type.Object(
     labels: Type.Optional(Labels),
     readOnly: Type.Optional(Type.Boolean()),
     autoStart: Type.Optional(Type.Boolean()),
+    reason: Type.Optional(ChangeReason),
   },
   { additionalProperties: false, minProperties: 1 },
 );

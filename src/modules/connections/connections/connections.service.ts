@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
+import type { Database } from '../../../storage/tables.js';
+import { changeReason } from '../../organizations/settings/settings-values.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
+import { auditConnection } from './connection-audit.js';
 import type {
   ConnectionFilters,
   ConnectionRow,
@@ -24,10 +28,20 @@ const isSecretPlaceholder = (value: unknown) =>
 export interface ConnectionChanges {
   changed(connectionId: string): void;
   deleted(connectionId: string): Promise<void>;
-  cloned?(sourceId: string, cloneId: string, organizationId: string, actor: Actor): Promise<void>;
+  cloned?(
+    sourceId: string,
+    cloneId: string,
+    organizationId: string,
+    actor: Actor,
+    trx: Kysely<Database>,
+  ): Promise<void>;
 }
 
+/** A runtime action as the API names it. */
+export type RuntimeAction = 'start' | 'stop' | 'restart';
+
 export interface ConnectionsServiceDeps {
+  db: Kysely<Database>;
   repository: ConnectionsRepository;
   clock: Clock;
   keyEncryptionKey: Buffer;
@@ -66,6 +80,15 @@ export class ConnectionsService {
       updatedAt: isoTime(row.updated_at),
       updatedBy: row.updated_by,
     };
+  }
+
+  /**
+   * The connection as the audit log records it: as the API shows it without its runtime state, the
+   * secrets in place so that a changed secret is a changed path (recordChange keeps only a marker).
+   */
+  private auditView(row: ConnectionRow) {
+    const { state: _state, ...view } = this.toConnection({ ...row, state: 'idle' });
+    return { ...view, config: this.driverConfig(row) };
   }
 
   private secretsOf(row: ConnectionRow): Record<string, string> {
@@ -131,7 +154,7 @@ export class ConnectionsService {
     const id = randomUUID();
     const now = this.deps.clock.now();
     const autoStart = body.autoStart ?? false;
-    await this.deps.repository.insert({
+    const row: ConnectionRow = {
       id,
       organization_id: organizationId,
       name: body.name,
@@ -147,6 +170,18 @@ export class ConnectionsService {
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
+    };
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repository.in(trx).insert(row);
+      await auditConnection(trx, now, {
+        organizationId,
+        actor,
+        action: 'created',
+        connectionId: id,
+        before: null,
+        after: this.auditView(row),
+        secretFields: protocolOf(row.protocol).secretFields,
+      });
     });
     if (autoStart) this.deps.changes?.changed(id);
     return this.get(organizationId, id);
@@ -158,6 +193,7 @@ export class ConnectionsService {
     body: UpdateConnectionBody,
     actor: Actor,
   ): Promise<ConnectionWithState> {
+    const reason = changeReason(body.reason, false);
     const row = await this.get(organizationId, id);
     const protocol = body.protocol ?? row.protocol;
     if (body.protocol !== undefined && body.protocol !== row.protocol && body.config === undefined) {
@@ -186,15 +222,68 @@ export class ConnectionsService {
     if (body.labels !== undefined) patch.labels = JSON.stringify(body.labels);
     if (body.readOnly !== undefined) patch.read_only = body.readOnly ? 1 : 0;
     if (body.autoStart !== undefined) patch.auto_start = body.autoStart ? 1 : 0;
-    await this.deps.repository.update(id, patch);
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repository.in(trx).update(id, patch);
+      await auditConnection(trx, patch.updated_at!, {
+        organizationId,
+        actor,
+        action: 'updated',
+        connectionId: id,
+        before: this.auditView(row),
+        after: this.auditView({ ...row, ...patch }),
+        reason,
+        secretFields: [
+          ...new Set([...protocolOf(row.protocol).secretFields, ...protocolOf(protocol).secretFields]),
+        ],
+      });
+    });
     this.deps.changes?.changed(id);
     return this.get(organizationId, id);
   }
 
-  async remove(organizationId: string, id: string): Promise<void> {
-    await this.get(organizationId, id);
+  async remove(organizationId: string, id: string, actor: Actor): Promise<void> {
+    const row = await this.get(organizationId, id);
     await this.deps.changes?.deleted(id);
-    await this.deps.repository.delete(id);
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repository.in(trx).delete(id);
+      await auditConnection(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: 'deleted',
+        connectionId: id,
+        before: this.auditView(row),
+        after: null,
+        secretFields: protocolOf(row.protocol).secretFields,
+      });
+    });
+  }
+
+  /**
+   * Records a start, stop or restart asked for by `actor` and stores the desired state it leads to,
+   * in one transaction (the runtime supervisor then converges to it).
+   */
+  async recordRuntimeAction(
+    organizationId: string,
+    id: string,
+    action: RuntimeAction,
+    actor: Actor,
+    rawReason?: string,
+  ): Promise<void> {
+    const reason = changeReason(rawReason, false);
+    const row = await this.get(organizationId, id);
+    const desired = action === 'stop' ? 'stopped' : 'running';
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repository.in(trx).update(id, { desired_state: desired });
+      await auditConnection(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: action === 'stop' ? 'stopped' : `${action}ed`,
+        connectionId: id,
+        before: { desiredState: row.desired_state },
+        after: { desiredState: desired },
+        reason,
+      });
+    });
   }
 
   /** A copy under a new name, stopped, with the same secrets (sealed again for the new id) and functions. */
@@ -212,7 +301,7 @@ export class ConnectionsService {
     const cloneId = randomUUID();
     const now = this.deps.clock.now();
     const { state: _state, ...stored } = row;
-    await this.deps.repository.insert({
+    const copy: ConnectionRow = {
       ...stored,
       id: cloneId,
       name: cloneName,
@@ -222,8 +311,20 @@ export class ConnectionsService {
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
+    };
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repository.in(trx).insert(copy);
+      await this.deps.changes?.cloned?.(id, cloneId, organizationId, actor, trx);
+      await auditConnection(trx, now, {
+        organizationId,
+        actor,
+        action: 'cloned',
+        connectionId: cloneId,
+        before: null,
+        after: { ...this.auditView(copy), clonedFrom: id },
+        secretFields: protocolOf(copy.protocol).secretFields,
+      });
     });
-    await this.deps.changes?.cloned?.(id, cloneId, organizationId, actor);
     return this.get(organizationId, cloneId);
   }
 }

@@ -1,4 +1,4 @@
-import modbusSerial from 'modbus-serial';
+import type modbusSerial from 'modbus-serial';
 import {
   DriverError,
   type DriverSession,
@@ -17,9 +17,14 @@ import {
   registerCount,
 } from './modbus-registers.js';
 
-// modbus-serial is CommonJS: under NodeNext its class arrives as the module itself or under `default`.
-const ModbusRTU = ((modbusSerial as unknown as { default?: unknown }).default ??
-  modbusSerial) as typeof modbusSerial.default;
+/**
+ * modbus-serial, loaded with the first Modbus session (listing protocols loads no driver library). It is
+ * CommonJS: under NodeNext its class arrives as the module itself or under `default`.
+ */
+async function loadModbus(): Promise<typeof modbusSerial.default> {
+  const loaded = (await import('modbus-serial')) as unknown as { default?: { default?: unknown } };
+  return (loaded.default?.default ?? loaded.default ?? loaded) as typeof modbusSerial.default;
+}
 
 const address = { type: 'integer', minimum: 0, maximum: 65535, description: 'Zero-based address.' };
 const registerValue = {
@@ -110,6 +115,7 @@ export const modbusTcpDriver: ProtocolDriver = {
     const host = config.host as string;
     const port = (config.port as number) ?? 502;
     const timeoutMs = (config.timeoutMs as number) ?? 3000;
+    const ModbusRTU = await loadModbus();
     const client = new ModbusRTU();
     client.setTimeout(timeoutMs);
     client.setID((config.unitId as number) ?? 1);

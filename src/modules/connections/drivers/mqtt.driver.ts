@@ -1,4 +1,4 @@
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { DriverError, type DriverSession, type ProtocolDriver, withTimeout } from './driver.js';
 
 const topic = { type: 'string', minLength: 1, maxLength: 1024 };
@@ -83,6 +83,8 @@ export const mqttDriver: ProtocolDriver = {
   ],
   async connect(config, events) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    // mqtt.js, loaded with the first MQTT session (listing protocols loads no driver library).
+    const { default: mqtt } = await import('mqtt');
     const client: MqttClient = mqtt.connect(config.url as string, {
       clientId: (config.clientId as string) || undefined,
       username: config.username as string | undefined,

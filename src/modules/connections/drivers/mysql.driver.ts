@@ -1,4 +1,3 @@
-import mysql from 'mysql2/promise';
 import { DriverError, type DriverSession, type ProtocolDriver } from './driver.js';
 import { sqlConfigSchema, sqlFunctionTypes } from './sql-driver.js';
 
@@ -12,6 +11,8 @@ export const mysqlDriver: ProtocolDriver = {
   functionTypes: sqlFunctionTypes('?'),
   async connect(config) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    // mysql2, loaded with the first MySQL session (listing protocols loads no driver library).
+    const { default: mysql } = await import('mysql2/promise');
     const pool = mysql.createPool({
       host: config.host as string,
       port: (config.port as number) ?? 3306,

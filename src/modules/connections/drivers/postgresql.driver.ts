@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { DriverError, type DriverSession, type ProtocolDriver } from './driver.js';
 import { sqlConfigSchema, sqlFunctionTypes } from './sql-driver.js';
 
@@ -12,6 +11,8 @@ export const postgresqlDriver: ProtocolDriver = {
   functionTypes: sqlFunctionTypes('$1, $2, …'),
   async connect(config, events) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    // pg, loaded with the first PostgreSQL session (listing protocols loads no driver library).
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       host: config.host as string,
       port: (config.port as number) ?? 5432,

@@ -10,6 +10,12 @@ async function bodyOf(response: Response): Promise<unknown> {
   return text;
 }
 
+/** fetch's own message is "fetch failed"; the reason (ECONNREFUSED ...) is its cause. */
+function causeOf(error: Error): string {
+  const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? error.message;
+}
+
 /** HTTP APIs through Node's fetch: polled GETs and requests that change something. */
 export const restDriver: ProtocolDriver = {
   id: 'rest',
@@ -31,6 +37,12 @@ export const restDriver: ProtocolDriver = {
       password: { type: 'string', maxLength: 1024, 'x-secret': true },
       bearerToken: { type: 'string', maxLength: 8192, 'x-secret': true },
       timeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 30000 },
+      probePath: {
+        type: 'string',
+        maxLength: 2048,
+        description:
+          'Asked with HEAD when the session opens (default: baseUrl itself). Any HTTP answer means the server is reachable.',
+      },
     },
   },
   functionTypes: [
@@ -62,7 +74,7 @@ export const restDriver: ProtocolDriver = {
       },
     },
   ],
-  async connect(config) {
+  async connect(config, events) {
     const base = new URL(config.baseUrl as string);
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
     const headers: Record<string, string> = { ...(config.headers as Record<string, string> | undefined) };
@@ -70,8 +82,29 @@ export const restDriver: ProtocolDriver = {
     else if (config.username) {
       headers.authorization = `Basic ${Buffer.from(`${config.username as string}:${(config.password as string) ?? ''}`).toString('base64')}`;
     }
+    let lost = false;
+    const urlOf = (path: string) => new URL(base.pathname.replace(/\/$/, '') + path, base);
+    /** A request that got no HTTP answer: the server is gone (refused, reset, unreachable), not slow. */
+    const unreachable = (method: string, url: URL, error: Error) => {
+      const failure = new DriverError('transport', `${method} ${url.pathname} failed: ${error.message}`);
+      if (!lost) {
+        lost = true;
+        events.onLost(failure);
+      }
+      return failure;
+    };
+    // HTTP has no session: the open checks that the server answers at all, so that a lost server is
+    // reconnecting until it answers again (any status counts: the functions' paths decide the rest).
+    const probe = urlOf((config.probePath as string | undefined) ?? '');
+    try {
+      await fetch(probe, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError')
+        throw new DriverError('timeout', `HEAD ${probe.pathname} timed out after ${timeoutMs} ms`);
+      throw new DriverError('transport', `cannot reach ${base.host}: ${causeOf(error as Error)}`);
+    }
     const call = async (method: string, cfg: Record<string, unknown>) => {
-      const url = new URL(base.pathname.replace(/\/$/, '') + (cfg.path as string), base);
+      const url = urlOf(cfg.path as string);
       for (const [k, v] of Object.entries((cfg.query as Record<string, unknown>) ?? {}))
         url.searchParams.set(k, String(v));
       let response: Response;
@@ -85,7 +118,7 @@ export const restDriver: ProtocolDriver = {
       } catch (error) {
         if ((error as Error).name === 'TimeoutError')
           throw new DriverError('timeout', `${method} ${url.pathname} timed out after ${timeoutMs} ms`);
-        throw new DriverError('transport', `${method} ${url.pathname} failed: ${(error as Error).message}`);
+        throw unreachable(method, url, new Error(causeOf(error as Error)));
       }
       if (response.status === 401 || response.status === 403) {
         throw new DriverError('authentication', `${method} ${url.pathname} answered ${response.status}`);

@@ -12,6 +12,8 @@ interface NodeS7 {
   dropConnection(callback?: () => void): void;
   /** 4 while the ISO connection is up (nodes7 internals, read only to tell a lost connection). */
   isoConnectionState?: number;
+  /** The TCP socket (nodes7 internals, watched only for its close). */
+  isoclient?: { once(event: 'close', listener: () => void): void };
 }
 
 const require = createRequire(import.meta.url);
@@ -90,6 +92,15 @@ export const s7Driver: ProtocolDriver = {
     }
     conn.setTranslationCB((tag) => tag);
     let closing = false;
+    let lost = false;
+    const loseOnce = (message: string) => {
+      if (closing || lost) return;
+      lost = true;
+      events.onLost(new DriverError('transport', message));
+    };
+    // The PLC closing the connection (stopped, restarted, cable pulled and the stack noticed) is a lost
+    // session at once, polled or not; nodes7 would otherwise reconnect by itself on the next read.
+    conn.isoclient?.once('close', () => loseOnce(`connection to ${host}:${port} closed by the PLC`));
     // nodes7 runs one request at a time.
     let queue: Promise<unknown> = Promise.resolve();
     const serial = <T>(run: () => Promise<T>): Promise<T> => {
@@ -98,8 +109,8 @@ export const s7Driver: ProtocolDriver = {
       return next;
     };
     const failed = (what: string) => {
-      if (!closing && conn.isoConnectionState !== 4) {
-        events.onLost(new DriverError('transport', `connection to ${host}:${port} lost`));
+      if (!closing && (lost || conn.isoConnectionState !== 4)) {
+        loseOnce(`connection to ${host}:${port} lost (no answer)`);
         return new DriverError('transport', `${what}: the connection is lost`);
       }
       return new DriverError('device', `${what}: the PLC answered with an error`);

@@ -8,6 +8,11 @@ export type FunctionRow = Selectable<ConnectionFunctionTable>;
 export class FunctionsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The same queries inside `trx` (a transaction the caller runs). */
+  in(trx: Kysely<Database>): FunctionsRepository {
+    return new FunctionsRepository(trx);
+  }
+
   async find(connectionId: string, id: string): Promise<FunctionRow | undefined> {
     return this.db
       .selectFrom('connection_functions')
@@ -36,14 +41,16 @@ export class FunctionsRepository {
 
   async insert(rows: FunctionRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
+    const insert = async (trx: Kysely<Database>) => {
       for (let i = 0; i < rows.length; i += 100) {
         await trx
           .insertInto('connection_functions')
           .values(rows.slice(i, i + 100))
           .execute();
       }
-    });
+    };
+    if (this.db.isTransaction) await insert(this.db);
+    else await this.db.transaction().execute(insert);
   }
 
   async update(id: string, patch: Partial<FunctionRow>): Promise<void> {

@@ -146,7 +146,12 @@ export const functionsRoutes: FastifyPluginAsyncTypebox<{ functions: FunctionsSe
       schema: { tags, summary: 'Delete a function', params: FunctionParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {
-      await functions.remove(request.organization!.id, request.params.id, request.params.functionId);
+      await functions.remove(
+        request.organization!.id,
+        request.params.id,
+        request.params.functionId,
+        actorOf(request),
+      );
       return reply.code(204).send(null);
     },
   );

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { ApiError, badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
+import type { Database } from '../../../storage/tables.js';
 import { parseTopicPath } from '../../uns/topics/topic-path.js';
+import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { FunctionDirection } from '../drivers/driver.js';
@@ -43,6 +46,7 @@ export interface UnsTarget {
 }
 
 export interface FunctionsServiceDeps {
+  db: Kysely<Database>;
   repository: FunctionsRepository;
   connections: ConnectionsService;
   clock: Clock;
@@ -84,6 +88,39 @@ export class FunctionsService {
       updatedAt: isoTime(row.updated_at),
       updatedBy: row.updated_by,
     };
+  }
+
+  /**
+   * Writes function rows with `write` and records the change in the connection's audit log, in one
+   * transaction: each function under `/functions/<id>`, as the API shows it, before and after.
+   */
+  private async audited(
+    change: {
+      organizationId: string;
+      connection: ConnectionRow;
+      actor: Actor;
+      action: string;
+      before: FunctionRow[];
+      after: FunctionRow[];
+    },
+    write: (repository: FunctionsRepository) => Promise<void>,
+  ): Promise<void> {
+    const view = (rows: FunctionRow[]) => ({
+      functions: Object.fromEntries(
+        rows.map((row) => [row.id, this.toFunction(row, change.connection.protocol)]),
+      ),
+    });
+    await this.deps.db.transaction().execute(async (trx) => {
+      await write(this.deps.repository.in(trx));
+      await auditConnection(trx, this.deps.clock.now(), {
+        organizationId: change.organizationId,
+        actor: change.actor,
+        action: change.action,
+        connectionId: change.connection.id,
+        before: view(change.before),
+        after: view(change.after),
+      });
+    });
   }
 
   /** Checks a definition: type of the protocol, placeholders, config shape, UNS target; 400 naming the field. */
@@ -192,7 +229,10 @@ export class FunctionsService {
       throw conflict(`a function named '${body.name}' already exists in this connection`);
     }
     const row = this.newRow(organizationId, connectionId, body, actor);
-    await this.deps.repository.insert([row]);
+    await this.audited(
+      { organizationId, connection, actor, action: 'function_created', before: [], after: [row] },
+      (repository) => repository.insert([row]),
+    );
     if (row.uns) this.deps.changes?.(connectionId);
     return this.toFunction(row, connection.protocol);
   }
@@ -230,14 +270,27 @@ export class FunctionsService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     };
-    await this.deps.repository.update(id, patch);
+    await this.audited(
+      {
+        organizationId,
+        connection,
+        actor,
+        action: 'function_updated',
+        before: [row],
+        after: [{ ...row, ...patch }],
+      },
+      (repository) => repository.update(id, patch),
+    );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
     return this.toFunction({ ...row, ...patch }, connection.protocol);
   }
 
-  async remove(organizationId: string, connectionId: string, id: string) {
-    const { row } = await this.get(organizationId, connectionId, id);
-    await this.deps.repository.delete(id);
+  async remove(organizationId: string, connectionId: string, id: string, actor: Actor) {
+    const { connection, row } = await this.get(organizationId, connectionId, id);
+    await this.audited(
+      { organizationId, connection, actor, action: 'function_deleted', before: [row], after: [] },
+      (repository) => repository.delete(id),
+    );
     if (row.uns) this.deps.changes?.(connectionId);
   }
 
@@ -264,14 +317,17 @@ export class FunctionsService {
       updated_at: now,
       updated_by: actor.userId,
     };
-    await this.deps.repository.insert([copy]);
+    await this.audited(
+      { organizationId, connection, actor, action: 'function_cloned', before: [], after: [copy] },
+      (repository) => repository.insert([copy]),
+    );
     return this.toFunction(copy, connection.protocol);
   }
 
   /** Copies every function of one connection to another (connection clone). */
-  async copyAll(fromId: string, toId: string, organizationId: string, actor: Actor) {
+  async copyAll(fromId: string, toId: string, organizationId: string, actor: Actor, trx: Kysely<Database>) {
     const now = this.deps.clock.now();
-    const rows = (await this.deps.repository.allOf(fromId)).map((row) => ({
+    const rows = (await this.deps.repository.in(trx).allOf(fromId)).map((row) => ({
       ...row,
       id: randomUUID(),
       organization_id: organizationId,
@@ -281,7 +337,7 @@ export class FunctionsService {
       updated_at: now,
       updated_by: actor.userId,
     }));
-    await this.deps.repository.insert(rows);
+    await this.deps.repository.in(trx).insert(rows);
   }
 
   /** Bulk import, all or nothing: 400 listing every bad row (1-based), nothing created then. */
@@ -345,7 +401,10 @@ export class FunctionsService {
       }
     });
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
-    await this.deps.repository.insert(rows);
+    await this.audited(
+      { organizationId, connection, actor, action: 'functions_imported', before: [], after: rows },
+      (repository) => repository.insert(rows),
+    );
     return rows.map((r) => this.toFunction(r, connection.protocol));
   }
 

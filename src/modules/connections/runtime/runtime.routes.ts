@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, IdParams, Timestamp } from '../../../platform/schemas.js';
-import { RuntimeStateSchema } from '../connections/connections.schemas.js';
+import { ChangeReason, RuntimeStateSchema } from '../connections/connections.schemas.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { ConnectionSupervisor } from './supervisor.js';
 
@@ -94,10 +95,30 @@ export const runtimeRoutes: FastifyPluginAsyncTypebox<{
       `/:id/${action}`,
       {
         config: write,
-        schema: { tags, summary, description, params: IdParams, response: { 202: dataEnvelope(Runtime) } },
+        // The body is optional: a start without one (as before reasons) validates as {}.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+        schema: {
+          tags,
+          summary,
+          description: `${description} Recorded in the audit log with the reason given.`,
+          params: IdParams,
+          body: Type.Optional(
+            Type.Object({ reason: Type.Optional(ChangeReason) }, { additionalProperties: false }),
+          ),
+          response: { 202: dataEnvelope(Runtime) },
+        },
       },
       async (request, reply) => {
         const connection = await connections.get(request.organization!.id, request.params.id);
+        await connections.recordRuntimeAction(
+          request.organization!.id,
+          connection.id,
+          action,
+          actorOf(request),
+          request.body?.reason,
+        );
         if (action === 'start') await supervisor.startConnection(connection.id);
         else if (action === 'stop') await supervisor.stopConnection(connection.id);
         else await supervisor.restartConnection(connection.id);

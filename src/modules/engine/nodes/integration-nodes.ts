@@ -248,7 +248,7 @@ const pipelineRun: NodeType = {
       timeoutMs: c.timeoutMs,
       ...(c.run && {
         parent: c.run,
-        idempotencyKey: `pipeline.run:${c.run.executionId}:${c.run.nodeId}:${c.attempt}`,
+        idempotencyKey: `pipeline.run:${c.run.executionId}:${c.run.nodeId}:${c.run.iterationKey ?? ''}:${c.attempt}`,
       }),
     });
     return { output: result, port: 'out' };

@@ -1,9 +1,10 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
-import type { ExecutionTrigger } from '../executions/executions.repository.js';
+import type { ExecutionTrigger } from '../executions/execution-rows.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { DATA_NODE_TYPES } from './data-nodes.js';
+import { FLOW_NODE_TYPES } from './flow-nodes.js';
 import type { NodeServices } from './node-services.js';
 
 /** What running a node can touch outside the execution. */
@@ -26,6 +27,10 @@ export interface NodeContext {
   attempt: number;
   /** Publishes one value to the UNS of the organization; resolves once committed. */
   publish(topic: string, value: unknown, quality?: number): Promise<void>;
+  /** For a node that joins inputs (`join`): every input that arrived, in arrival order. */
+  inputs?: { source: string; port: string; data: unknown }[];
+  /** The engine's clock (default Date.now). */
+  now?: () => number;
   /** Where the node runs in an execution (absent when a node is tested on its own). */
   run?: NodeRunInfo;
   /** Storage and the other modules, for data and integration nodes (absent where none are offered). */
@@ -42,6 +47,8 @@ export interface NodeRunInfo {
   executionId: string;
   pipelineId: string;
   nodeId: string;
+  /** The enclosing for-each iterations (`2.0`), null outside loops. */
+  iterationKey?: string | null;
   trigger: ExecutionTrigger;
 }
 
@@ -49,6 +56,12 @@ export interface NodeResult {
   output: unknown;
   /** The output port the result leaves by. */
   port: string;
+  /** Every port it leaves by, when more than one (a switch matching several rules); default `[port]`. */
+  ports?: string[];
+  /** A for-each: the nodes on its `item` port run once per element; `done` then carries their results. */
+  iterate?: unknown[];
+  /** A wait: the engine continues after this time (ms since the epoch), parking a long wait in the database. */
+  waitUntil?: number;
   logs?: string[];
 }
 
@@ -78,6 +91,12 @@ export interface NodeType {
   testable: boolean;
   /** JSONata expressions among the parameters (compiled on validation). */
   expressionParameters: string[];
+  /** Output ports that follow from the parameters (a switch's rules); default `outputs`. */
+  outputsFor?(parameters: Record<string, unknown>): string[];
+  /** How the catalogue describes parameter-made ports: one `port` (with `{index}`) per item of `parameter`. */
+  dynamicOutputs?: { parameter: string; port: string };
+  /** A node joining its inputs: `all` runs once every connected input arrived, `first` on the first. */
+  join?(parameters: Record<string, unknown>): 'all' | 'first';
   /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
   check?(parameters: Record<string, unknown>): { path: string; message: string }[];
   /**
@@ -91,7 +110,6 @@ export interface NodeType {
   run(context: NodeContext): Promise<NodeResult>;
 }
 
-/** The names a JSONata expression or code of a node sees besides `$`. */
 export const bindingsOf = (c: NodeContext) => ({
   input: c.input,
   trigger: c.trigger,
@@ -342,6 +360,7 @@ export const NODE_TYPES: NodeType[] = [
       return { output: { topic, value }, port: 'out' };
     },
   },
+  ...FLOW_NODE_TYPES,
   ...DATA_NODE_TYPES,
 ];
 
@@ -357,6 +376,10 @@ export const sideEffectOfNode = (
   context: { organizationId: string; services?: NodeServices | undefined },
 ): Promise<SideEffect> =>
   type.sideEffectOf ? type.sideEffectOf(parameters, context) : Promise.resolve(type.sideEffect);
+
+/** The output ports of a node (besides `error`): its type's, or those its parameters make. */
+export const outputsOf = (type: NodeType, parameters: Record<string, unknown>): string[] =>
+  type.outputsFor?.(parameters) ?? type.outputs;
 
 /** The parameter errors of a node of `type`, each with the JSON pointer below `parameters`. */
 export function parameterErrors(type: NodeType, parameters: unknown): { path: string; message: string }[] {
@@ -385,6 +408,7 @@ export const toNodeTypeView = (t: NodeType) => ({
   parameters: t.parameters,
   inputs: t.inputs,
   outputs: [...t.outputs, 'error'],
+  ...(t.dynamicOutputs ? { dynamicOutputs: t.dynamicOutputs } : {}),
   sideEffect: t.sideEffect,
   testable: t.testable,
 });

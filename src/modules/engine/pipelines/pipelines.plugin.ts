@@ -89,6 +89,7 @@ export async function installPipelines(
       pipelines: pipelinesRepo,
       clock,
       onQueued: () => engine.wake(),
+      services,
     }),
   });
   const schedules = new ScheduleTriggers({

@@ -172,7 +172,7 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await pipelines.delete(org(request), request.params.id);
+      await pipelines.delete(org(request), request.params.id, actorOf(request));
       return reply.code(204).send(null);
     },
   );

@@ -8,6 +8,7 @@ import type { Database } from '../../../storage/tables.js';
 import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
+import { auditPipeline } from './pipeline-audit.js';
 import {
   checkEdges,
   checkNodes,
@@ -210,6 +211,15 @@ export class PipelinesService {
         actor,
         at: now,
       });
+      const action = changeType === 'clone' ? 'cloned' : 'created';
+      await auditPipeline(trx, now, {
+        organizationId,
+        actor,
+        action,
+        id: pipeline.id,
+        before: null,
+        after: pipeline,
+      });
     });
     return pipeline;
   }
@@ -236,7 +246,13 @@ export class PipelinesService {
     id: string,
     input: PipelineInput,
     actor: Actor,
-    options: { changeType?: ChangeType; revertedFrom?: number; basedOnCurrent?: boolean } = {},
+    options: {
+      changeType?: ChangeType;
+      revertedFrom?: number;
+      basedOnCurrent?: boolean;
+      /** The audit log's action (default: `reverted` for a revert, else `updated`). */
+      auditAction?: string;
+    } = {},
   ): Promise<PipelineRow> {
     const content = this.content(input);
     return this.deps.db.transaction().execute(async (trx) => {
@@ -276,6 +292,8 @@ export class PipelinesService {
         actor,
         at: now,
       });
+      const action = options.auditAction ?? (options.changeType === 'revert' ? 'reverted' : 'updated');
+      await auditPipeline(trx, now, { organizationId, actor, action, id, before: current, after: next });
       return next;
     });
   }
@@ -292,6 +310,7 @@ export class PipelinesService {
       id,
       { ...snapshotOf(current), enabled, version: current.version },
       actor,
+      { auditAction: enabled ? 'enabled' : 'disabled' },
     );
     if (!enabled) await this.deps.executions.cancelQueued(organizationId, id, this.deps.clock.now());
     return saved;
@@ -306,11 +325,20 @@ export class PipelinesService {
   }
 
   /** Deletes a pipeline with its history; its executions stay until retention. */
-  async delete(organizationId: string, id: string): Promise<void> {
+  async delete(organizationId: string, id: string, actor: Actor = { userId: null }): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.deps.repo.get(organizationId, id, trx))) throw notFound('pipeline');
+      const current = await this.deps.repo.get(organizationId, id, trx);
+      if (!current) throw notFound('pipeline');
       await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
       await this.deps.repo.delete(trx, organizationId, id);
+      await auditPipeline(trx, this.deps.clock.now(), {
+        organizationId,
+        actor,
+        action: 'deleted',
+        id,
+        before: current,
+        after: null,
+      });
     });
     await this.deps.executions.cancelQueued(organizationId, id, this.deps.clock.now());
   }

@@ -40,7 +40,7 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
     setActionError(null);
     try {
       const path = `/api/v1/connections/{id}/${action}` as '/api/v1/connections/{id}/start';
-      unwrap(await api.POST(path, { params }));
+      unwrap(await api.POST(path, { params, body: {} }));
       runtime.reload();
     } catch (failure) {
       setActionError(errorText(failure));
