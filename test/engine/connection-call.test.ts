@@ -151,6 +151,17 @@ for (const dialect of testDialects()) {
       assert.equal(execution.error!.code, 'write_refused');
       assert.match(execution.error!.message, /read-only/);
       assert.equal(device.coils[12], false);
+      // Retrying it would run a write: only with confirmWrites (the call's function decides, not its type).
+      const retry = (body: Record<string, unknown>) =>
+        api.post(`/api/v1/engine/executions/${execution.id}/retry`, { mode: 'from-start', ...body });
+      const unconfirmed = await retry({});
+      assert.equal(unconfirmed.status, 400, unconfirmed.text);
+      assert.equal(unconfirmed.body.path, '/confirmWrites');
+      assert.match(unconfirmed.body.message, /write/);
+      const confirmed = await retry({ confirmWrites: true });
+      assert.equal(confirmed.status, 201, confirmed.text);
+      assert.equal((await finished(api, confirmed.body.data.id)).error!.code, 'write_refused');
+      assert.equal(device.coils[12], false);
       const reads = await createChain(api, 'Read-only read', [
         { id: 'read', type: 'connection.call', parameters: { connectionId: readOnlyId, functionId: read } },
       ]);
