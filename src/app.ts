@@ -158,19 +158,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     rollupJob: deps.rollupJob,
   });
   const versions = new EntityVersionsRepository(db);
-  await app.register(modelsRoutes, {
-    prefix: '/api/v1/engine/models',
+  const models = new ModelsService({
+    db,
+    repo: new ModelsRepository(db),
     versions,
-    models: new ModelsService({
-      db,
-      repo: new ModelsRepository(db),
-      versions,
-      bus,
-      clock,
-      topicPrefix: config.topicPrefix,
-    }),
+    bus,
+    clock,
+    topicPrefix: config.topicPrefix,
   });
-  await installPipelines(app, { config, storage, clock, versions });
+  await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
+  await installPipelines(app, { config, storage, clock, versions, models });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
   await installConnections(app, {
     config,

@@ -10,7 +10,8 @@ import { freePort } from './helpers/free-port.js';
 /**
  * README.md's walkthrough, run as written: every fenced block marked `sh walkthrough`, in order, in one
  * bash, from a directory that stands for the clone (package.json, node_modules and web linked, the server
- * bundled from the sources into it). Only the ports change (8080 and 1884 become free ones); every
+ * bundled from the sources into it). Only the ports change (8080, 1884 and the simulated Modbus device's
+ * 5020 become free ones); every
  * `# -> answer` line must match a line the commands before it printed (`...` stands for anything).
  */
 const REPO = resolve('.');
@@ -147,7 +148,7 @@ for (const dialect of testDialects()) {
     let database: TestDatabase;
     let clone: string;
     let shell: Shell | undefined;
-    let ports: { http: number; mqtt: number };
+    let ports: { http: number; mqtt: number; modbus: number };
 
     before(async () => {
       database = await createTestDatabase(dialect);
@@ -157,7 +158,7 @@ for (const dialect of testDialects()) {
       mkdirSync(join(clone, 'bin'));
       copyFileSync(join(REPO, 'bin', 'meridian.js'), join(clone, 'bin', 'meridian.js'));
       execFileSync(process.execPath, ['scripts/bundle.mjs', join(clone, 'dist', 'bundle', 'meridian.mjs')]);
-      ports = { http: await freePort(), mqtt: await freePort() };
+      ports = { http: await freePort(), mqtt: await freePort(), modbus: await freePort() };
     });
     after(async () => {
       await shell?.close();
@@ -177,7 +178,8 @@ for (const dialect of testDialects()) {
       for (const step of steps) {
         const commands = step.commands
           .replace(/\b8080\b/g, String(ports.http))
-          .replace(/\b1884\b/g, String(ports.mqtt));
+          .replace(/\b1884\b/g, String(ports.mqtt))
+          .replace(/\b5020\b/g, String(ports.modbus));
         const { printed, status }: { printed: string; status: number } = await shell.run(commands);
         const context = (): string =>
           `commands:\n${commands}\nprinted:\n${printed}\nmeridian.log:\n${safeRead(join(clone, 'meridian.log'))}`;

@@ -563,6 +563,20 @@ export interface EngineNodeRunTable {
   iteration: number | null;
   /** The indices of every enclosing loop, outermost first, joined by `.`; null outside loops. */
   iteration_key: string | null;
+  /** The side effect the run really had when it differs by parameters (a connection call that writes). */
+  side_effect?: string | null;
+}
+
+/** State of a stateful node (buffer, deadband, on change) per pipeline, node and key (modules/engine/nodes). */
+export interface EngineNodeStateTable {
+  organization_id: string;
+  pipeline_id: string;
+  node_id: string;
+  state_key: string;
+  /** JSON text. */
+  state: string;
+  version: number;
+  updated_at: number;
 }
 
 /** A generated configuration export (modules/dependencies/bundle); `bundle` is its JSON text, without secrets. */
@@ -640,4 +654,5 @@ export interface Database {
   engine_node_runs: EngineNodeRunTable;
   dependency_exports: DependencyExportTable;
   dependency_import_plans: DependencyImportPlanTable;
+  engine_node_state: EngineNodeStateTable;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../../platform/clock.js';
+import type { NodeServices } from '../nodes/node-services.js';
 import type { NodeContext } from '../nodes/node-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { ExecutionRow, ExecutionsRepository } from './executions.repository.js';
@@ -22,6 +23,8 @@ export interface EngineOptions {
   concurrency?: number;
   /** A wait up to this long sleeps in place; a longer one parks the execution (default 1000 ms). */
   inlineWaitMs?: number;
+  /** Storage and modules for data and integration nodes (node-services.ts). */
+  services?: NodeServices;
 }
 
 /**
@@ -47,6 +50,11 @@ export class ExecutionEngine {
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = options.concurrency ?? 4;
     this.inlineWaitMs = options.inlineWaitMs ?? 1000;
+  }
+
+  /** The services its nodes use (also for asking a node's side effect: sideEffectOfNode). */
+  get services(): NodeServices | undefined {
+    return this.options.services;
   }
 
   start(): void {

@@ -82,6 +82,8 @@ export interface NodeRunRow {
   durationMs: number | null;
   iteration: number | null;
   iterationKey: string | null;
+  /** `writes-device` when the run wrote (or was about to write) to a device: never re-run by itself. */
+  sideEffect?: string | null;
 }
 
 export const json = (text: string | null) => (text === null ? null : JSON.parse(text));
@@ -125,4 +127,5 @@ export const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
   durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
   iteration: row.iteration === null || row.iteration === undefined ? null : Number(row.iteration),
   iterationKey: row.iteration_key ?? null,
+  sideEffect: row.side_effect ?? null,
 });

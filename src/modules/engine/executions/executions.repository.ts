@@ -349,6 +349,7 @@ export class ExecutionsRepository extends ExecutionReads {
       duration_ms: run.durationMs,
       iteration: run.iteration,
       iteration_key: run.iterationKey,
+      side_effect: run.sideEffect ?? null,
     };
     const { id: _, execution_id: _e, ...changes } = row;
     await this.db

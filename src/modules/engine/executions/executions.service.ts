@@ -1,6 +1,8 @@
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
+import type { NodeServices } from '../nodes/node-services.js';
+import { nodeType, sideEffectOfNode } from '../nodes/node-types.js';
 import { loopBodies } from '../pipelines/loop-bodies.js';
 import { graphProblems } from '../pipelines/pipeline-definition.js';
 import type { PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
@@ -25,8 +27,19 @@ export class ExecutionsService {
       pipelines: PipelinesRepository;
       clock: Clock;
       onQueued: () => void;
+      /** To ask nodes whose parameters decide their side effect (a connection call that writes). */
+      services?: NodeServices;
     },
   ) {}
+
+  /** Whether `node` writes to a device: by its type, or by its parameters (sideEffectOfNode). */
+  private async writes(organizationId: string, node: ExecutionDefinition['nodes'][number]) {
+    if (sideEffectOf(node) === 'writes-device') return true;
+    const type = nodeType(node.type);
+    if (!type?.sideEffectOf) return false;
+    const context = { organizationId, services: this.deps.services };
+    return (await sideEffectOfNode(type, node.parameters, context)) === 'writes-device';
+  }
 
   async get(organizationId: string, id: string): Promise<ExecutionRow> {
     const execution = await this.deps.repo.get(organizationId, id);
@@ -114,7 +127,12 @@ export class ExecutionsService {
       trigger = { ...trigger, nodeId: failed.nodeId };
       input = request.input === undefined ? failed.input : request.input;
     }
-    const writer = downstream(definition, startAt).find((n) => sideEffectOf(n) === 'writes-device');
+    let writer: ExecutionDefinition['nodes'][number] | undefined;
+    for (const node of downstream(definition, startAt))
+      if (await this.writes(organizationId, node)) {
+        writer = node;
+        break;
+      }
     if (writer && request.confirmWrites !== true)
       throw withDetails(
         badRequest(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../platform/clock.js';
+import type { NodeServices } from '../nodes/node-services.js';
 import {
   type NodeContext,
   NodeError,
@@ -22,8 +23,12 @@ export function describeError(error: unknown): { code: string; message: string }
   return { code: 'node_error', message: error instanceof Error ? error.message : String(error) };
 }
 
-/** What a node can touch; the engine keeps device writes' runs always, and never re-runs them by itself. */
-export const sideEffectOf = (node: { type: string }) => nodeType(node.type)?.sideEffect ?? 'none';
+/**
+ * What a node (or a stored run) can touch; the engine keeps device writes' runs always, and never re-runs
+ * them by itself. A run records `writes-device` when its parameters made it write (a connection call).
+ */
+export const sideEffectOf = (node: { type: string; sideEffect?: string | null | undefined }) =>
+  node.sideEffect === 'writes-device' ? 'writes-device' : (nodeType(node.type)?.sideEffect ?? 'none');
 
 export interface NodeRunPlace {
   /** Which run of this node in the execution (loops run a node many times). */
@@ -39,6 +44,8 @@ export interface NodeRunDeps {
   clock: Clock;
   sandbox: Sandbox;
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
+  /** Storage and modules for data and integration nodes (node-services.ts). */
+  services?: NodeServices | undefined;
 }
 
 /** One try of `type.run`, ended with a timeout error after `timeoutMs` whatever the node does. */
@@ -76,8 +83,9 @@ export async function runNode(
   const settings: PipelineSettings = execution.definition.settings;
   const detail = settings.historyDetail;
   const type = nodeType(node.type)!;
-  const writes = type.sideEffect === 'writes-device';
-  const keep = detail !== 'minimal' || writes;
+  // A node whose parameters make it write (a connection call) marks its run before the write, below.
+  const writes = () => run.sideEffect === 'writes-device';
+  const keep = () => detail !== 'minimal' || writes();
   const retry: RetrySettings = node.settings?.retry ??
     settings.defaults.retry ?? { maxTries: 1, waitMs: 0, backoff: 'fixed' };
   const timeoutSeconds =
@@ -101,8 +109,9 @@ export async function runNode(
     durationMs: null,
     iteration: place.iteration,
     iterationKey: place.iterationKey,
+    sideEffect: type.sideEffect === 'writes-device' ? 'writes-device' : null,
   };
-  if (writes) await repo.saveNodeRun(run);
+  if (writes()) await repo.saveNodeRun(run);
   const context: NodeContext = {
     organizationId: execution.organizationId,
     parameters: node.parameters,
@@ -114,6 +123,18 @@ export async function runNode(
     attempt: 1,
     publish: (topic, value, quality) => deps.publish(execution.organizationId, topic, value, quality),
     now: () => clock.now(),
+    run: {
+      executionId: execution.id,
+      pipelineId: execution.pipelineId,
+      nodeId: node.id,
+      iterationKey: place.iterationKey,
+      trigger: execution.trigger,
+    },
+    services: deps.services,
+    beforeDeviceWrite: async () => {
+      run.sideEffect = 'writes-device';
+      await repo.saveNodeRun(run);
+    },
   };
   if (input.inputs) context.inputs = input.inputs;
   let lastError: { code: string; message: string } | undefined;
@@ -128,11 +149,11 @@ export async function runNode(
       Object.assign(run, {
         status: waits ? 'waiting' : 'succeeded',
         port: (result.ports ?? [result.port]).join(','),
-        output: detail === 'full' || writes ? result.output : null,
+        output: detail === 'full' || writes() ? result.output : null,
         finishedAt: waits ? null : clock.now(),
         durationMs: waits ? null : clock.now() - startedAt,
       });
-      if (keep) await repo.saveNodeRun(run);
+      if (keep()) await repo.saveNodeRun(run);
       return { result, run };
     } catch (error) {
       lastError = describeError(error);

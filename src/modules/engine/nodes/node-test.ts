@@ -7,7 +7,9 @@ import {
 } from '../pipelines/pipeline-definition.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { SandboxError } from '../sandbox/sandbox.js';
-import { type NodeContext, NodeError, nodeType } from './node-types.js';
+import type { NodeServices } from './node-services.js';
+import { MemoryNodeState } from './node-state.repository.js';
+import { type NodeContext, NodeError, nodeType, sideEffectOfNode } from './node-types.js';
 
 export interface NodeTestRequest {
   input?: unknown;
@@ -20,6 +22,8 @@ export interface NodeTestRequest {
 export interface NodeTestDeps {
   sandbox: Sandbox;
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
+  /** Data and integration nodes' services; a tested node's state lives in memory for the request only. */
+  services?: NodeServices;
 }
 
 /**
@@ -57,10 +61,11 @@ export async function runNodeTest(
       path: problems[0]!.path,
       problems,
     });
-  if (type.sideEffect !== 'none' && request.confirmWrites !== true)
+  const effect = await sideEffectOfNode(type, node.parameters, { organizationId, services: deps.services });
+  if (effect !== 'none' && request.confirmWrites !== true)
     throw withDetails(
       badRequest(
-        `/confirmWrites: ${type.type} has side effect ${type.sideEffect}; send confirmWrites: true to really run it`,
+        `/confirmWrites: ${type.type} has side effect ${effect}; send confirmWrites: true to really run it`,
       ),
       { path: '/confirmWrites' },
     );
@@ -74,6 +79,7 @@ export async function runNodeTest(
     timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
     attempt: 1,
     publish: (topic, value, quality) => deps.publish(organizationId, topic, value, quality),
+    services: deps.services && { ...deps.services, state: new MemoryNodeState() },
   };
   const started = Date.now();
   try {

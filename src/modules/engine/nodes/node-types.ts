@@ -1,8 +1,11 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
+import type { ExecutionTrigger } from '../executions/execution-rows.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { DATA_NODE_TYPES } from './data-nodes.js';
 import { FLOW_NODE_TYPES } from './flow-nodes.js';
+import type { NodeServices } from './node-services.js';
 
 /** What running a node can touch outside the execution. */
 export type SideEffect = 'none' | 'reads-device' | 'writes-device' | 'external';
@@ -28,6 +31,25 @@ export interface NodeContext {
   inputs?: { source: string; port: string; data: unknown }[];
   /** The engine's clock (default Date.now). */
   now?: () => number;
+  /** Where the node runs in an execution (absent when a node is tested on its own). */
+  run?: NodeRunInfo;
+  /** Storage and the other modules, for data and integration nodes (absent where none are offered). */
+  services?: NodeServices;
+  /**
+   * Marks the node run, durably, as writing to a device before a write its type does not declare
+   * (a connection call whose function writes): recovery after a crash never runs it again.
+   */
+  beforeDeviceWrite?(): Promise<void>;
+}
+
+/** The execution, pipeline and node a node runs in. */
+export interface NodeRunInfo {
+  executionId: string;
+  pipelineId: string;
+  nodeId: string;
+  /** The enclosing for-each iterations (`2.0`), null outside loops. */
+  iterationKey?: string | null;
+  trigger: ExecutionTrigger;
 }
 
 export interface NodeResult {
@@ -57,7 +79,7 @@ export class NodeError extends Error {
 export interface NodeType {
   type: string;
   typeVersion: number;
-  category: 'trigger' | 'flow' | 'transform' | 'code' | 'uns';
+  category: 'trigger' | 'flow' | 'transform' | 'code' | 'uns' | 'integration' | 'model';
   title: string;
   description: string;
   /** JSON Schema (draft 2020-12) of `parameters`. */
@@ -79,6 +101,14 @@ export interface NodeType {
   join?(parameters: Record<string, unknown>): 'all' | 'first';
   /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
   check?(parameters: Record<string, unknown>): { path: string; message: string }[];
+  /**
+   * The side effect of a node with these parameters, where they decide it (a connection call: its
+   * function's direction); without it, `sideEffect`. See sideEffectOfNode.
+   */
+  sideEffectOf?(
+    parameters: Record<string, unknown>,
+    context: { organizationId: string; services?: NodeServices | undefined },
+  ): Promise<SideEffect>;
   run(context: NodeContext): Promise<NodeResult>;
 }
 
@@ -334,12 +364,21 @@ export const NODE_TYPES: NodeType[] = [
     },
   },
   ...FLOW_NODE_TYPES,
+  ...DATA_NODE_TYPES,
 ];
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });
 const validators = new Map<string, ValidateFunction>();
 
 export const nodeType = (type: string): NodeType | undefined => NODE_TYPES.find((t) => t.type === type);
+
+/** What a node really touches: its type's side effect, or what its parameters make it (e.g. a write). */
+export const sideEffectOfNode = (
+  type: NodeType,
+  parameters: Record<string, unknown>,
+  context: { organizationId: string; services?: NodeServices | undefined },
+): Promise<SideEffect> =>
+  type.sideEffectOf ? type.sideEffectOf(parameters, context) : Promise.resolve(type.sideEffect);
 
 /** The output ports of a node (besides `error`): its type's, or those its parameters make. */
 export const outputsOf = (type: NodeType, parameters: Record<string, unknown>): string[] =>

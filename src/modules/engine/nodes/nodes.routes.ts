@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { notFound } from '../../../platform/errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { NodeServices } from './node-services.js';
 import { runNodeTest } from './node-test.js';
 import { NODE_TYPES, nodeType, toNodeTypeView } from './node-types.js';
 
@@ -76,6 +77,8 @@ export const TestResult = Type.Object({
 export const nodesRoutes: FastifyPluginAsyncTypebox<{
   sandbox: Sandbox;
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
+  /** Data and integration nodes' services; a tested node's state lives in memory for the request only. */
+  services?: NodeServices;
 }> = async (app, deps) => {
   app.get(
     '/',

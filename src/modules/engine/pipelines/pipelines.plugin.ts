@@ -10,6 +10,8 @@ import { ExecutionsRepository } from '../executions/executions.repository.js';
 import { executionsRoutes } from '../executions/executions.routes.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import { ScheduleTriggers } from '../executions/schedule-triggers.js';
+import type { ModelsService } from '../models/models.service.js';
+import { createNodeServices } from '../nodes/node-services.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
@@ -30,7 +32,13 @@ declare module 'fastify' {
  */
 export async function installPipelines(
   app: FastifyInstance,
-  deps: { config: Config; storage: Storage; clock: Clock; versions: EntityVersionsRepository },
+  deps: {
+    config: Config;
+    storage: Storage;
+    clock: Clock;
+    versions: EntityVersionsRepository;
+    models: ModelsService;
+  },
 ): Promise<ExecutionEngine> {
   const { storage, clock, config } = deps;
   const db = storage.db;
@@ -49,9 +57,17 @@ export async function installPipelines(
       throw error;
     }
   };
-  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish });
-  app.decorate('engine', engine);
   const pipelinesRepo = new PipelinesRepository(db);
+  const services = createNodeServices(app, {
+    db,
+    now: () => clock.now(),
+    models: deps.models,
+    pipelines: pipelinesRepo,
+    executions,
+    onQueued: () => engine.wake(),
+  });
+  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish, services });
+  app.decorate('engine', engine);
   const pipelines = new PipelinesService({
     db,
     repo: pipelinesRepo,
@@ -64,9 +80,9 @@ export async function installPipelines(
     prefix: '/api/v1/engine/pipelines',
     pipelines,
     versions: deps.versions,
-    nodeOps: { nodes: new PipelineNodesService(pipelines), sandbox, publish },
+    nodeOps: { nodes: new PipelineNodesService(pipelines), sandbox, publish, services },
   });
-  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish });
+  await app.register(nodesRoutes, { prefix: '/api/v1/engine/nodes', sandbox, publish, services });
   await app.register(executionsRoutes, {
     prefix: '/api/v1/engine/executions',
     executions,
@@ -75,6 +91,7 @@ export async function installPipelines(
       pipelines: pipelinesRepo,
       clock,
       onQueued: () => engine.wake(),
+      services,
     }),
   });
   const schedules = new ScheduleTriggers({
