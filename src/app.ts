@@ -8,6 +8,7 @@ import {
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
+import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
@@ -21,6 +22,7 @@ import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
+import type { RollupJobOptions } from './modules/uns/data/rollup-job.js';
 import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -48,6 +50,8 @@ export interface AppDeps {
   version?: string;
   /** Timing of the connection runtime supervisor (tests shorten leases and backoff). */
   connectionRuntime?: ConnectionRuntimeOptions;
+  /** Timing of the background rollup job (tests run it by hand). */
+  rollupJob?: RollupJobOptions;
 }
 
 export const VERSION = '2.4.0';
@@ -151,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bearerVerifiers,
     sessionVerifier: sessions,
     readiness,
+    rollupJob: deps.rollupJob,
   });
   const versions = new EntityVersionsRepository(db);
   await app.register(modelsRoutes, {
@@ -174,6 +179,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     runtime: deps.connectionRuntime,
     bus,
+  });
+  await installBundles(app, {
+    config,
+    storage,
+    clock,
+    bus,
+    versions,
+    meridianVersion: deps.version ?? VERSION,
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
   await app.register(consoleRoutes);

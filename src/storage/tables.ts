@@ -204,6 +204,8 @@ export type UnsLatestTable = UnsValueTable;
 /** A topic's numeric values over one unit of time (a minute or an hour), see `uns/data/rollups.ts`. */
 export interface UnsRollupTable {
   topic_id: number;
+  /** The field path inside object values whose numbers are rolled up; '' for the value itself. */
+  field: string;
   width_us: number;
   start_us: number;
   cnt: number;
@@ -214,6 +216,32 @@ export interface UnsRollupTable {
   first_v: number;
   last_ts: number;
   last_v: number;
+}
+
+/** The units [from_us, to_us) of one series (topic, field, unit width) that `uns_rollups` answers for. */
+export interface UnsRollupCoverageTable {
+  topic_id: number;
+  field: string;
+  width_us: number;
+  from_us: number;
+  to_us: number;
+}
+
+/** Values committed late (declared before the rollup job's horizon): the job recomputes their units. */
+export interface UnsRollupLateTable {
+  id: string;
+  organization_id: string;
+  path: string;
+  from_us: number;
+  to_us: number;
+  noted_us: number;
+}
+
+/** A job that one replica at a time runs: who holds it, until when. */
+export interface JobLeaseTable {
+  name: string;
+  owner_replica: string;
+  lease_until: number;
 }
 
 export interface UnsSchemaTable {
@@ -482,7 +510,15 @@ export interface EngineExecutionTable {
   pipeline_version: number;
   /** JSON text: the pipeline's nodes, edges and settings at that version. */
   definition: string;
-  status: 'queued' | 'running' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled' | 'skipped';
+  status:
+    | 'queued'
+    | 'running'
+    | 'waiting'
+    | 'completed'
+    | 'completed_with_errors'
+    | 'failed'
+    | 'cancelled'
+    | 'skipped';
   reason: string | null;
   /** JSON text: { type, nodeId, firedAt, source }. */
   trigger: string;
@@ -499,6 +535,10 @@ export interface EngineExecutionTable {
   queued_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** JSON text: what a parked execution (a long wait) already ran; see executions/graph-runner.ts. */
+  checkpoint: string | null;
+  /** The trigger's type (also inside `trigger`), for listing by it. */
+  trigger_type: string | null;
 }
 
 /** One run of one node inside an execution. */
@@ -509,7 +549,7 @@ export interface EngineNodeRunTable {
   node_name: string;
   type: string;
   run_index: number;
-  status: 'running' | 'succeeded' | 'failed' | 'skipped';
+  status: 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
   port: string | null;
   /** JSON text: [{ n, startedAt, durationMs, error }]. */
   attempts: string;
@@ -519,6 +559,41 @@ export interface EngineNodeRunTable {
   started_at: number;
   finished_at: number | null;
   duration_ms: number | null;
+  /** The for-each iteration (innermost loop index) it ran in; null outside loops. */
+  iteration: number | null;
+  /** The indices of every enclosing loop, outermost first, joined by `.`; null outside loops. */
+  iteration_key: string | null;
+}
+
+/** A generated configuration export (modules/dependencies/bundle); `bundle` is its JSON text, without secrets. */
+export interface DependencyExportTable {
+  id: string;
+  organization_id: string;
+  description: string;
+  format_version: number;
+  entity_count: number;
+  size: number;
+  checksum: string;
+  bundle: string;
+  created_at: number;
+  created_by: string | null;
+  expires_at: number;
+}
+
+/** A validated import (modules/dependencies/bundle): bundle, options and plan as JSON text; never the inputs. */
+export interface DependencyImportPlanTable {
+  id: string;
+  organization_id: string;
+  bundle: string;
+  options: string;
+  plan: string;
+  status: 'planned' | 'completed';
+  /** JSON text: the execute's report, answered again to a repeated execute. */
+  result: string | null;
+  created_at: number;
+  created_by: string | null;
+  expires_at: number;
+  executed_at: number | null;
 }
 
 export interface Database {
@@ -540,6 +615,9 @@ export interface Database {
   uns_values: UnsValueTable;
   uns_latest: UnsLatestTable;
   uns_rollups: UnsRollupTable;
+  uns_rollup_coverage: UnsRollupCoverageTable;
+  uns_rollup_late: UnsRollupLateTable;
+  job_leases: JobLeaseTable;
   uns_schemas: UnsSchemaTable;
   uns_schema_bindings: UnsSchemaBindingTable;
   uns_violations: UnsViolationTable;
@@ -560,4 +638,6 @@ export interface Database {
   pipelines: PipelineTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
+  dependency_exports: DependencyExportTable;
+  dependency_import_plans: DependencyImportPlanTable;
 }

@@ -288,8 +288,8 @@ if (testDialects().includes('postgres')) {
 
     it('a replica recomputes the units another replica committed late values into', async () => {
       const settle = () => server.app.uns.writer.settle();
-      const hearing = new HistorianRollups(server.storage.db, settle);
-      const deaf = new HistorianRollups(server.storage.db, settle);
+      const hearing = new HistorianRollups(server.storage.db, 'postgres', settle);
+      const deaf = new HistorianRollups(server.storage.db, 'postgres', settle);
       const heard: string[] = [];
       bus.subscribe((event) => {
         if (event.topic !== LATE_VALUES_TOPIC || !event.id) return;

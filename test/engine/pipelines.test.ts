@@ -794,6 +794,8 @@ for (const dialect of testDialects()) {
             startedAt: Date.now(),
             finishedAt: Date.now(),
             durationMs: 1,
+            iteration: null,
+            iterationKey: null,
           });
       } finally {
         server.app.engine.start();

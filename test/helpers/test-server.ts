@@ -41,6 +41,8 @@ export interface TestServerOptions {
   extend?: (app: FastifyInstance) => void | Promise<void>;
   /** Timing of the connection runtime supervisor (short leases and backoff in tests). */
   connectionRuntime?: AppDeps['connectionRuntime'];
+  /** Timing of the background rollup job; default: it never ticks by itself (tests call `tick`). */
+  rollupJob?: AppDeps['rollupJob'];
 }
 
 /** A Meridian on a fresh database of the dialect, listening on a free port of 127.0.0.1. */
@@ -75,6 +77,7 @@ export async function startTestServer(
     clock,
     bus: options.bus,
     connectionRuntime: options.connectionRuntime,
+    rollupJob: options.rollupJob ?? { tickMs: 0 },
   });
   await options.extend?.(app);
   await app.listen({ host: '127.0.0.1', port });

@@ -54,9 +54,10 @@ export async function purgeOrganizationUns(db: Kysely<Database>, organizationId:
     );
     await deleteInSlices(
       db,
-      sql`delete from uns_rollups where (topic_id, width_us, start_us) in (
-        select topic_id, width_us, start_us from uns_rollups where topic_id in (${idList}) limit ${ROWS_PER_SLICE})`,
+      sql`delete from uns_rollups where (topic_id, field, width_us, start_us) in (
+        select topic_id, field, width_us, start_us from uns_rollups where topic_id in (${idList}) limit ${ROWS_PER_SLICE})`,
     );
+    await db.deleteFrom('uns_rollup_coverage').where('topic_id', 'in', ids).execute();
     await db.deleteFrom('uns_latest').where('topic_id', 'in', ids).execute();
     await db.deleteFrom('uns_topics').where('id', 'in', ids).execute();
     deleted += ids.length;

@@ -6,9 +6,11 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
 import { dataRoutes } from './data/data.routes.js';
+import { lateRanges } from './data/late-values.js';
 import { publishRoutes } from './data/publish.routes.js';
 import { PublishService } from './data/publish.service.js';
 import { createReceiptClock } from './data/receipt-clock.js';
+import { ROLLUP_GRACE_MS, RollupJob, type RollupJobOptions } from './data/rollup-job.js';
 import { HistorianRollups, LATE_VALUES_TOPIC, lateValueAnnouncements } from './data/rollups.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
@@ -47,6 +49,8 @@ export interface UnsRuntime {
   applyRetention(): Promise<string>;
   /** Pre-aggregated history for wide ranges (the dashboard query). */
   rollups: HistorianRollups;
+  /** The background job that keeps the rollups ahead of queries (one replica at a time). */
+  rollupJob: RollupJob;
 }
 
 declare module 'fastify' {
@@ -67,6 +71,8 @@ export interface UnsDeps {
   sessionVerifier: SessionVerifier;
   /** The /readyz checks; `broker` is present while a broker is configured. */
   readiness: Record<string, () => Promise<void>>;
+  /** Timing of the background rollup job (tests run it by hand). */
+  rollupJob?: RollupJobOptions;
 }
 
 const HOUR_MS = 3_600_000;
@@ -86,7 +92,15 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writer: HistorianWrites = threaded
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
-  const rollups = new HistorianRollups(db, () => writer.settle());
+  const rollups = new HistorianRollups(db, storage.dialect, () => writer.settle());
+  const rollupJob = new RollupJob({
+    ...deps.rollupJob,
+    db,
+    rollups,
+    clock,
+    settle: () => writer.settle(),
+    log: app.log,
+  });
   // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
   // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
   // ended) are announced to them over the bus; live values cost one comparison each.
@@ -94,6 +108,13 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writeAndMark = (jobs: readonly CommitJob[]) =>
     writer.write(jobs).then(() => {
       rollups.committed(jobs);
+      // Values declared before the rollup job's horizon are noted for it (none in live traffic).
+      const late = lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000);
+      if (late.length > 0) {
+        rollups
+          .noteLate(late, clock.now() * 1000)
+          .catch((error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'));
+      }
       if (!announceLate) return;
       const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
       for (const id of lateValueAnnouncements(jobs, closedBeforeUs)) {
@@ -194,6 +215,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     bearerVerifiers: deps.bearerVerifiers,
     applyRetention,
     rollups,
+    rollupJob,
   };
   app.decorate('uns', runtime);
 
@@ -245,9 +267,11 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     retentionTimer = setInterval(run, HOUR_MS);
     retentionTimer.unref();
     void run();
+    rollupJob.start();
   });
   app.addHook('onClose', async () => {
     clearInterval(retentionTimer);
+    await rollupJob.stop();
     await settings.close();
     await broker.stop();
     await committer.drain();

@@ -11,6 +11,9 @@ import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
 import { pipelines } from './0011-pipelines.js';
 import { unsRollups } from './0012-uns-rollups.js';
+import { dependencyBundles } from './0014-dependency-bundles.js';
+import { executionFlow } from './0017-execution-flow.js';
+import { unsRollupJob } from './0019-uns-rollup-job.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -26,4 +29,7 @@ export const migrations: MeridianMigration[] = [
   dashboards,
   pipelines,
   unsRollups,
+  dependencyBundles,
+  executionFlow,
+  unsRollupJob,
 ];

@@ -18071,6 +18071,1086 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dependencies/export/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Analyze what a selection exports
+         * @description What the selection requires (always exported with it) and what may come along. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                selected: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Referenced by the selection: always exported with it. */
+                                required: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Entities that use what is exported, and the organization settings: add them with `include`. */
+                                optional: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description References to entities that no longer exist (exported as `$ref: null`). */
+                                missing: {
+                                    from: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                }[];
+                                /** @description Entities exported, by type. */
+                                totals: {
+                                    [key: string]: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent exports
+         * @description Exports of the organization that can still be downloaded, newest first.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Generate an export
+         * @description Builds a versioned bundle of the selection, its requirements and the included optional entities, stored for 24 hours. Secret values are never exported: each becomes an input. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an export
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export
+         * @description The bundle file (`application/vnd.meridian.bundle+json`), as an attachment.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bundle (JSON). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": string;
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate an import (dry run)
+         * @description Answers the plan: per entity create, update (overwrite), skip, rename or bind; the inputs to fill; the problems (a newer format, a checksum mismatch, an unknown protocol or node type, an unresolved reference, a conflict under `fail`). Nothing changes. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The bundle, as downloaded from an export. */
+                        bundle: unknown;
+                        options?: {
+                            /** @description Match bundle entities to existing ones by name (default) or by their source id. */
+                            match?: "name" | "id";
+                            /** @description For an entity that matches one (default fail). */
+                            conflict?: "skip" | "overwrite" | "rename" | "fail";
+                            /** @description Per bundle key, over `conflict`. */
+                            overrides?: {
+                                [key: string]: "skip" | "overwrite" | "rename" | "fail";
+                            };
+                            /** @description A bundle connection key → an existing connection id to use instead of importing it. */
+                            bindings?: {
+                                [key: string]: string;
+                            };
+                            /** @description Keep pipelines enabled and start autoStart connections (default false). */
+                            activate?: boolean;
+                            /** @description Validate only: the inputs you have, so that missingInputs lists the rest. Never stored. */
+                            inputs?: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Null when the plan cannot be executed. */
+                                planId: string | null;
+                                expiresAt: string | null;
+                                formatVersion: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                requiredInputs: string[];
+                                /** @description Required inputs not given in options.inputs. */
+                                missingInputs: string[];
+                                problems: {
+                                    key: string | null;
+                                    /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                    code: string;
+                                    message: string;
+                                }[];
+                                canExecute: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The bundle exceeds MERIDIAN_BATCH_BODY_LIMIT. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute an import plan
+         * @description Runs the plan in one transaction: everything or nothing. Pipelines arrive disabled and connections stopped unless the plan was validated with `activate`. An overwrite records a new version (change type `import`) that can be reverted. A plan executed before answers its first result (200). 400 names missing inputs; 409 when the organization changed so that the plan no longer holds. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        planId: string;
+                        /** @description Secret values by input key (`secret:<entity key>:<path>`); never stored in the plan. */
+                        inputs?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The plan expired, or no longer holds. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an import plan and its report
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                planId: string;
+                                status: "planned" | "completed";
+                                plan: {
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    requiredInputs: string[];
+                                    problems: {
+                                        key: string | null;
+                                        /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                        code: string;
+                                        message: string;
+                                    }[];
+                                };
+                                result: {
+                                    importId: string;
+                                    /** Format: date-time */
+                                    executedAt: string;
+                                    created: number;
+                                    updated: number;
+                                    skipped: number;
+                                    renamed: number;
+                                    bound: number;
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    /** @description Bundle key → id in this organization. */
+                                    idMap: {
+                                        [key: string]: string;
+                                    };
+                                } | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

@@ -24,6 +24,8 @@ const ModelDetailPage = lazy(() =>
 );
 const ConnectionsPage = lazy(() => import('../pages/connections/connections-page'));
 const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-detail-page'));
+const ExportPage = lazy(() => import('../pages/dependencies/export-page'));
+const ImportPage = lazy(() => import('../pages/dependencies/import-page'));
 
 function NotFound() {
   return (
@@ -104,6 +106,18 @@ function Page() {
       </Suspense>
     );
   }
+  if (pathname === '/dependencies/export')
+    return (
+      <Suspense fallback={<Loading label="Loading…" />}>
+        <ExportPage />
+      </Suspense>
+    );
+  if (pathname === '/dependencies/import')
+    return (
+      <Suspense fallback={<Loading label="Loading…" />}>
+        <ImportPage />
+      </Suspense>
+    );
   return <NotFound />;
 }
 

@@ -4,6 +4,9 @@ import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import { resolveRange } from '../query/time-range.js';
 
+/** The parts of a field path, e.g. `axes[0].load` → ['axes', 0, 'load']. */
+export { fieldPathParts } from '../../uns/data/value-member.js';
+
 export const PANEL_TYPES = [
   'timeseries',
   'stat',
@@ -111,15 +114,6 @@ export function substituteVariables(text: string, valueFor: (name: string) => st
   return text.replace(VARIABLE_REFERENCE, (_, braced: string | undefined, bare: string | undefined) =>
     valueFor(braced ?? bare!),
   );
-}
-
-/** The parts of a field path, e.g. `axes[0].load` → ['axes', 0, 'load']. */
-export function fieldPathParts(field: string): (string | number)[] {
-  const parts: (string | number)[] = [];
-  for (const match of field.matchAll(/([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]/g)) {
-    parts.push(match[1] !== undefined ? match[1] : Number(match[2]));
-  }
-  return parts;
 }
 
 function checkTopicText(

@@ -8,6 +8,7 @@ import type { EntityVersionsRepository } from '../../versions/entity-versions.re
 import { versionRoutes } from '../../versions/versions.routes.js';
 import type { DashboardQueryService } from '../query/dashboard-query.service.js';
 import { DashboardQueryBody, DashboardQueryResponse } from '../query/query.schemas.js';
+import { ENTITY_TYPE } from './dashboard-model.js';
 import type { PanelInput } from './dashboard-rules.js';
 import {
   AddPanelBody,
@@ -25,7 +26,7 @@ import {
   VariableParams,
   VariableValues,
 } from './dashboards.schemas.js';
-import { type DashboardsService, ENTITY_TYPE } from './dashboards.service.js';
+import type { DashboardsService } from './dashboards.service.js';
 
 const read = { access: { scope: 'dashboards:read' } };
 const write = { access: { scope: 'dashboards:write' } };

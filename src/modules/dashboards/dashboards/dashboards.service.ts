@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
-import { isoTime } from '../../../platform/schemas.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
 import type {
@@ -13,7 +12,15 @@ import type {
 } from '../../versions/entity-versions.repository.js';
 import type { FoldersService } from '../folders/folders.service.js';
 import {
-  type DashboardDefinition,
+  contentOf,
+  type Dashboard,
+  type DashboardContent,
+  type DashboardInput,
+  ENTITY_TYPE,
+  toDashboard,
+  toDashboardSummary,
+} from './dashboard-model.js';
+import {
   normalizeDefinition,
   normalizePanel,
   normalizeTags,
@@ -21,58 +28,6 @@ import {
   type PanelInput,
 } from './dashboard-rules.js';
 import { type DashboardListFilter, DashboardsRepository } from './dashboards.repository.js';
-
-export const ENTITY_TYPE = 'dashboard';
-
-/** What a client may write: every editable field (a create or a full replace). */
-export interface DashboardInput extends Partial<Omit<DashboardDefinition, 'panels'>> {
-  title: string;
-  description?: string;
-  folderId?: string | null;
-  tags?: string[];
-  panels?: PanelInput[];
-}
-
-/** The content of a dashboard: what a version snapshot holds and a revert restores. */
-export interface DashboardContent extends DashboardDefinition {
-  title: string;
-  description: string;
-  folderId: string | null;
-  tags: string[];
-}
-
-export type Dashboard = DashboardContent & {
-  id: string;
-  version: number;
-  createdAt: string;
-  createdBy: string | null;
-  updatedAt: string;
-  updatedBy: string | null;
-};
-
-function contentOf(row: DashboardTable): DashboardContent {
-  const definition = JSON.parse(row.definition) as DashboardDefinition;
-  return {
-    title: row.title,
-    description: row.description,
-    folderId: row.folder_id,
-    tags: JSON.parse(row.tags) as string[],
-    ...definition,
-  };
-}
-
-/** A dashboard as the API shows it. */
-export function toDashboard(row: DashboardTable): Dashboard {
-  return {
-    id: row.id,
-    ...contentOf(row),
-    version: Number(row.version),
-    createdAt: isoTime(Number(row.created_at)),
-    createdBy: row.created_by,
-    updatedAt: isoTime(Number(row.updated_at)),
-    updatedBy: row.updated_by,
-  };
-}
 
 export interface DashboardsDeps {
   db: Kysely<Database>;
@@ -97,20 +52,7 @@ export class DashboardsService {
   async list(organizationId: string, filter: DashboardListFilter) {
     const { rows, pagination } = await this.repository.list(organizationId, filter);
     return {
-      data: rows.map((row) => {
-        const definition = JSON.parse(row.definition) as DashboardDefinition;
-        return {
-          id: row.id,
-          title: row.title,
-          description: row.description,
-          folderId: row.folder_id,
-          tags: JSON.parse(row.tags) as string[],
-          panelCount: definition.panels.length,
-          version: Number(row.version),
-          createdAt: isoTime(Number(row.created_at)),
-          updatedAt: isoTime(Number(row.updated_at)),
-        };
-      }),
+      data: rows.map(toDashboardSummary),
       pagination,
     };
   }

@@ -3,26 +3,30 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
 import type { DialectName } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
-import type { BucketRow } from '../../uns/data/data.repository.js';
-import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
+import { type BucketRow, DataRepository } from '../../uns/data/data.repository.js';
 import type { HistorianRollups } from '../../uns/data/rollups.js';
 import type { BindingResolver } from '../../uns/schemas/binding-resolver.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
-import { isControlCode } from '../../uns/topics/topic-text.js';
 import { prefixUpperBound } from '../../uns/topics/uns-cursor.js';
+import type { Dashboard } from '../dashboards/dashboard-model.js';
 import {
-  type FieldConfig,
-  fieldPathParts,
   normalizePanel,
-  type Panel,
   type PanelInput,
   type PanelQuery,
   substituteVariables,
   type Variable,
   variableReferences,
 } from '../dashboards/dashboard-rules.js';
-import type { Dashboard } from '../dashboards/dashboards.service.js';
+import { DashboardVariables } from './dashboard-variables.js';
 import { DashboardQueryRepository } from './query.repository.js';
+import {
+  describeSeries,
+  mergeBuckets,
+  type PanelResult,
+  type Point,
+  type SeriesPlan,
+  type SeriesResult,
+} from './series-results.js';
 import { alignedBucketWidthMs, resolveRange } from './time-range.js';
 
 /** Pixels a grid column spans when the client does not say (a 1920 px wide dashboard). */
@@ -31,7 +35,6 @@ export const DEFAULT_COLUMN_PX = 80;
 export const MAX_POINTS = 4000;
 const MAX_SERIES_PER_PANEL = 20;
 const MAX_TABLE_ROWS = 200;
-const MAX_VARIABLE_VALUES = 500;
 
 export interface DashboardQueryInput {
   from?: string | undefined;
@@ -46,86 +49,9 @@ export interface DashboardQueryInput {
   preview?: PanelInput | undefined;
 }
 
-export interface Point {
-  /** Bucket start, epoch ms. */
-  t: number;
-  count: number;
-  avg: number;
-  min: number;
-  max: number;
-  first: number;
-  last: number;
-}
-
-interface Latest {
-  value: unknown;
-  timestamp: string;
-  quality: number;
-  ageMs: number;
-}
-
-export interface SeriesResult {
-  topic: string;
-  field: string | null;
-  label: string;
-  unit: string | null;
-  min: number | null;
-  max: number | null;
-  decimals: number | null;
-  latest: Latest | null;
-  /** The latest value's quality (0 good, 1 uncertain, 2 bad); null without data. */
-  quality: number | null;
-  /** Whether the latest value is older than the topic schema's stale-after; null when the schema sets none. */
-  stale: boolean | null;
-  staleAfterMs: number | null;
-  points: Point[];
-  error: string | null;
-}
-
-export interface PanelResult {
-  id: string;
-  type: string;
-  intervalMs: number | null;
-  maxPoints: number;
-  series: SeriesResult[];
-}
-
-interface SeriesPlan {
-  panel: Panel;
-  query: PanelQuery;
-  topic: string;
-  widthMs: number | null;
-}
-
 /** `(topic, field, width)`: one bucket read serves every panel that asks for it. */
 const bucketKey = (topicId: number, field: string | undefined, widthMs: number) =>
   `${topicId}\u0000${field ?? ''}\u0000${widthMs}`;
-
-/** Merges fine buckets into coarse ones of `widthMs` (a multiple of theirs) from the same start. */
-export function mergeBuckets(points: Point[], fromMs: number, widthMs: number): Point[] {
-  const out: Point[] = [];
-  for (const p of points) {
-    const t = fromMs + Math.floor((p.t - fromMs) / widthMs) * widthMs;
-    const last = out[out.length - 1];
-    if (last && last.t === t) {
-      last.avg = (last.avg * last.count + p.avg * p.count) / (last.count + p.count);
-      last.count += p.count;
-      last.min = Math.min(last.min, p.min);
-      last.max = Math.max(last.max, p.max);
-      last.last = p.last;
-    } else out.push({ ...p, t });
-  }
-  return out;
-}
-
-function memberOf(value: unknown, parts: (string | number)[]): unknown {
-  let current = value;
-  for (const part of parts) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, unknown>)[part];
-  }
-  return current;
-}
 
 export interface DashboardQueryDeps {
   db: Kysely<Database>;
@@ -147,57 +73,19 @@ export interface DashboardQueryDeps {
  */
 export class DashboardQueryService {
   private readonly repository: DashboardQueryRepository;
+  /** The historian's reads (the topics a filter matches). */
+  private readonly data: DataRepository;
+  private readonly variables: DashboardVariables;
 
   constructor(private readonly deps: DashboardQueryDeps) {
-    this.repository = new DashboardQueryRepository(deps.db, deps.dialect);
-  }
-
-  /** Each variable's selected values: the request's, else its default, else its first value. */
-  async selectedValues(
-    organizationId: string,
-    variables: Variable[],
-    chosen: Record<string, string | string[]>,
-  ): Promise<Map<string, string[]>> {
-    const known = new Set(variables.map((v) => v.name));
-    for (const name of Object.keys(chosen)) {
-      if (!known.has(name)) throw badRequest(`variables.${name}: unknown variable`);
-    }
-    const out = new Map<string, string[]>();
-    for (const variable of variables) {
-      const given = chosen[variable.name];
-      let values: string[];
-      if (given !== undefined) {
-        values = Array.isArray(given) ? given : [given];
-        if (values.length === 0) throw badRequest(`variables.${variable.name}: choose at least one value`);
-        if (values.length > 1 && !variable.multi) {
-          throw badRequest(`variables.${variable.name}: takes one value (the variable is not multi)`);
-        }
-        for (const value of values) {
-          if (
-            value.length === 0 ||
-            value.length > 200 ||
-            /[/+#]/.test(value) ||
-            [...value].some((c) => isControlCode(c.charCodeAt(0)))
-          ) {
-            throw badRequest(
-              `variables.${variable.name}: ${JSON.stringify(value.slice(0, 40))} is not a topic segment`,
-            );
-          }
-        }
-      } else if (variable.default !== undefined) values = [variable.default];
-      else values = (await this.variableValues(organizationId, variable)).slice(0, 1);
-      out.set(variable.name, values);
-    }
-    return out;
+    this.repository = new DashboardQueryRepository(deps.db);
+    this.data = new DataRepository(deps.db);
+    this.variables = new DashboardVariables(this.repository, deps.topicPrefix);
   }
 
   /** The values a variable can take: a segment variable's names at its level, a custom one's options. */
-  async variableValues(organizationId: string, variable: Variable): Promise<string[]> {
-    if (variable.type === 'custom') return [...(variable.options ?? [])];
-    if (variable.type === 'constant') return variable.default === undefined ? [] : [variable.default];
-    const segments = parseTopicFilter(variable.filter!, this.deps.topicPrefix, 'filter').segments;
-    const parent = segments.length > 2 ? segments.slice(0, -1).join('/') : null;
-    return this.repository.childNames(organizationId, parent, MAX_VARIABLE_VALUES);
+  variableValues(organizationId: string, variable: Variable): Promise<string[]> {
+    return this.variables.values(organizationId, variable);
   }
 
   /** Answers the panels of `dashboard` for a time range. */
@@ -208,7 +96,11 @@ export class DashboardQueryService {
       to: input.to ?? dashboard.timeRange.to,
     };
     const { fromMs, toMs } = resolveRange(range, nowMs, '');
-    const selected = await this.selectedValues(organizationId, dashboard.variables, input.variables ?? {});
+    const selected = await this.variables.selected(
+      organizationId,
+      dashboard.variables,
+      input.variables ?? {},
+    );
     const previewId = input.preview ? (input.preview.id ?? 'preview') : null;
     for (const [panelId, width] of Object.entries(input.widths ?? {})) {
       if (panelId !== previewId && !dashboard.panels.some((p) => p.id === panelId)) {
@@ -311,7 +203,15 @@ export class DashboardQueryService {
             : (buckets.get(bucketKey(topicId, plan.query.field, plan.widthMs)) ?? []);
         const latestRow = topicId === undefined ? undefined : latestById.get(topicId);
         series.push(
-          await this.describe(organizationId, plan, points, latestRow, nowMs, topicId === undefined),
+          await describeSeries(
+            this.deps.bindings,
+            organizationId,
+            plan,
+            points,
+            latestRow,
+            nowMs,
+            topicId === undefined,
+          ),
         );
       }
       results.push({ id: panel.id, type: panel.type, intervalMs: widthMs, maxPoints, series });
@@ -335,22 +235,14 @@ export class DashboardQueryService {
     widthMs: number,
     nowMs: number,
   ): Promise<Point[]> {
-    const rows: BucketRow[] =
-      field === undefined
-        ? await this.deps.rollups.buckets(
-            { organizationId, path, id: topicId },
-            fromMs * 1000,
-            toMs * 1000,
-            widthMs * 1000,
-            nowMs * 1000,
-          )
-        : await this.repository.fieldBuckets(
-            topicId,
-            fieldPathParts(field),
-            fromMs * 1000,
-            toMs * 1000,
-            widthMs * 1000,
-          );
+    // A field path's numbers are rolled up as a series of their own (kept by the job once read).
+    const rows: BucketRow[] = await this.deps.rollups.buckets(
+      { organizationId, path, id: topicId, field },
+      fromMs * 1000,
+      toMs * 1000,
+      widthMs * 1000,
+      nowMs * 1000,
+    );
     return rows.map(({ bucketStartUs, ...rest }) => ({ t: Math.floor(bucketStartUs / 1000), ...rest }));
   }
 
@@ -381,7 +273,7 @@ export class DashboardQueryService {
       };
       let after: string | null = null;
       while (out.length < limit) {
-        const rows = await this.repository.topicsInRange(organizationId, bounds, after, 500);
+        const rows = await this.data.latestInRange(organizationId, bounds, after, 500);
         for (const row of rows) {
           after = row.path;
           if (matcher.matches(row.path) && out.length < limit) out.push(row.path);
@@ -390,48 +282,5 @@ export class DashboardQueryService {
       }
     }
     return out;
-  }
-
-  private async describe(
-    organizationId: string,
-    plan: SeriesPlan,
-    points: Point[],
-    latestRow: { ts_us: number; value_json: string; quality: number } | undefined,
-    nowMs: number,
-    missing: boolean,
-  ): Promise<SeriesResult> {
-    const binding = await this.deps.bindings.bindingFor(organizationId, plan.topic);
-    const schema = binding?.compiled.schema;
-    const config: FieldConfig = plan.panel.fieldConfig;
-    const staleAfterMs = schema?.staleAfterMs ?? null;
-    let latest: Latest | null = null;
-    if (latestRow) {
-      const whole = JSON.parse(latestRow.value_json) as unknown;
-      const value =
-        plan.query.field === undefined ? whole : memberOf(whole, fieldPathParts(plan.query.field));
-      const tsMs = Math.floor(Number(latestRow.ts_us) / 1000);
-      latest = {
-        value: value === undefined ? null : value,
-        timestamp: formatRfc3339Micros(Number(latestRow.ts_us)),
-        quality: Number(latestRow.quality),
-        ageMs: Math.max(0, nowMs - tsMs),
-      };
-    }
-    const label = plan.query.label ?? (plan.query.field ? `${plan.topic} ${plan.query.field}` : plan.topic);
-    return {
-      topic: plan.topic,
-      field: plan.query.field ?? null,
-      label,
-      unit: config.unit ?? schema?.unit ?? null,
-      min: config.min ?? schema?.minimum ?? null,
-      max: config.max ?? schema?.maximum ?? null,
-      decimals: config.decimals ?? null,
-      latest,
-      quality: latest ? latest.quality : null,
-      stale: latest === null || staleAfterMs === null ? null : latest.ageMs > staleAfterMs,
-      staleAfterMs,
-      points,
-      error: missing ? `topic ${plan.topic} does not exist` : null,
-    };
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../../platform/errors.js';
-import { mergeBuckets, type Point } from './dashboard-query.service.js';
+import { mergeBuckets, type Point } from './series-results.js';
 import { alignedBucketWidthMs, bucketWidthMs, resolveRange, resolveTime } from './time-range.js';
 
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);

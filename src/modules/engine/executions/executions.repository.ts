@@ -1,108 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { Database, EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
-import type { PipelineEdge, PipelineNode, PipelineSettings } from '../pipelines/pipeline-definition.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
+import { ExecutionReads } from './execution-reads.js';
+import {
+  type Checkpoint,
+  type ExecutionDefinition,
+  type ExecutionRow,
+  type ExecutionStatus,
+  type ExecutionTrigger,
+  type NodeRunRow,
+  toExecution,
+} from './execution-rows.js';
 
-export type ExecutionStatus = EngineExecutionTable['status'];
-
-export interface ExecutionTrigger {
-  type: string;
-  nodeId: string;
-  firedAt: number;
-  source: Record<string, unknown>;
-}
-
-/** The pipeline as an execution runs it: fixed at the version it was queued with. */
-export interface ExecutionDefinition {
-  nodes: PipelineNode[];
-  edges: PipelineEdge[];
-  settings: PipelineSettings;
-}
-
-export interface ExecutionRow {
-  id: string;
-  organizationId: string;
-  pipelineId: string;
-  pipelineVersion: number;
-  definition: ExecutionDefinition;
-  status: ExecutionStatus;
-  reason: string | null;
-  trigger: ExecutionTrigger;
-  input: unknown;
-  error: { nodeId: string | null; nodeName: string | null; code: string; message: string } | null;
-  claims: number;
-  lockedBy: string | null;
-  retryOf: string | null;
-  queuedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-}
-
-export interface Attempt {
-  n: number;
-  startedAt: number;
-  durationMs: number;
-  error: string | null;
-}
-
-export interface NodeRunRow {
-  id: string;
-  executionId: string;
-  nodeId: string;
-  nodeName: string;
-  type: string;
-  runIndex: number;
-  status: EngineNodeRunTable['status'];
-  port: string | null;
-  attempts: Attempt[];
-  input: unknown;
-  output: unknown;
-  error: { code: string; message: string } | null;
-  startedAt: number;
-  finishedAt: number | null;
-  durationMs: number | null;
-}
-
-const json = (text: string | null) => (text === null ? null : JSON.parse(text));
-
-const toExecution = (row: EngineExecutionTable): ExecutionRow => ({
-  id: row.id,
-  organizationId: row.organization_id,
-  pipelineId: row.pipeline_id,
-  pipelineVersion: Number(row.pipeline_version),
-  definition: JSON.parse(row.definition),
-  status: row.status,
-  reason: row.reason,
-  trigger: JSON.parse(row.trigger),
-  input: json(row.input),
-  error: json(row.error),
-  claims: Number(row.claims),
-  lockedBy: row.locked_by,
-  retryOf: row.retry_of,
-  queuedAt: Number(row.queued_at),
-  startedAt: row.started_at === null ? null : Number(row.started_at),
-  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
-});
-
-const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
-  id: row.id,
-  executionId: row.execution_id,
-  nodeId: row.node_id,
-  nodeName: row.node_name,
-  type: row.type,
-  runIndex: Number(row.run_index),
-  status: row.status,
-  port: row.port,
-  attempts: JSON.parse(row.attempts),
-  input: json(row.input),
-  output: json(row.output),
-  error: json(row.error),
-  startedAt: Number(row.started_at),
-  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
-  durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
-});
+export type {
+  Attempt,
+  Checkpoint,
+  ExecutionDefinition,
+  ExecutionRow,
+  ExecutionStatus,
+  ExecutionTrigger,
+  MemoEntry,
+  NodeRunRow,
+} from './execution-rows.js';
 
 export interface EnqueueInput {
   organizationId: string;
@@ -123,8 +43,10 @@ const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
 const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
 
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
-export class ExecutionsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+export class ExecutionsRepository extends ExecutionReads {
+  constructor(db: Kysely<Database>) {
+    super(db);
+  }
 
   async enqueue(input: EnqueueInput & { idempotencyKey?: undefined }): Promise<ExecutionRow>;
   /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
@@ -158,6 +80,8 @@ export class ExecutionsRepository {
       queued_at: input.now,
       started_at: null,
       finished_at: input.skippedBecause ? input.now : null,
+      checkpoint: null,
+      trigger_type: input.trigger.type,
     };
     if (input.idempotencyKey === undefined) {
       await this.db.insertInto('engine_executions').values(row).execute();
@@ -185,6 +109,7 @@ export class ExecutionsRepository {
         eb.or([
           eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
           eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+          eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
         ]),
       )
       .orderBy('priority')
@@ -230,6 +155,7 @@ export class ExecutionsRepository {
           eb.or([
             eb('status', '=', 'queued'),
             eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+            eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
           ]),
         )
         .returningAll()
@@ -261,11 +187,39 @@ export class ExecutionsRepository {
   ): Promise<void> {
     await this.db
       .updateTable('engine_executions')
-      .set({ status, finished_at: now, error: error && JSON.stringify(error), reason, lease_until: null })
+      .set({
+        status,
+        finished_at: now,
+        error: error && JSON.stringify(error),
+        reason,
+        lease_until: null,
+        checkpoint: null,
+      })
       .where('id', '=', id)
       .where('locked_by', '=', replica)
       .where('status', '=', 'running')
       .execute();
+  }
+
+  /**
+   * Parks a running execution until `runAt` (a long wait): it holds no lease meanwhile, and any replica
+   * claims it when due, also after a restart. False when `replica` no longer held it (cancelled).
+   */
+  async park(id: string, replica: string, runAt: number, checkpoint: Checkpoint): Promise<boolean> {
+    const result = await this.db
+      .updateTable('engine_executions')
+      .set({
+        status: 'waiting',
+        run_at: runAt,
+        checkpoint: JSON.stringify(checkpoint),
+        locked_by: null,
+        lease_until: null,
+      })
+      .where('id', '=', id)
+      .where('locked_by', '=', replica)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async cancelQueued(organizationId: string, pipelineId: string, now: number): Promise<void> {
@@ -279,16 +233,16 @@ export class ExecutionsRepository {
   }
 
   /**
-   * Cancels a queued or running execution (a running one stops at its next node boundary: its engine's
+   * Cancels a queued, waiting or running execution (a running one stops at its next node boundary: its engine's
    * lease renewal and finish find it no longer running). Answers the status it had, or undefined.
    */
   async cancel(organizationId: string, id: string, now: number): Promise<boolean> {
     const result = await this.db
       .updateTable('engine_executions')
-      .set({ status: 'cancelled', reason: 'user', finished_at: now, lease_until: null })
+      .set({ status: 'cancelled', reason: 'user', finished_at: now, lease_until: null, checkpoint: null })
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
-      .where('status', 'in', ['queued', 'running'])
+      .where('status', 'in', ['queued', 'running', 'waiting'])
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -298,41 +252,69 @@ export class ExecutionsRepository {
       .deleteFrom('engine_executions')
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
-      .where('status', 'not in', ['queued', 'running'])
+      .where('status', 'not in', ['queued', 'running', 'waiting'])
       .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 
   /**
-   * Deletes finished executions (with their node runs) older than their organization's retention
-   * (organization settings `executions.retentionDays`, default 30). Answers how many went.
+   * Retention per organization (organization settings `executions`): deletes finished executions (with
+   * their node runs) older than `retentionDays` (default 30), then the oldest finished ones beyond
+   * `maxCount` (default 100,000). Answers how many went.
    */
-  async purge(now: number, defaultDays = 30): Promise<number> {
+  async purge(now: number, defaults = { retentionDays: 30, maxCount: 100_000 }): Promise<number> {
     const settings = await this.db
       .selectFrom('organization_settings')
       .select(['organization_id', 'settings'])
       .execute();
-    const days = new Map<string, number>();
-    for (const row of settings) {
-      const value = (JSON.parse(row.settings) as { executions?: { retentionDays?: number } }).executions
-        ?.retentionDays;
-      if (typeof value === 'number' && value > 0) days.set(row.organization_id, value);
-    }
+    const limits = new Map<string, { retentionDays?: number; maxCount?: number }>();
+    for (const row of settings)
+      limits.set(
+        row.organization_id,
+        (JSON.parse(row.settings) as { executions?: { retentionDays?: number; maxCount?: number } })
+          .executions ?? {},
+      );
     const organizations = await this.db
       .selectFrom('engine_executions')
       .select('organization_id')
       .distinct()
       .execute();
+    const positive = (v: unknown, fallback: number) => (typeof v === 'number' && v > 0 ? v : fallback);
     let purged = 0;
     for (const { organization_id } of organizations) {
-      const cutoff = now - (days.get(organization_id) ?? defaultDays) * 86_400_000;
-      const result = await this.db
-        .deleteFrom('engine_executions')
-        .where('organization_id', '=', organization_id)
-        .where('status', 'not in', ['queued', 'running'])
-        .where('finished_at', '<', cutoff)
+      const limit = limits.get(organization_id);
+      const days = positive(limit?.retentionDays, defaults.retentionDays);
+      const finished = () =>
+        this.db
+          .deleteFrom('engine_executions')
+          .where('organization_id', '=', organization_id)
+          .where('status', 'not in', ['queued', 'running', 'waiting']);
+      const old = await finished()
+        .where('finished_at', '<', now - days * 86_400_000)
         .executeTakeFirst();
-      purged += Number(result.numDeletedRows);
+      purged += Number(old.numDeletedRows);
+      // Beyond maxCount: the finished execution at that position (newest first) and all older ones go.
+      const maxCount = positive(limit?.maxCount, defaults.maxCount);
+      const boundary = await this.db
+        .selectFrom('engine_executions')
+        .select(['queued_at', 'id'])
+        .where('organization_id', '=', organization_id)
+        .where('status', 'not in', ['queued', 'running', 'waiting'])
+        .orderBy('queued_at', 'desc')
+        .orderBy('id', 'desc')
+        .offset(maxCount)
+        .limit(1)
+        .executeTakeFirst();
+      if (!boundary) continue;
+      const excess = await finished()
+        .where((eb) =>
+          eb.or([
+            eb('queued_at', '<', boundary.queued_at),
+            eb.and([eb('queued_at', '=', boundary.queued_at), eb('id', '<=', boundary.id)]),
+          ]),
+        )
+        .executeTakeFirst();
+      purged += Number(excess.numDeletedRows);
     }
     return purged;
   }
@@ -365,6 +347,8 @@ export class ExecutionsRepository {
       started_at: run.startedAt,
       finished_at: run.finishedAt,
       duration_ms: run.durationMs,
+      iteration: run.iteration,
+      iteration_key: run.iterationKey,
     };
     const { id: _, execution_id: _e, ...changes } = row;
     await this.db
@@ -372,47 +356,6 @@ export class ExecutionsRepository {
       .values(row)
       .onConflict((oc) => oc.column('id').doUpdateSet(changes))
       .execute();
-  }
-
-  async get(organizationId: string, id: string): Promise<ExecutionRow | undefined> {
-    const row = await this.db
-      .selectFrom('engine_executions')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row && toExecution(row);
-  }
-
-  async list(
-    organizationId: string,
-    params: ListParams & { pipelineId?: string | undefined; status?: ExecutionStatus | undefined },
-  ) {
-    let query = this.db
-      .selectFrom('engine_executions')
-      .selectAll()
-      .where('organization_id', '=', organizationId);
-    if (params.pipelineId !== undefined) query = query.where('pipeline_id', '=', params.pipelineId);
-    if (params.status !== undefined) query = query.where('status', '=', params.status);
-    const { rows, pagination } = await runListQuery(query, params, {
-      searchColumns: [],
-      sortColumns: { queuedAt: 'queued_at', finishedAt: 'finished_at' },
-      defaultSort: 'queuedAt',
-      defaultOrder: 'desc',
-      tieBreaker: 'id',
-    });
-    return { rows: rows.map(toExecution), pagination };
-  }
-
-  async nodeRuns(executionId: string): Promise<NodeRunRow[]> {
-    const rows = await this.db
-      .selectFrom('engine_node_runs')
-      .selectAll()
-      .where('execution_id', '=', executionId)
-      .orderBy('started_at')
-      .orderBy('run_index')
-      .execute();
-    return rows.map(toNodeRun);
   }
 
   static isFinal(status: ExecutionStatus): boolean {

@@ -6,13 +6,17 @@ import type { ExecutionRow, NodeRunRow } from './executions.repository.js';
 const Status = Type.Union([
   Type.Literal('queued'),
   Type.Literal('running'),
+  Type.Literal('waiting'),
   Type.Literal('completed'),
   Type.Literal('completed_with_errors'),
   Type.Literal('failed'),
   Type.Literal('cancelled'),
   Type.Literal('skipped'),
 ]);
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(
+  t: T,
+  options?: { description: string },
+) => Type.Union([t, Type.Null()], options);
 
 export const Execution = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -43,6 +47,9 @@ export const Execution = Type.Object({
   startedAt: Nullable(Timestamp),
   finishedAt: Nullable(Timestamp),
   durationMs: Nullable(Type.Integer()),
+  resumeAt: Nullable(Timestamp, {
+    description: 'For a waiting execution (parked by a long wait): when it resumes.',
+  }),
 });
 
 export const NodeRun = Type.Object({
@@ -53,11 +60,14 @@ export const NodeRun = Type.Object({
   runIndex: Type.Integer(),
   status: Type.Union([
     Type.Literal('running'),
+    Type.Literal('waiting'),
     Type.Literal('succeeded'),
     Type.Literal('failed'),
     Type.Literal('skipped'),
   ]),
-  port: Nullable(Type.String({ description: 'The output port its result left by.' })),
+  port: Nullable(
+    Type.String({ description: 'The output port its result left by (several: comma-separated).' }),
+  ),
   attempts: Type.Array(
     Type.Object({
       n: Type.Integer(),
@@ -72,12 +82,68 @@ export const NodeRun = Type.Object({
   startedAt: Timestamp,
   finishedAt: Nullable(Timestamp),
   durationMs: Nullable(Type.Integer()),
+  iteration: Nullable(Type.Integer({ description: 'The for-each iteration (index) it ran in.' })),
+  iterationKey: Nullable(
+    Type.String({ description: 'The indices of every enclosing for-each, outermost first, such as `3.0`.' }),
+  ),
 });
 
-export const ListExecutionsQuery = listQuerySchema(['queuedAt', 'finishedAt'] as const, {
+const ExecutionFilters = {
   pipelineId: Type.Optional(Type.String({ format: 'uuid' })),
   status: Type.Optional(Status),
+  trigger: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[a-z][a-z0-9._-]*$',
+      description: 'The trigger type: `manual`, `schedule`, `retry`, ...',
+    }),
+  ),
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Queued at or after.' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Queued before.' })),
+};
+
+export const ListExecutionsQuery = listQuerySchema(['queuedAt', 'finishedAt'] as const, ExecutionFilters);
+
+export const StatsQuery = Type.Object(
+  {
+    pipelineId: ExecutionFilters.pipelineId,
+    trigger: ExecutionFilters.trigger,
+    from: ExecutionFilters.from,
+    to: ExecutionFilters.to,
+  },
+  { additionalProperties: false },
+);
+
+export const ExecutionStats = Type.Object({
+  total: Type.Integer(),
+  byStatus: Type.Record(Type.String(), Type.Integer()),
+  successRate: Nullable(
+    Type.Number({
+      description: 'completed / (completed + completed_with_errors + failed); null when none ran.',
+    }),
+  ),
+  durationMs: Type.Object({ average: Nullable(Type.Integer()), max: Nullable(Type.Integer()) }),
 });
+
+export const NodeRunsQuery = Type.Object(
+  {
+    nodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const IterationsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const NodeRunList = Type.Object({ data: Type.Array(NodeRun), pagination: PaginationSchema });
 
 export const ExecutionList = Type.Object({ data: Type.Array(Execution), pagination: PaginationSchema });
 
@@ -96,6 +162,7 @@ export const toExecution = (e: ExecutionRow) => ({
   startedAt: isoTime(e.startedAt),
   finishedAt: isoTime(e.finishedAt),
   durationMs: e.startedAt !== null && e.finishedAt !== null ? e.finishedAt - e.startedAt : null,
+  resumeAt: e.status === 'waiting' ? isoTime(e.runAt) : null,
 });
 
 export const toNodeRun = (r: NodeRunRow) => ({
@@ -113,4 +180,6 @@ export const toNodeRun = (r: NodeRunRow) => ({
   startedAt: isoTime(r.startedAt),
   finishedAt: isoTime(r.finishedAt),
   durationMs: r.durationMs,
+  iteration: r.iteration,
+  iterationKey: r.iterationKey,
 });

@@ -1,9 +1,11 @@
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { loopBodies } from '../pipelines/loop-bodies.js';
 import { graphProblems } from '../pipelines/pipeline-definition.js';
 import type { PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import type { ExecutionDefinition, ExecutionRow, ExecutionsRepository } from './executions.repository.js';
+import { sideEffectOf } from './node-runner.js';
 
 const RETRYABLE: ExecutionRow['status'][] = ['failed', 'completed_with_errors', 'cancelled'];
 
@@ -12,6 +14,7 @@ export interface RetryRequest {
   version?: 'original' | 'current' | undefined;
   input?: unknown;
   again?: boolean | undefined;
+  confirmWrites?: boolean | undefined;
 }
 
 /** Execution operations beyond reads: retry, cancel, delete. */
@@ -74,9 +77,25 @@ export class ExecutionsService {
       definition = { nodes: pipeline.nodes, edges: pipeline.edges, settings: pipeline.settings };
       version = pipeline.version;
     }
-    let trigger = original.trigger;
+    const mode = request.mode ?? 'from-failed';
+    // A retry's trigger names the node it starts at; `source` says what it retries and how.
+    const first = original.trigger.type === 'retry' ? original.trigger.source : null;
+    const triggerNodeId = (first?.triggerNodeId as string | undefined) ?? original.trigger.nodeId;
+    let trigger: ExecutionRow['trigger'] = {
+      type: 'retry',
+      nodeId: triggerNodeId,
+      firedAt: this.deps.clock.now(),
+      source: {
+        retryOf: id,
+        userId: actor.userId,
+        mode,
+        trigger: (first?.trigger as string | undefined) ?? original.trigger.type,
+        triggerNodeId,
+      },
+    };
     let input = request.input === undefined ? original.input : request.input;
-    if ((request.mode ?? 'from-failed') === 'from-failed') {
+    let startAt = trigger.nodeId;
+    if (mode === 'from-failed') {
       const failed = (await this.deps.repo.nodeRuns(id)).find((r) => r.status === 'failed');
       if (!failed)
         throw withDetails(badRequest('/mode: the execution has no failed node run; retry from-start'), {
@@ -86,14 +105,23 @@ export class ExecutionsService {
         throw conflict(
           `the failed node ${failed.nodeId} is not in the ${request.version ?? 'original'} version`,
         );
-      trigger = {
-        type: 'retry',
-        nodeId: failed.nodeId,
-        firedAt: this.deps.clock.now(),
-        source: { retryOf: id, userId: actor.userId },
-      };
+      for (const [loopId, body] of loopBodies(definition.nodes, definition.edges))
+        if (body.has(failed.nodeId))
+          throw conflict(
+            `the failed node ${failed.nodeId} ran inside the for-each ${loopId}; retry from-start to run the loop again`,
+          );
+      startAt = failed.nodeId;
+      trigger = { ...trigger, nodeId: failed.nodeId };
       input = request.input === undefined ? failed.input : request.input;
     }
+    const writer = downstream(definition, startAt).find((n) => sideEffectOf(n) === 'writes-device');
+    if (writer && request.confirmWrites !== true)
+      throw withDetails(
+        badRequest(
+          `/confirmWrites: the retry would run ${writer.name}, which writes to a device; send confirmWrites: true`,
+        ),
+        { path: '/confirmWrites' },
+      );
     const now = this.deps.clock.now();
     const queued = await this.deps.repo.enqueue({
       organizationId,
@@ -129,4 +157,19 @@ export class ExecutionsService {
     if (!(await this.deps.repo.delete(organizationId, id)))
       throw conflict(`an execution in status ${execution.status} cannot be deleted; cancel it first`);
   }
+}
+
+/** The node `start` and every node downstream of it. */
+function downstream(definition: ExecutionDefinition, start: string) {
+  const reached = new Set<string>([start]);
+  const stack = [start];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    for (const e of definition.edges)
+      if (e.source === id && !reached.has(e.target)) {
+        reached.add(e.target);
+        stack.push(e.target);
+      }
+  }
+  return definition.nodes.filter((n) => reached.has(n.id));
 }

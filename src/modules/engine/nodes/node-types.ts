@@ -2,6 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { FLOW_NODE_TYPES } from './flow-nodes.js';
 
 /** What running a node can touch outside the execution. */
 export type SideEffect = 'none' | 'reads-device' | 'writes-device' | 'external';
@@ -23,12 +24,22 @@ export interface NodeContext {
   attempt: number;
   /** Publishes one value to the UNS of the organization; resolves once committed. */
   publish(topic: string, value: unknown, quality?: number): Promise<void>;
+  /** For a node that joins inputs (`join`): every input that arrived, in arrival order. */
+  inputs?: { source: string; port: string; data: unknown }[];
+  /** The engine's clock (default Date.now). */
+  now?: () => number;
 }
 
 export interface NodeResult {
   output: unknown;
   /** The output port the result leaves by. */
   port: string;
+  /** Every port it leaves by, when more than one (a switch matching several rules); default `[port]`. */
+  ports?: string[];
+  /** A for-each: the nodes on its `item` port run once per element; `done` then carries their results. */
+  iterate?: unknown[];
+  /** A wait: the engine continues after this time (ms since the epoch), parking a long wait in the database. */
+  waitUntil?: number;
   logs?: string[];
 }
 
@@ -58,12 +69,18 @@ export interface NodeType {
   testable: boolean;
   /** JSONata expressions among the parameters (compiled on validation). */
   expressionParameters: string[];
+  /** Output ports that follow from the parameters (a switch's rules); default `outputs`. */
+  outputsFor?(parameters: Record<string, unknown>): string[];
+  /** How the catalogue describes parameter-made ports: one `port` (with `{index}`) per item of `parameter`. */
+  dynamicOutputs?: { parameter: string; port: string };
+  /** A node joining its inputs: `all` runs once every connected input arrived, `first` on the first. */
+  join?(parameters: Record<string, unknown>): 'all' | 'first';
   /** Checks beyond the JSON Schema (run after it passed); pointers below `parameters`. */
   check?(parameters: Record<string, unknown>): { path: string; message: string }[];
   run(context: NodeContext): Promise<NodeResult>;
 }
 
-const bindingsOf = (c: NodeContext) => ({
+export const bindingsOf = (c: NodeContext) => ({
   input: c.input,
   trigger: c.trigger,
   node: c.nodes,
@@ -80,7 +97,7 @@ const expression = (description: string) => ({
 /** A string holding exactly `{{ expr }}` is evaluated as JSONata; other values are kept as they are. */
 const TEMPLATE = /^\{\{([\s\S]*)\}\}$/;
 
-async function resolveTemplates(value: unknown, c: NodeContext): Promise<unknown> {
+export async function resolveTemplates(value: unknown, c: NodeContext): Promise<unknown> {
   if (typeof value === 'string') {
     const match = TEMPLATE.exec(value.trim());
     if (!match) return value;
@@ -313,12 +330,17 @@ export const NODE_TYPES: NodeType[] = [
       return { output: { topic, value }, port: 'out' };
     },
   },
+  ...FLOW_NODE_TYPES,
 ];
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });
 const validators = new Map<string, ValidateFunction>();
 
 export const nodeType = (type: string): NodeType | undefined => NODE_TYPES.find((t) => t.type === type);
+
+/** The output ports of a node (besides `error`): its type's, or those its parameters make. */
+export const outputsOf = (type: NodeType, parameters: Record<string, unknown>): string[] =>
+  type.outputsFor?.(parameters) ?? type.outputs;
 
 /** The parameter errors of a node of `type`, each with the JSON pointer below `parameters`. */
 export function parameterErrors(type: NodeType, parameters: unknown): { path: string; message: string }[] {
@@ -347,6 +369,7 @@ export const toNodeTypeView = (t: NodeType) => ({
   parameters: t.parameters,
   inputs: t.inputs,
   outputs: [...t.outputs, 'error'],
+  ...(t.dynamicOutputs ? { dynamicOutputs: t.dynamicOutputs } : {}),
   sideEffect: t.sideEffect,
   testable: t.testable,
 });

@@ -22,6 +22,15 @@ const NodeTypeSchema = Type.Object({
   outputs: Type.Array(Type.String(), {
     description: 'Output ports; every node also has `error` (on-error errorPort).',
   }),
+  dynamicOutputs: Type.Optional(
+    Type.Object(
+      { parameter: Type.String(), port: Type.String() },
+      {
+        description:
+          'More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`.',
+      },
+    ),
+  ),
   sideEffect: Type.Union([
     Type.Literal('none'),
     Type.Literal('reads-device'),

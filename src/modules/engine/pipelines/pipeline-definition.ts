@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
-import { nodeType, parameterErrors } from '../nodes/node-types.js';
+import { nodeType, outputsOf, parameterErrors } from '../nodes/node-types.js';
+import { loopProblems } from './loop-bodies.js';
 
 /** A malformed pipeline body: `path` is the JSON pointer of the member at fault. */
 export class PipelineInputError extends Error {
@@ -280,11 +281,12 @@ export function graphProblems(nodes: PipelineNode[], edges: PipelineEdge[]): Gra
         message: `names no node of this pipeline`,
       });
     const sourceType = source && nodeType(source.type);
-    if (sourceType && edge.sourcePort !== 'error' && !sourceType.outputs.includes(edge.sourcePort))
+    const sourcePorts = sourceType && outputsOf(sourceType, source.parameters);
+    if (sourcePorts && edge.sourcePort !== 'error' && !sourcePorts.includes(edge.sourcePort))
       problems.push({
         nodeId: edge.source,
         path: `/edges/${i}/sourcePort`,
-        message: `${source.type} has no output port ${JSON.stringify(edge.sourcePort)} (ports: ${[...sourceType.outputs, 'error'].join(', ')})`,
+        message: `${source!.type} has no output port ${JSON.stringify(edge.sourcePort)} (ports: ${[...sourcePorts, 'error'].join(', ')})`,
       });
     const targetType = target && nodeType(target.type);
     if (targetType && targetType.inputs.length === 0)
@@ -294,8 +296,9 @@ export function graphProblems(nodes: PipelineNode[], edges: PipelineEdge[]): Gra
         message: `${target.type} takes no input`,
       });
   });
-  for (const nodeId of cycleMembers(nodes, edges))
-    problems.push({ nodeId, path: '/edges', message: 'is part of a cycle' });
+  const cycle = cycleMembers(nodes, edges);
+  for (const nodeId of cycle) problems.push({ nodeId, path: '/edges', message: 'is part of a cycle' });
+  if (cycle.length === 0) problems.push(...loopProblems(nodes, edges));
   return problems;
 }
 

@@ -278,6 +278,7 @@ export class TopicsService {
         await trx.deleteFrom('uns_latest').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_violations').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_rollups').where('topic_id', 'in', part).execute();
+        await trx.deleteFrom('uns_rollup_coverage').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_topics').where('id', 'in', part).execute();
       }
       return ids.length;

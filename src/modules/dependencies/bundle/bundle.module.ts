@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../../config/config.schema.js';
+import type { Clock } from '../../../platform/clock.js';
+import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
+import type { Storage } from '../../../storage/database.js';
+import { resolveKeyEncryptionKey } from '../../oauth2/keys/key-encryption-key.js';
+import { SETTINGS_CHANGED } from '../../organizations/settings/settings-store.js';
+import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { BundleRepository } from './bundle.repository.js';
+import { bundleRoutes } from './bundle.routes.js';
+import { ExportService } from './export.service.js';
+import { ImportService } from './import.service.js';
+
+/**
+ * Installs export and import of configuration under `/api/v1/dependencies`. Needs connections (an
+ * import started with `activate` tells their supervisor) and the organization settings.
+ */
+export async function installBundles(
+  app: FastifyInstance,
+  deps: {
+    config: Config;
+    storage: Storage;
+    clock: Clock;
+    bus: InvalidationBus;
+    versions: EntityVersionsRepository;
+    meridianVersion: string;
+  },
+): Promise<{ exports: ExportService; imports: ImportService }> {
+  const { config, clock } = deps;
+  const db = deps.storage.db;
+  const repo = new BundleRepository(db);
+  const keyEncryptionKey = resolveKeyEncryptionKey(config);
+  const exports = new ExportService({
+    db,
+    repo,
+    clock,
+    keyEncryptionKey,
+    meridianVersion: deps.meridianVersion,
+  });
+  const imports = new ImportService({
+    db,
+    repo,
+    clock,
+    keyEncryptionKey,
+    topicPrefix: config.topicPrefix,
+    versions: deps.versions,
+    imported: async (organizationId, effects) => {
+      for (const id of effects.start) app.connectors.supervisor.changed(id);
+      if (effects.settings) await deps.bus.publish({ topic: SETTINGS_CHANGED, id: organizationId });
+    },
+  });
+  await app.register(bundleRoutes, {
+    prefix: '/api/v1/dependencies',
+    exports,
+    imports,
+    bundleBodyLimit: config.batchBodyLimit,
+  });
+  return { exports, imports };
+}

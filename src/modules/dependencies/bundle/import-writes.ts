@@ -1,0 +1,358 @@
+import type { Kysely } from 'kysely';
+import { Value } from 'typebox/value';
+import type { Actor } from '../../../platform/actor.js';
+import { ApiError, badRequest } from '../../../platform/errors.js';
+import type { Database } from '../../../storage/tables.js';
+import { openSecrets, sealSecrets } from '../../connections/connections/secret-box.js';
+import { assertValid, protocolOf } from '../../connections/protocols/protocol-registry.js';
+import { normalizeDefinition, normalizeTags } from '../../dashboards/dashboards/dashboard-rules.js';
+import { ModelsRepository } from '../../engine/models/models.repository.js';
+import { checkContent as checkModel } from '../../engine/models/models.service.js';
+import { PipelinesRepository } from '../../engine/pipelines/pipelines.repository.js';
+import { checkContent as checkPipeline } from '../../engine/pipelines/pipelines.service.js';
+import { SettingsRepository } from '../../organizations/settings/settings.repository.js';
+import { PatchSettingsBody } from '../../organizations/settings/settings.schemas.js';
+import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type { Bundle, BundleRef } from './bundle-format.js';
+import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
+import type { Catalog } from './catalog.repository.js';
+import type { ImportOptions, Plan, PlanAction } from './import-plan.js';
+
+export interface WriteContext {
+  trx: Kysely<Database>;
+  organizationId: string;
+  actor: Actor;
+  now: number;
+  keyEncryptionKey: Buffer;
+  topicPrefix: string;
+  versions: EntityVersionsRepository;
+}
+
+/** A write that failed on one entity: 400 naming it, and the whole import rolls back. */
+function entityError(key: string, error: unknown): never {
+  if (error instanceof ApiError) throw badRequest(`${key}: ${error.message}`);
+  if (error instanceof Error && 'path' in error) throw badRequest(`${key}: ${error.message}`);
+  throw error;
+}
+
+/**
+ * Writes a plan inside one transaction: folders, connections and functions, models, pipelines,
+ * dashboards, settings. References are remapped from bundle keys to this organization's ids; creates
+ * and overwrites are recorded as versions of type `import`. Answers the connections to start.
+ */
+export async function writePlan(
+  ctx: WriteContext,
+  bundle: Bundle,
+  plan: Plan,
+  catalog: Catalog,
+  options: ImportOptions,
+  inputs: Record<string, string>,
+): Promise<{ start: string[] }> {
+  const { trx, organizationId: org, actor, now } = ctx;
+  const byKey = new Map(plan.actions.map((a) => [a.key, a]));
+  const idOf = (ref: BundleRef | null | undefined) =>
+    ref?.$ref ? (byKey.get(ref.$ref)?.targetId ?? null) : null;
+  const nameOf = (a: PlanAction) => a.newName ?? a.name;
+  const writes = (a: PlanAction | undefined): a is PlanAction =>
+    !!a && a.action !== 'skip' && a.action !== 'bind';
+  const stamp = { updated_at: now, updated_by: actor.userId };
+  const start: string[] = [];
+
+  for (const f of bundle.entities.folders) {
+    const a = byKey.get(f.key);
+    if (!writes(a)) continue;
+    const parent = idOf(f.parent);
+    if (a.action === 'update') {
+      await trx.updateTable('dashboard_folders').set(stamp).where('id', '=', a.targetId).execute();
+      continue;
+    }
+    await trx
+      .insertInto('dashboard_folders')
+      .values({
+        id: a.targetId,
+        organization_id: org,
+        parent_id: parent,
+        parent_key: parent ?? '',
+        name: nameOf(a),
+        created_at: now,
+        created_by: actor.userId,
+        ...stamp,
+      })
+      .execute();
+  }
+
+  for (const c of bundle.entities.connections) {
+    const a = byKey.get(c.key)!;
+    if (writes(a)) {
+      const { secretFields, validateConfig } = protocolOf(c.protocol);
+      const existing = catalog.connections.find((r) => r.id === a.targetId);
+      const secrets: Record<string, string> =
+        a.action === 'update' && existing?.secrets && existing.protocol === c.protocol
+          ? openSecrets(existing.secrets, existing.id, ctx.keyEncryptionKey)
+          : {};
+      for (const input of bundle.inputs)
+        if (input.entity === c.key && inputs[input.key] !== undefined)
+          secrets[input.path.replace(/^config\./, '')] = inputs[input.key]!;
+      const stored = Object.fromEntries(
+        Object.entries(c.config ?? {}).filter(([k]) => !secretFields.includes(k)),
+      );
+      try {
+        assertValid(validateConfig, { ...stored, ...secrets }, 'config');
+      } catch (error) {
+        entityError(c.key, error);
+      }
+      const desired = options.activate && c.autoStart ? 'running' : 'stopped';
+      const values = {
+        name: nameOf(a),
+        description: c.description ?? '',
+        protocol: c.protocol,
+        config: JSON.stringify(stored),
+        secrets:
+          Object.keys(secrets).length === 0 ? null : sealSecrets(secrets, a.targetId, ctx.keyEncryptionKey),
+        labels: JSON.stringify(c.labels ?? []),
+        read_only: c.readOnly ? 1 : 0,
+        auto_start: c.autoStart ? 1 : 0,
+        ...stamp,
+      };
+      if (a.action === 'update')
+        await trx.updateTable('connections').set(values).where('id', '=', a.targetId).execute();
+      else
+        await trx
+          .insertInto('connections')
+          .values({
+            id: a.targetId,
+            organization_id: org,
+            ...values,
+            desired_state: desired,
+            created_at: now,
+            created_by: actor.userId,
+          })
+          .execute();
+      if (desired === 'running') start.push(a.targetId);
+    }
+    for (const f of c.functions ?? []) {
+      const fa = byKey.get(f.key);
+      if (!writes(fa)) continue;
+      if (!protocolOf(c.protocol).functionTypes.has(f.type))
+        throw badRequest(`${f.key}: ${JSON.stringify(f.type)} is not a function type of ${c.protocol}`);
+      const values = {
+        name: f.name,
+        description: f.description ?? '',
+        type: f.type,
+        config: JSON.stringify(f.config ?? {}),
+        parameters: JSON.stringify(f.parameters ?? []),
+        uns: f.uns ? JSON.stringify(f.uns) : null,
+        ...stamp,
+      };
+      if (fa.action === 'update')
+        await trx.updateTable('connection_functions').set(values).where('id', '=', fa.targetId).execute();
+      else
+        await trx
+          .insertInto('connection_functions')
+          .values({
+            id: fa.targetId,
+            organization_id: org,
+            connection_id: a.targetId,
+            ...values,
+            created_at: now,
+            created_by: actor.userId,
+          })
+          .execute();
+    }
+  }
+
+  const models = new ModelsRepository(trx);
+  for (const m of bundle.entities.models) {
+    const a = byKey.get(m.key);
+    if (!writes(a)) continue;
+    const fields = structuredClone(m.fields ?? []);
+    for (const r of bundleModelRefs(fields)) setAtPointer(fields, r.path, { id: byKey.get(r.id)?.targetId });
+    let content: ReturnType<typeof checkModel>;
+    try {
+      content = checkModel({ name: nameOf(a), description: m.description, labels: m.labels, fields });
+    } catch (error) {
+      entityError(m.key, error);
+    }
+    const current = a.action === 'update' ? await models.get(org, a.targetId, trx) : undefined;
+    const version = (current?.version ?? 0) + 1;
+    const row = {
+      id: a.targetId,
+      organizationId: org,
+      ...content,
+      version,
+      createdAt: current?.createdAt ?? now,
+      createdBy: current?.createdBy ?? actor.userId,
+      updatedAt: now,
+      updatedBy: actor.userId,
+    };
+    if (current) await models.update(trx, row, current.version);
+    else await models.insert(trx, row);
+    await ctx.versions.record(trx, {
+      organizationId: org,
+      entityType: 'model',
+      entityId: a.targetId,
+      version,
+      changeType: 'import',
+      snapshot: content,
+      ...(current ? {} : { previous: null }),
+      actor,
+      at: now,
+    });
+  }
+
+  const pipelines = new PipelinesRepository(trx);
+  for (const p of bundle.entities.pipelines) {
+    const a = byKey.get(p.key);
+    if (!writes(a)) continue;
+    const nodes = (p.nodes ?? []).map((node) => {
+      const parameters = { ...(node.parameters ?? {}) };
+      for (const [name, value] of Object.entries(parameters))
+        if (isBundleRef(value)) parameters[name] = idOf(value) ?? '';
+      return { ...node, parameters };
+    });
+    let content: ReturnType<typeof checkPipeline>;
+    try {
+      content = checkPipeline({
+        name: nameOf(a),
+        description: p.description,
+        labels: p.labels,
+        settings: p.settings,
+        nodes,
+        edges: p.edges,
+      });
+    } catch (error) {
+      entityError(p.key, error);
+    }
+    // Imported pipelines arrive disabled unless asked otherwise (checkPipeline read no `enabled`).
+    content.enabled = options.activate === true && p.enabled === true;
+    const current = a.action === 'update' ? await pipelines.get(org, a.targetId, trx) : undefined;
+    const version = (current?.version ?? 0) + 1;
+    const row = {
+      id: a.targetId,
+      organizationId: org,
+      ...content,
+      version,
+      createdAt: current?.createdAt ?? now,
+      createdBy: current?.createdBy ?? actor.userId,
+      updatedAt: now,
+      updatedBy: actor.userId,
+    };
+    if (current) await pipelines.update(trx, row, current.version);
+    else await pipelines.insert(trx, row);
+    await ctx.versions.record(trx, {
+      organizationId: org,
+      entityType: 'pipeline',
+      entityId: a.targetId,
+      version,
+      changeType: 'import',
+      snapshot: content,
+      ...(current ? {} : { previous: null }),
+      actor,
+      at: now,
+    });
+  }
+
+  for (const d of bundle.entities.dashboards) {
+    const a = byKey.get(d.key);
+    if (!writes(a)) continue;
+    let content: Record<string, unknown>;
+    let tags: string[];
+    try {
+      const definition = normalizeDefinition(
+        (d.definition ?? {}) as Parameters<typeof normalizeDefinition>[0],
+        ctx.topicPrefix,
+        now,
+      );
+      tags = normalizeTags(d.tags ?? []);
+      content = {
+        title: nameOf(a),
+        description: d.description ?? '',
+        folderId: idOf(d.folder),
+        tags,
+        ...definition,
+      };
+    } catch (error) {
+      entityError(d.key, error);
+    }
+    const { title, description, folderId, tags: _t, ...definition } = content;
+    const values = {
+      folder_id: folderId as string | null,
+      title: title as string,
+      description: description as string,
+      tags: JSON.stringify(tags),
+      definition: JSON.stringify(definition),
+      ...stamp,
+    };
+    const current =
+      a.action === 'update'
+        ? await trx.selectFrom('dashboards').select('version').where('id', '=', a.targetId).executeTakeFirst()
+        : undefined;
+    const version = Number(current?.version ?? 0) + 1;
+    if (current) {
+      await trx
+        .updateTable('dashboards')
+        .set({ ...values, version })
+        .where('id', '=', a.targetId)
+        .execute();
+      await trx.deleteFrom('dashboard_tags').where('dashboard_id', '=', a.targetId).execute();
+    } else
+      await trx
+        .insertInto('dashboards')
+        .values({
+          id: a.targetId,
+          organization_id: org,
+          ...values,
+          version,
+          created_at: now,
+          created_by: actor.userId,
+        })
+        .execute();
+    if (tags.length > 0)
+      await trx
+        .insertInto('dashboard_tags')
+        .values(tags.map((tag) => ({ dashboard_id: a.targetId, organization_id: org, tag })))
+        .execute();
+    await ctx.versions.record(trx, {
+      organizationId: org,
+      entityType: 'dashboard',
+      entityId: a.targetId,
+      version,
+      changeType: 'import',
+      snapshot: content,
+      ...(current ? {} : { previous: null }),
+      actor,
+      at: now,
+    });
+  }
+
+  const settings = bundle.entities.settings;
+  if (settings && writes(byKey.get(settings.key))) {
+    const document = structuredClone(settings.document) as Record<string, Record<string, unknown>>;
+    if (document.dashboards)
+      document.dashboards.defaultDashboardId = idOf(
+        document.dashboards.defaultDashboardId as unknown as BundleRef,
+      );
+    const repo = new SettingsRepository(trx);
+    await repo.ensure(org, now);
+    const row = (await repo.find(org))!;
+    const { dateFormat, timezone, locale, executions, connections, dashboards, branding } =
+      document as Record<string, unknown>;
+    const patch = {
+      version: Number(row.version),
+      dateFormat,
+      timezone,
+      locale,
+      executions,
+      connections,
+      dashboards,
+      branding,
+    };
+    if (!Value.Check(PatchSettingsBody, patch))
+      throw badRequest(`${settings.key}: the settings document is not valid`);
+    await repo.updateSettings(org, Number(row.version), {
+      settings: JSON.stringify({ ...JSON.parse(row.settings), ...document }),
+      ...stamp,
+    });
+  }
+  return { start };
+}

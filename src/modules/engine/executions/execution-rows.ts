@@ -1,0 +1,128 @@
+import type { EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
+import type { PipelineEdge, PipelineNode, PipelineSettings } from '../pipelines/pipeline-definition.js';
+
+export type ExecutionStatus = EngineExecutionTable['status'];
+
+export interface ExecutionTrigger {
+  type: string;
+  nodeId: string;
+  firedAt: number;
+  source: Record<string, unknown>;
+}
+
+/** The pipeline as an execution runs it: fixed at the version it was queued with. */
+export interface ExecutionDefinition {
+  nodes: PipelineNode[];
+  edges: PipelineEdge[];
+  settings: PipelineSettings;
+}
+
+export interface ExecutionRow {
+  id: string;
+  organizationId: string;
+  pipelineId: string;
+  pipelineVersion: number;
+  definition: ExecutionDefinition;
+  status: ExecutionStatus;
+  reason: string | null;
+  trigger: ExecutionTrigger;
+  input: unknown;
+  error: { nodeId: string | null; nodeName: string | null; code: string; message: string } | null;
+  claims: number;
+  lockedBy: string | null;
+  retryOf: string | null;
+  queuedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  /** When a parked (waiting) execution resumes; for a queued one, when it is due. */
+  runAt: number;
+  checkpoint: Checkpoint | null;
+}
+
+/** What a parked execution already ran (see graph-runner.ts): replayed instead of run again. */
+export interface Checkpoint {
+  memo: Record<string, MemoEntry>;
+  /** Running time so far (waits excluded): the execution time limit counts only this. */
+  elapsedMs: number;
+  waiting: { key: string; until: number; runId: string } | null;
+  /** A node error was continued before the execution was parked. */
+  hadErrors: boolean;
+}
+
+export interface MemoEntry {
+  output: unknown;
+  ports: string[];
+  iterate?: unknown[];
+  /** The stored run of a for-each, updated with its results when the loop ends. */
+  runId?: string;
+}
+
+export interface Attempt {
+  n: number;
+  startedAt: number;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface NodeRunRow {
+  id: string;
+  executionId: string;
+  nodeId: string;
+  nodeName: string;
+  type: string;
+  runIndex: number;
+  status: EngineNodeRunTable['status'];
+  port: string | null;
+  attempts: Attempt[];
+  input: unknown;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  startedAt: number;
+  finishedAt: number | null;
+  durationMs: number | null;
+  iteration: number | null;
+  iterationKey: string | null;
+}
+
+export const json = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+export const toExecution = (row: EngineExecutionTable): ExecutionRow => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  pipelineId: row.pipeline_id,
+  pipelineVersion: Number(row.pipeline_version),
+  definition: JSON.parse(row.definition),
+  status: row.status,
+  reason: row.reason,
+  trigger: JSON.parse(row.trigger),
+  input: json(row.input),
+  error: json(row.error),
+  claims: Number(row.claims),
+  lockedBy: row.locked_by,
+  retryOf: row.retry_of,
+  queuedAt: Number(row.queued_at),
+  startedAt: row.started_at === null ? null : Number(row.started_at),
+  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  runAt: Number(row.run_at),
+  checkpoint: json(row.checkpoint ?? null),
+});
+
+export const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
+  id: row.id,
+  executionId: row.execution_id,
+  nodeId: row.node_id,
+  nodeName: row.node_name,
+  type: row.type,
+  runIndex: Number(row.run_index),
+  status: row.status,
+  port: row.port,
+  attempts: JSON.parse(row.attempts),
+  input: json(row.input),
+  output: json(row.output),
+  error: json(row.error),
+  startedAt: Number(row.started_at),
+  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+  iteration: row.iteration === null || row.iteration === undefined ? null : Number(row.iteration),
+  iterationKey: row.iteration_key ?? null,
+});

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../platform/clock.js';
+import {
+  type NodeContext,
+  NodeError,
+  type NodeResult,
+  type NodeType,
+  nodeType,
+} from '../nodes/node-types.js';
+import type { PipelineNode, PipelineSettings, RetrySettings } from '../pipelines/pipeline-definition.js';
+import { type Sandbox, SandboxError } from '../sandbox/sandbox.js';
+import type { ExecutionRow, ExecutionsRepository, NodeRunRow } from './executions.repository.js';
+
+export const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A node failure as stored and shown: a code and a message, never a stack trace. */
+export function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof SandboxError || error instanceof NodeError)
+    return { code: error.code, message: error.message };
+  return { code: 'node_error', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** What a node can touch; the engine keeps device writes' runs always, and never re-runs them by itself. */
+export const sideEffectOf = (node: { type: string }) => nodeType(node.type)?.sideEffect ?? 'none';
+
+export interface NodeRunPlace {
+  /** Which run of this node in the execution (loops run a node many times). */
+  runIndex: number;
+  iteration: number | null;
+  iterationKey: string | null;
+  /** The stored run to update (a resumed wait), or none. */
+  runId?: string | undefined;
+}
+
+export interface NodeRunDeps {
+  repo: ExecutionsRepository;
+  clock: Clock;
+  sandbox: Sandbox;
+  publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
+}
+
+/** One try of `type.run`, ended with a timeout error after `timeoutMs` whatever the node does. */
+async function attempt(type: NodeType, context: NodeContext, timeoutMs: number): Promise<NodeResult> {
+  let timer: NodeJS.Timeout | undefined;
+  // The sandbox ends runaway code itself at the same limit; this also bounds nodes that wait on I/O.
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new NodeError('timeout', `the node exceeded its time limit of ${timeoutMs} ms`)),
+      timeoutMs + 250,
+    );
+  });
+  try {
+    return await Promise.race([type.run(context), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs one node with its settings (timeout per try, retry with tries, wait and backoff) and stores its
+ * run per the history detail: `minimal` stores none, `standard` status and timing, `full` inputs and
+ * outputs too. A failed run always keeps its input (for inspection and retry); a device write's run is
+ * stored as running before it starts, so that a crash in it is never re-run by itself.
+ */
+export async function runNode(
+  deps: NodeRunDeps,
+  execution: ExecutionRow,
+  node: PipelineNode,
+  input: { data: unknown; inputs?: NodeContext['inputs'] },
+  outputs: Record<string, { data: unknown }>,
+  place: NodeRunPlace,
+): Promise<{ result?: NodeResult; error?: { code: string; message: string }; run: NodeRunRow }> {
+  const { repo, clock, sandbox } = deps;
+  const settings: PipelineSettings = execution.definition.settings;
+  const detail = settings.historyDetail;
+  const type = nodeType(node.type)!;
+  const writes = type.sideEffect === 'writes-device';
+  const keep = detail !== 'minimal' || writes;
+  const retry: RetrySettings = node.settings?.retry ??
+    settings.defaults.retry ?? { maxTries: 1, waitMs: 0, backoff: 'fixed' };
+  const timeoutSeconds =
+    node.settings?.timeoutSeconds ?? settings.defaults.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
+  const startedAt = clock.now();
+  const run: NodeRunRow = {
+    id: place.runId ?? randomUUID(),
+    executionId: execution.id,
+    nodeId: node.id,
+    nodeName: node.name,
+    type: node.type,
+    runIndex: place.runIndex,
+    status: 'running',
+    port: null,
+    attempts: [],
+    input: detail === 'full' ? (input.data ?? null) : null,
+    output: null,
+    error: null,
+    startedAt,
+    finishedAt: null,
+    durationMs: null,
+    iteration: place.iteration,
+    iterationKey: place.iterationKey,
+  };
+  if (writes) await repo.saveNodeRun(run);
+  const context: NodeContext = {
+    organizationId: execution.organizationId,
+    parameters: node.parameters,
+    input: input.data,
+    trigger: execution.input,
+    nodes: outputs,
+    sandbox,
+    timeoutMs: timeoutSeconds * 1000,
+    attempt: 1,
+    publish: (topic, value, quality) => deps.publish(execution.organizationId, topic, value, quality),
+    now: () => clock.now(),
+  };
+  if (input.inputs) context.inputs = input.inputs;
+  let lastError: { code: string; message: string } | undefined;
+  for (let n = 1; n <= retry.maxTries; n++) {
+    const attemptStart = clock.now();
+    context.attempt = n;
+    try {
+      const result = await attempt(type, context, timeoutSeconds * 1000);
+      run.attempts.push({ n, startedAt: attemptStart, durationMs: clock.now() - attemptStart, error: null });
+      // A wait is stored as waiting until the engine has waited (graph-runner), so a crash in it waits again.
+      const waits = result.waitUntil !== undefined;
+      Object.assign(run, {
+        status: waits ? 'waiting' : 'succeeded',
+        port: (result.ports ?? [result.port]).join(','),
+        output: detail === 'full' || writes ? result.output : null,
+        finishedAt: waits ? null : clock.now(),
+        durationMs: waits ? null : clock.now() - startedAt,
+      });
+      if (keep) await repo.saveNodeRun(run);
+      return { result, run };
+    } catch (error) {
+      lastError = describeError(error);
+      run.attempts.push({
+        n,
+        startedAt: attemptStart,
+        durationMs: clock.now() - attemptStart,
+        error: lastError.message,
+      });
+      if (n < retry.maxTries)
+        await sleep(retry.backoff === 'exponential' ? retry.waitMs * 2 ** (n - 1) : retry.waitMs);
+    }
+  }
+  Object.assign(run, {
+    status: 'failed',
+    input: input.data ?? null,
+    error: lastError!,
+    finishedAt: clock.now(),
+    durationMs: clock.now() - startedAt,
+  });
+  await repo.saveNodeRun(run);
+  return { error: lastError!, run };
+}

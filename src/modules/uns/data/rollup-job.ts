@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
+import { JobLease } from '../../../storage/job-lease.js';
+import type { Database } from '../../../storage/tables.js';
+import type { LateMark, StoredCoverage } from './rollup-coverage.js';
+import { ceilTo, floorTo } from './rollup-store.js';
+import { type HistorianRollups, ROLLUP_UNITS_US } from './rollups.js';
+
+/**
+ * How long after a unit ends the job rolls it up: values committed later than this after their
+ * timestamp are noted as late (`lateRanges`) and recomputed. Absorbs commit delays and clock skew.
+ */
+export const ROLLUP_GRACE_MS = 120_000;
+/** The most one step of the job rolls up of one series: six hours (360 minute units). */
+const STEP_US = 6 * 3_600_000_000;
+const SMALLEST_UNIT_US = ROLLUP_UNITS_US[2];
+
+export interface RollupJobOptions {
+  /** How often the job runs a tick; 0: never by itself (tests call `tick`). Default 1 s. */
+  tickMs?: number;
+  /** How long a tick may keep starting steps. Default 50 ms. */
+  budgetMs?: number;
+  /** How long the lease lasts without renewal. Default 15 s. */
+  leaseMs?: number;
+  replicaId?: string;
+}
+
+export interface RollupJobDeps extends RollupJobOptions {
+  db: Kysely<Database>;
+  rollups: HistorianRollups;
+  clock: Clock;
+  /** Resolves once every committed value can be read. */
+  settle: () => Promise<void>;
+  log: FastifyBaseLogger;
+}
+
+/** What the job did since it started. */
+export interface RollupJobStats {
+  ticks: number;
+  /** Ticks this replica held the lease in. */
+  heldTicks: number;
+  steps: number;
+  /** Units the job computed (forward, late values, new series). */
+  units: number;
+  lateMarks: number;
+}
+
+/**
+ * The background rollup job: keeps `uns_rollups` ahead of the first query. Run by one replica at a time
+ * (the `uns-rollups` lease in `job_leases`); each tick does bounded work (steps of at most six hours of
+ * one series, until `budgetMs` has passed), in this order: the late values noted in `uns_rollup_late`
+ * (their units recomputed, newest part first, coverage extended down to them), topics whose latest value
+ * is a number and that have no coverage yet (registered from their first value), and then the series
+ * most behind, rolled forward to the horizon (the unit that ended `ROLLUP_GRACE_MS` ago). Its progress is
+ * the coverage in the database, so a restart, or another replica taking over, continues where it stood.
+ */
+export class RollupJob {
+  readonly lease: JobLease;
+  readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0 };
+  private readonly budgetMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<boolean> = Promise.resolve(false);
+  private stopped = false;
+
+  constructor(private readonly deps: RollupJobDeps) {
+    this.lease = new JobLease(
+      deps.db,
+      'uns-rollups',
+      deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`,
+      deps.leaseMs ?? 15_000,
+    );
+    this.budgetMs = deps.budgetMs ?? 50;
+  }
+
+  start(): void {
+    const tickMs = this.deps.tickMs ?? 1000;
+    this.stopped = false;
+    if (tickMs <= 0) return;
+    this.timer = setInterval(() => void this.tick(), tickMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.ticking;
+    await this.lease.release().catch(() => {});
+  }
+
+  /** One tick, serialized with the others; answers whether work was left when its budget ran out. */
+  tick(): Promise<boolean> {
+    this.ticking = this.ticking
+      .then(() => this.pass())
+      .catch((error: unknown) => {
+        this.deps.log.warn({ err: error }, 'rollup job tick failed');
+        return false;
+      });
+    return this.ticking;
+  }
+
+  /** Ticks until nothing is left to do (tests and benches); false when this replica does not hold the job. */
+  async runUntilIdle(): Promise<boolean> {
+    for (;;) {
+      const before = this.stats.heldTicks;
+      const more = await this.tick();
+      if (this.stats.heldTicks === before) return false;
+      if (!more) return true;
+    }
+  }
+
+  private async pass(): Promise<boolean> {
+    this.stats.ticks++;
+    if (this.stopped) return false;
+    const { clock } = this.deps;
+    if (!(await this.lease.hold(clock.now()))) return false;
+    this.stats.heldTicks++;
+    await this.deps.settle();
+    // Late values of the commits settled above are noted before the job reads the notes.
+    await this.deps.rollups.notesWritten();
+    const deadline = clock.now() + this.budgetMs;
+    const horizonUs = (clock.now() - ROLLUP_GRACE_MS) * 1000;
+    const coverage = this.deps.rollups.coverage;
+    // At least one step a tick, however small the budget; then steps while the budget lasts.
+    const stepsBefore = this.stats.steps;
+    const inTime = () => this.stats.steps === stepsBefore || (clock.now() < deadline && !this.stopped);
+
+    let marksLeft = false;
+    for (const mark of await coverage.lateMarks(50)) {
+      if (!inTime()) return true;
+      if (await this.late(mark)) marksLeft = true;
+    }
+    for (const topic of await coverage.uncoveredNumericTopics(ROLLUP_UNITS_US[0], 200)) {
+      await coverage.register({ topicId: topic.topicId, field: '' }, ROLLUP_UNITS_US, topic.firstUs);
+    }
+    for (;;) {
+      const behind = await coverage.behind(horizonUs, SMALLEST_UNIT_US, 50);
+      if (behind.length === 0) return marksLeft;
+      for (const series of behind) {
+        if (!inTime()) return true;
+        const to = Math.min(series.toUs + STEP_US, floorTo(horizonUs, series.unit));
+        await this.fill(series, series.toUs, to);
+        await coverage.move(series, { fromUs: series.fromUs, toUs: to });
+      }
+    }
+  }
+
+  private async fill(series: StoredCoverage, fromUs: number, toUs: number): Promise<void> {
+    if (toUs <= fromUs) return;
+    this.stats.steps++;
+    this.stats.units += (toUs - fromUs) / series.unit;
+    await this.deps.rollups.store.fill(series, series.unit, fromUs, toUs);
+  }
+
+  /**
+   * One step of a late mark: its latest six hours recomputed in every covered series of its topic (and
+   * coverage extended down to them when they lie before it); the rest of the mark stays for later steps.
+   */
+  private async late(mark: LateMark): Promise<boolean> {
+    const coverage = this.deps.rollups.coverage;
+    this.stats.lateMarks++;
+    const topicId = await coverage.topicId(mark.organizationId, mark.path);
+    const covered = topicId === undefined ? [] : await coverage.ofTopic(topicId);
+    // Nothing of the topic is rolled up (yet): what the job rolls up later reads the values as they are.
+    if (covered.length === 0) {
+      await coverage.shrinkLate(mark, null);
+      return false;
+    }
+    const stepFrom = Math.max(mark.fromUs, mark.toUs + 1 - STEP_US);
+    {
+      for (const series of covered) {
+        const { unit } = series;
+        const from = floorTo(stepFrom, unit);
+        const to = Math.min(ceilTo(mark.toUs + 1, unit), series.toUs);
+        if (from < series.fromUs) {
+          // Before the coverage: filled from here up to it, and covered from here on.
+          await this.fill(series, from, Math.max(to, series.fromUs));
+          await coverage.move(series, { fromUs: from, toUs: series.toUs });
+        } else await this.fill(series, from, to);
+      }
+    }
+    const done = stepFrom <= mark.fromUs;
+    await coverage.shrinkLate(mark, done ? null : stepFrom - 1);
+    return !done;
+  }
+}

@@ -1,0 +1,190 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DialectName } from '../../../storage/database.js';
+import type { Database } from '../../../storage/tables.js';
+import { fieldPathParts, numericMember } from './value-member.js';
+
+/** One series of rollups: a topic's numbers (field '') or the numbers at a field path inside its object values. */
+export interface RollupSeries {
+  topicId: number;
+  field: string;
+}
+
+/** A bucket's partial aggregate, from rollups or raw values. */
+export interface PartialBucket {
+  cnt: number;
+  sum: number;
+  min: number;
+  max: number;
+  firstTs: number;
+  first: number;
+  lastTs: number;
+  last: number;
+}
+
+interface AggregateRow {
+  bucket: number;
+  cnt: number;
+  sum_v: number;
+  min_v: number;
+  max_v: number;
+  first_ts: number;
+  first_v: number;
+  last_ts: number;
+  last_v: number;
+}
+
+export const floorTo = (us: number, unit: number) => Math.floor(us / unit) * unit;
+export const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
+
+/**
+ * The SQL of rollups: computing units from `uns_values` into `uns_rollups`, and reading buckets from
+ * rollups or from raw values. Numbers are `value_num` for field '' and the numeric member at the field
+ * path otherwise (value-member.ts); the first and last values are looked up by primary key at each
+ * bucket's earliest and latest timestamp, as the historian's bucket query does.
+ */
+export class RollupStore {
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
+
+  private number(alias: string, field: string): RawBuilder<number | null> {
+    return numericMember(this.dialect, alias, fieldPathParts(field));
+  }
+
+  /** Recomputes the rollups of the units in [fromUs, toUs) of one series from `uns_values`. */
+  async fill(series: RollupSeries, unit: number, fromUs: number, toUs: number): Promise<void> {
+    if (toUs <= fromUs) return;
+    const { topicId, field } = series;
+    const v = this.number('v', field);
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('uns_rollups')
+        .where('topic_id', '=', topicId)
+        .where('field', '=', field)
+        .where('width_us', '=', unit)
+        .where('start_us', '>=', fromUs)
+        .where('start_us', '<', toUs)
+        .execute();
+      await sql`
+        insert into uns_rollups (topic_id, field, width_us, start_us, cnt, sum_v, min_v, max_v, first_ts, first_v, last_ts, last_v)
+        with b as (
+          select cast((v.ts_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, count(*) as cnt,
+            sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v,
+            min(v.ts_us) as first_ts, max(v.ts_us) as last_ts
+          from uns_values v
+          where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
+            and ${v} is not null
+          group by 1
+        )
+        select ${sql.lit(topicId)}, ${field}, ${sql.lit(unit)}, ${sql.lit(fromUs)} + b.u * ${sql.lit(unit)}, b.cnt, b.sum_v,
+          b.min_v, b.max_v, b.first_ts, ${this.number('f', field)}, b.last_ts, ${this.number('l', field)}
+        from b
+        join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
+        join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts
+        where true
+        on conflict (topic_id, field, width_us, start_us) do update set cnt = excluded.cnt, sum_v = excluded.sum_v,
+          min_v = excluded.min_v, max_v = excluded.max_v, first_ts = excluded.first_ts, first_v = excluded.first_v,
+          last_ts = excluded.last_ts, last_v = excluded.last_v`.execute(trx);
+    });
+  }
+
+  /** Adds the rollups of [fromUs, toUs) (whole units) to their buckets of `widthUs`. */
+  async rolledInto(
+    parts: Map<number, PartialBucket>,
+    series: RollupSeries,
+    unit: number,
+    fromUs: number,
+    toUs: number,
+    widthUs: number,
+  ): Promise<void> {
+    const { topicId, field } = series;
+    const origin = floorTo(fromUs, widthUs);
+    // Each unit's row by its primary key: correlated lookups, which PostgreSQL plans as index probes even
+    // before it has statistics of the table (a join was planned as a scan per bucket).
+    const unitIs = (alias: string, start: string) =>
+      sql`${sql.ref(`${alias}.topic_id`)} = ${sql.lit(topicId)} and ${sql.ref(`${alias}.field`)} = ${field} and ${sql.ref(`${alias}.width_us`)} = ${sql.lit(unit)} and ${sql.ref(`${alias}.start_us`)} = ${sql.ref(start)}`;
+    const { rows } = await sql<AggregateRow>`
+      with b as (
+        select cast((start_us - ${sql.lit(origin)}) / ${sql.lit(widthUs)} as bigint) as bucket, sum(cnt) as cnt,
+          sum(sum_v) as sum_v, min(min_v) as min_v, max(max_v) as max_v, min(start_us) as first_unit,
+          max(start_us) as last_unit
+        from uns_rollups
+        where topic_id = ${sql.lit(topicId)} and field = ${field} and width_us = ${sql.lit(unit)}
+          and start_us >= ${sql.lit(fromUs)} and start_us < ${sql.lit(toUs)}
+        group by 1
+      )
+      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v,
+        (select f.first_ts from uns_rollups f where ${unitIs('f', 'b.first_unit')}) as first_ts,
+        (select f.first_v from uns_rollups f where ${unitIs('f', 'b.first_unit')}) as first_v,
+        (select l.last_ts from uns_rollups l where ${unitIs('l', 'b.last_unit')}) as last_ts,
+        (select l.last_v from uns_rollups l where ${unitIs('l', 'b.last_unit')}) as last_v
+      from b`.execute(this.db);
+    addRows(parts, rows, origin, widthUs);
+  }
+
+  /** Adds the raw values of [fromUs, toUs) to their buckets of `widthUs`. */
+  async rawInto(
+    parts: Map<number, PartialBucket>,
+    series: RollupSeries,
+    fromUs: number,
+    toUs: number,
+    widthUs: number,
+  ): Promise<void> {
+    if (toUs <= fromUs) return;
+    const { topicId, field } = series;
+    const origin = floorTo(fromUs, widthUs);
+    const v = this.number('v', field);
+    const { rows } = await sql<AggregateRow>`
+      with b as (
+        select cast((v.ts_us - ${sql.lit(origin)}) / ${sql.lit(widthUs)} as bigint) as bucket, count(*) as cnt,
+          sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v, min(v.ts_us) as first_ts,
+          max(v.ts_us) as last_ts
+        from uns_values v
+        where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
+          and ${v} is not null
+        group by 1
+      )
+      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v,
+        b.last_ts, ${this.number('l', field)} as last_v
+      from b
+      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
+      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts`.execute(this.db);
+    addRows(parts, rows, origin, widthUs);
+  }
+}
+
+function addRows(parts: Map<number, PartialBucket>, rows: AggregateRow[], origin: number, widthUs: number) {
+  for (const row of rows) {
+    add(parts, origin + Number(row.bucket) * widthUs, {
+      cnt: Number(row.cnt),
+      sum: Number(row.sum_v),
+      min: Number(row.min_v),
+      max: Number(row.max_v),
+      firstTs: Number(row.first_ts),
+      first: Number(row.first_v),
+      lastTs: Number(row.last_ts),
+      last: Number(row.last_v),
+    });
+  }
+}
+
+function add(parts: Map<number, PartialBucket>, start: number, p: PartialBucket): void {
+  const into = parts.get(start);
+  if (!into) {
+    parts.set(start, p);
+    return;
+  }
+  into.cnt += p.cnt;
+  into.sum += p.sum;
+  into.min = Math.min(into.min, p.min);
+  into.max = Math.max(into.max, p.max);
+  if (p.firstTs < into.firstTs) {
+    into.firstTs = p.firstTs;
+    into.first = p.first;
+  }
+  if (p.lastTs > into.lastTs) {
+    into.lastTs = p.lastTs;
+    into.last = p.last;
+  }
+}

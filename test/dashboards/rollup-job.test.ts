@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { RollupJob } from '../../src/modules/uns/data/rollup-job.js';
+import { HistorianRollups, type RollupTopic } from '../../src/modules/uns/data/rollups.js';
+import { testDialects } from '../helpers/dialects.js';
+import type { TestClient } from '../helpers/http-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createPat } from '../uns/uns-helpers.js';
+
+const PUBLISH = '/api/v1/uns/data/publish';
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+const SPEED = 'v1/acme/job/press/speed';
+const AXES = 'v1/acme/job/press/axes';
+
+interface Sample {
+  tsMs: number;
+  value: number;
+}
+
+/** The raw computation: buckets of `widthMs` aligned to the epoch over [from, to). */
+function expected(samples: Sample[], fromMs: number, toMs: number, widthMs: number) {
+  const out = new Map<
+    number,
+    { count: number; sum: number; min: number; max: number; first: number; last: number }
+  >();
+  for (const s of [...samples].sort((a, b) => a.tsMs - b.tsMs)) {
+    if (s.tsMs < fromMs || s.tsMs >= toMs) continue;
+    const start = Math.floor(s.tsMs / widthMs) * widthMs;
+    const b = out.get(start);
+    if (!b)
+      out.set(start, { count: 1, sum: s.value, min: s.value, max: s.value, first: s.value, last: s.value });
+    else {
+      b.count++;
+      b.sum += s.value;
+      b.min = Math.min(b.min, s.value);
+      b.max = Math.max(b.max, s.value);
+      b.last = s.value;
+    }
+  }
+  return [...out.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([start, b]) => ({
+      bucketStartUs: start * 1000,
+      count: b.count,
+      avg: b.sum / b.count,
+      min: b.min,
+      max: b.max,
+      first: b.first,
+      last: b.last,
+    }));
+}
+
+for (const dialect of testDialects()) {
+  describe(`Background rollup job [${dialect}]`, () => {
+    let server: TestServer;
+    let api: TestClient;
+    const speed: Sample[] = [];
+    const load: Sample[] = [];
+    // 31 days up to 3 minutes ago: a number a minute, and an object with a number at `axes[1].load` every 10.
+    const endMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 3 * MINUTE_MS;
+    const startMs = endMs - 31 * DAY_MS;
+    let ids: { speed: number; axes: number };
+
+    const publish = async (records: { topic: string; value: unknown; tsMs: number }[]) => {
+      for (let i = 0; i < records.length; i += 5000) {
+        const res = await api.post(`${PUBLISH}/batch`, {
+          records: records.slice(i, i + 5000).map((r) => ({
+            topic: r.topic,
+            value: r.value,
+            timestamp: new Date(r.tsMs).toISOString(),
+          })),
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+      await server.app.uns.writer.settle();
+    };
+    /** A process that has read nothing yet: a restarted one, or another replica. */
+    const fresh = () =>
+      new HistorianRollups(server.storage.db, dialect, () => server.app.uns.writer.settle());
+    const topic = (id: number, path: string, field?: string): RollupTopic => ({
+      organizationId: server.orgId,
+      path,
+      id,
+      field,
+    });
+    const month = (rollups: HistorianRollups, t: RollupTopic, widthMs = 30 * MINUTE_MS) => {
+      const now = Date.now();
+      return rollups.buckets(t, (now - 30 * DAY_MS) * 1000, now * 1000, widthMs * 1000, now * 1000);
+    };
+    const monthExpected = (samples: Sample[], widthMs = 30 * MINUTE_MS) => {
+      const now = Date.now();
+      return expected(samples, now - 30 * DAY_MS, now, widthMs);
+    };
+    const lateCount = async () =>
+      Number(
+        (
+          await server.storage.db
+            .selectFrom('uns_rollup_late')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
+    before(async () => {
+      server = await startTestServer(dialect);
+      const token = await createPat(server.admin, ['uns:publish', 'uns:read']);
+      api = server.client.as({ token, org: server.orgId });
+      const records: { topic: string; value: unknown; tsMs: number }[] = [];
+      for (let t = startMs, n = 0; t < endMs; t += MINUTE_MS, n++) {
+        const value = ((n * 37) % 4096) / 8;
+        speed.push({ tsMs: t, value });
+        records.push({ topic: SPEED, value, tsMs: t });
+        if (n % 10 === 0) {
+          const l = ((n * 13) % 1000) / 4;
+          load.push({ tsMs: t, value: l });
+          records.push({ topic: AXES, value: { axes: [{ load: 0 }, { load: l }], state: 'run' }, tsMs: t });
+        }
+      }
+      await publish(records);
+      const rows = await server.storage.db.selectFrom('uns_topics').select(['id', 'path']).execute();
+      ids = {
+        speed: Number(rows.find((r) => r.path === SPEED)!.id),
+        axes: Number(rows.find((r) => r.path === AXES)!.id),
+      };
+    });
+    after(() => server?.close());
+
+    it('keeps rollups ahead: after it ran, a 30-day query reads them without a cold fill', async () => {
+      // Before the job: the first read of 30 days fills them from raw values.
+      const cold = fresh();
+      assert.deepEqual(await month(cold, topic(ids.speed, SPEED)), monthExpected(speed));
+      assert.equal(cold.stats.coldFills, 1);
+
+      const job = server.app.uns.rollupJob;
+      assert.equal(await job.runUntilIdle(), true);
+      assert.ok(job.stats.units > 31 * 24 * 60, `rolled up ${job.stats.units} units`);
+      const coverage = await server.app.uns.rollups.coverage.ofTopic(ids.speed);
+      assert.equal(coverage.length, 3, 'minute, five-minute and hour units');
+      // The object-valued topic's latest value is not a number: not rolled up until a field of it is read.
+      assert.deepEqual(await server.app.uns.rollups.coverage.ofTopic(ids.axes), []);
+
+      const warm = fresh();
+      assert.deepEqual(await month(warm, topic(ids.speed, SPEED)), monthExpected(speed));
+      assert.deepEqual(await month(warm, topic(ids.speed, SPEED), HOUR_MS), monthExpected(speed, HOUR_MS));
+      assert.equal(warm.stats.coldFills, 0);
+      assert.equal(warm.stats.adopted, 2);
+      // Only the units after the job's horizon (its grace of two minutes) are computed by the read.
+      assert.ok(warm.stats.filledUnits <= 2, `the read filled ${warm.stats.filledUnits} units`);
+    });
+
+    it('rolls up a field path once a dashboard has read it, exactly as the raw numbers', async () => {
+      const first = fresh();
+      const axes = topic(ids.axes, AXES, 'axes[1].load');
+      assert.deepEqual(await month(first, axes), monthExpected(load));
+      assert.equal(first.stats.coldFills, 1);
+      const fields = await server.app.uns.rollups.coverage.ofTopic(ids.axes);
+      assert.deepEqual(
+        fields.map((c) => [c.field, c.toUs - c.fromUs]),
+        [
+          ['axes[1].load', 0],
+          ['axes[1].load', 0],
+          ['axes[1].load', 0],
+        ],
+        'registered with the job, nothing covered yet',
+      );
+      await server.app.uns.rollupJob.runUntilIdle();
+      const later = fresh();
+      assert.deepEqual(await month(later, axes), monthExpected(load));
+      assert.deepEqual(await month(later, axes, 2 * HOUR_MS), monthExpected(load, 2 * HOUR_MS));
+      assert.equal(later.stats.coldFills, 0);
+      // A path with no numbers answers no buckets.
+      assert.deepEqual(await month(later, topic(ids.axes, AXES, 'state')), []);
+    });
+
+    it('recomputes the units late values land in, and extends coverage back to a backfill before it', async () => {
+      const job = server.app.uns.rollupJob;
+      await job.runUntilIdle();
+      const taken = new Set(speed.map((s) => s.tsMs));
+      const late: Sample[] = [
+        { tsMs: endMs - 10 * DAY_MS + 30_001, value: 100_000 },
+        { tsMs: endMs - 20 * DAY_MS + 7, value: -5 },
+      ].filter((s) => !taken.has(s.tsMs));
+      const backfill: Sample = { tsMs: startMs - 2 * DAY_MS, value: 42 };
+      await publish([...late, backfill].map((s) => ({ topic: SPEED, value: s.value, tsMs: s.tsMs })));
+      speed.push(...late, backfill);
+      // Noted after the commit, off the publish's answer: one range for the topic.
+      await server.app.uns.rollups.notesWritten();
+      assert.equal(await lateCount(), 1);
+
+      // A reader that takes coverage over before the job has run recomputes the noted units itself.
+      const reader = fresh();
+      assert.deepEqual(await month(reader, topic(ids.speed, SPEED)), monthExpected(speed));
+      assert.equal(reader.stats.coldFills, 0);
+
+      const units = job.stats.units;
+      assert.equal(await job.runUntilIdle(), true);
+      assert.equal(await lateCount(), 0);
+      assert.ok(job.stats.units > units);
+      const hour = (await server.app.uns.rollups.coverage.ofTopic(ids.speed)).find(
+        (c) => c.unit === HOUR_MS * 1000,
+      )!;
+      assert.ok(hour.fromUs <= backfill.tsMs * 1000, 'coverage reaches back to the backfilled value');
+      const after = fresh();
+      const now = Date.now();
+      const all = (t: RollupTopic) =>
+        after.buckets(t, (now - 40 * DAY_MS) * 1000, now * 1000, DAY_MS * 1000, now * 1000);
+      assert.deepEqual(await all(topic(ids.speed, SPEED)), expected(speed, now - 40 * DAY_MS, now, DAY_MS));
+      assert.equal(after.stats.coldFills, 0);
+    });
+
+    it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {
+      const log = server.app.log;
+      const deps = {
+        db: server.storage.db,
+        rollups: server.app.uns.rollups,
+        clock: { now: () => Date.now() },
+        settle: () => server.app.uns.writer.settle(),
+        log,
+        leaseMs: 300,
+      };
+      const a = new RollupJob({ ...deps, replicaId: 'replica-a' });
+      const b = new RollupJob({ ...deps, replicaId: 'replica-b' });
+      // The app's own job held the lease in the tests above: it gives it up when it stops.
+      await server.app.uns.rollupJob.stop();
+      assert.equal(await a.runUntilIdle(), true);
+      assert.equal(await b.runUntilIdle(), false, 'b waits while a holds the lease');
+      assert.equal(b.stats.heldTicks, 0);
+      // a stops renewing (killed): b takes over once the lease has run out.
+      await new Promise((r) => setTimeout(r, 350));
+      assert.equal(await b.runUntilIdle(), true);
+      assert.equal(await a.runUntilIdle(), false);
+
+      // A restarted replica continues from the stored coverage: new values are rolled up by small steps.
+      const c = new RollupJob({ ...deps, replicaId: 'replica-b', budgetMs: 0 });
+      const fromMs = Math.floor(Date.now() / DAY_MS) * DAY_MS - 6 * DAY_MS;
+      const another = 'v1/acme/job/press/temp';
+      await publish(
+        Array.from({ length: 6 * 24 * 6 }, (_, i) => ({
+          topic: another,
+          value: i,
+          tsMs: fromMs + i * 10 * MINUTE_MS,
+        })),
+      );
+      assert.equal(await c.tick(), true, 'work left after one step');
+      assert.equal(c.stats.steps, 1, 'one step a tick with no budget');
+      assert.ok(c.stats.units <= 360, `one step is at most six hours of one series (${c.stats.units} units)`);
+      assert.equal(await c.runUntilIdle(), true);
+      // The 30 days of the topics rolled up before were not rolled up again.
+      assert.ok(c.stats.units < 2 * 6 * 24 * 60, `${c.stats.units} units`);
+      await a.stop();
+      await b.stop();
+      await c.stop();
+    });
+  });
+}
