@@ -2,27 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { ApiError, badRequest, conflict, notFound } from '../../../platform/errors.js';
+import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
-import { parseTopicPath } from '../../uns/topics/topic-path.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { FunctionDirection } from '../drivers/driver.js';
-import { assertValid, checkFunctionConfig, protocolOf } from '../protocols/protocol-registry.js';
+import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { parseCsvRows } from './csv-rows.js';
+import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
-import {
-  checkDeclarations,
-  type FunctionParameter,
-  findPlaceholders,
-  resolveParameters,
-  sampleValue,
-  substitute,
-} from './placeholders.js';
+import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
 
 /** The result of one execute, as the API answers it. */
 export interface ExecutionResult {
@@ -39,12 +32,6 @@ export interface FunctionExecutor {
   execute(connection: ConnectionRow, type: string, config: Record<string, unknown>): Promise<ExecutionResult>;
 }
 
-export interface UnsTarget {
-  topic: string;
-  intervalMs?: number;
-  items?: Record<string, string>;
-}
-
 export interface FunctionsServiceDeps {
   db: Kysely<Database>;
   repository: FunctionsRepository;
@@ -55,17 +42,7 @@ export interface FunctionsServiceDeps {
   changes?: (connectionId: string) => void;
 }
 
-/** The direction of a function type of a protocol, or 400 naming `type`. */
-export function functionTypeOf(protocol: string, type: string, field = 'type') {
-  const found = protocolOf(protocol).functionTypes.get(type);
-  if (!found) {
-    const known = [...protocolOf(protocol).functionTypes.keys()].join(', ');
-    throw badRequest(
-      `${field} '${type.slice(0, 100)}' is not a function type of ${protocol}; one of ${known}`,
-    );
-  }
-  return found;
-}
+export { functionTypeOf, type UnsTarget } from './function-definition.js';
 
 /** Functions of a connection: CRUD, clone, import and execute. */
 export class FunctionsService {
@@ -123,59 +100,6 @@ export class FunctionsService {
     });
   }
 
-  /** Checks a definition: type of the protocol, placeholders, config shape, UNS target; 400 naming the field. */
-  private checkDefinition(
-    protocol: string,
-    def: {
-      type: string;
-      config: Record<string, unknown>;
-      parameters: FunctionParameter[];
-      uns: UnsTarget | null;
-    },
-    prefix = '',
-  ): void {
-    const { type, validateAll } = functionTypeOf(protocol, def.type, `${prefix}type`);
-    try {
-      checkDeclarations(def.config, def.parameters);
-      for (const field of type.literalFields ?? []) {
-        if (findPlaceholders(def.config[field], `config.${field}`).length > 0) {
-          throw badRequest(
-            `config.${field} cannot hold a ((placeholder)); pass values through config.params`,
-          );
-        }
-      }
-      const sample = Object.fromEntries(def.parameters.map((p) => [p.name, sampleValue(p)]));
-      const pointers = new Set(
-        findPlaceholders(def.config, '').map(({ path }) =>
-          path.replace(/\.([^.[\]]+)/g, '/$1').replace(/\[(\d+)\]/g, '/$1'),
-        ),
-      );
-      checkFunctionConfig(validateAll, substitute(def.config, sample), pointers);
-      if (def.uns) {
-        if (type.direction === 'write') throw badRequest('uns is only for read and subscribe functions');
-        if (type.direction === 'read' && def.uns.intervalMs === undefined)
-          throw badRequest('uns.intervalMs is required for a read function');
-        if (def.parameters.some((p) => p.default === undefined)) {
-          throw badRequest(
-            'uns: every parameter needs a default, since the runtime runs it without parameters',
-          );
-        }
-        const topicError = (field: string, topic: string) => {
-          try {
-            parseTopicPath(topic, this.deps.topicPrefix, field);
-          } catch (error) {
-            throw badRequest(`${field} ${(error as Error).message}`);
-          }
-        };
-        topicError('uns.topic', type.direction === 'subscribe' ? `${def.uns.topic}/x` : def.uns.topic);
-        for (const [key, topic] of Object.entries(def.uns.items ?? {})) topicError(`uns.items.${key}`, topic);
-      }
-    } catch (error) {
-      if (prefix && error instanceof ApiError) throw badRequest(`${prefix}${error.message}`);
-      throw error;
-    }
-  }
-
   private async connectionOf(organizationId: string, connectionId: string) {
     return this.deps.connections.get(organizationId, connectionId);
   }
@@ -219,12 +143,16 @@ export class FunctionsService {
 
   async create(organizationId: string, connectionId: string, body: CreateFunctionBody, actor: Actor) {
     const connection = await this.connectionOf(organizationId, connectionId);
-    this.checkDefinition(connection.protocol, {
-      type: body.type,
-      config: body.config,
-      parameters: (body.parameters ?? []) as FunctionParameter[],
-      uns: (body.uns ?? null) as UnsTarget | null,
-    });
+    checkDefinition(
+      connection.protocol,
+      {
+        type: body.type,
+        config: body.config,
+        parameters: (body.parameters ?? []) as FunctionParameter[],
+        uns: (body.uns ?? null) as UnsTarget | null,
+      },
+      this.deps.topicPrefix,
+    );
     if ((await this.deps.repository.namesOf(connectionId)).has(body.name)) {
       throw conflict(`a function named '${body.name}' already exists in this connection`);
     }
@@ -252,7 +180,7 @@ export class FunctionsService {
       parameters: (body.parameters ?? current.parameters) as FunctionParameter[],
       uns: (body.uns === undefined ? current.uns : body.uns) as UnsTarget | null,
     };
-    this.checkDefinition(connection.protocol, next);
+    checkDefinition(connection.protocol, next, this.deps.topicPrefix);
     if (
       body.name !== undefined &&
       body.name !== row.name &&
@@ -387,12 +315,16 @@ export class FunctionsService {
           throw badRequest('config must be an object');
         if (body.parameters !== undefined && !Array.isArray(body.parameters))
           throw badRequest('parameters must be an array');
-        this.checkDefinition(connection.protocol, {
-          type: body.type,
-          config: body.config,
-          parameters: (body.parameters ?? []) as FunctionParameter[],
-          uns: null,
-        });
+        checkDefinition(
+          connection.protocol,
+          {
+            type: body.type,
+            config: body.config,
+            parameters: (body.parameters ?? []) as FunctionParameter[],
+            uns: null,
+          },
+          this.deps.topicPrefix,
+        );
         if (names.has(body.name)) throw badRequest(`name '${body.name}' already exists in this connection`);
         names.add(body.name);
         rows.push(this.newRow(organizationId, connectionId, { ...body, uns: null }, actor));
