@@ -521,6 +521,15 @@ export interface EngineNodeRunTable {
   duration_ms: number | null;
 }
 
+/** A pipeline's webhook token, stored as its SHA-256 (modules/engine/triggers). */
+export interface EngineWebhookTokenTable {
+  pipeline_id: string;
+  organization_id: string;
+  token_hash: string;
+  created_at: number;
+  created_by: string | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -560,4 +569,5 @@ export interface Database {
   pipelines: PipelineTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
+  engine_webhook_tokens: EngineWebhookTokenTable;
 }

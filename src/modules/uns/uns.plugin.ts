@@ -47,6 +47,8 @@ export interface UnsRuntime {
   applyRetention(): Promise<string>;
   /** Pre-aggregated history for wide ranges (the dashboard query). */
   rollups: HistorianRollups;
+  /** Told of every commit on this replica once it resolved (pipeline value triggers); must not throw. */
+  committedListeners: Set<(job: CommitJob) => void>;
 }
 
 declare module 'fastify' {
@@ -127,6 +129,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock.now(),
   );
   let publisher: PublishService | null = null;
+  const committedListeners = new Set<(job: CommitJob) => void>();
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
     host: config.httpHost,
@@ -153,7 +156,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock,
     futureToleranceSeconds: config.unsFutureTolerance,
     fanout: () => broker,
-    onCommitted: (job) => live.committed(job),
+    onCommitted: (job) => {
+      live.committed(job);
+      for (const listener of committedListeners) listener(job);
+    },
   });
   const settings = new UnsSettingsService({
     db,
@@ -194,6 +200,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     bearerVerifiers: deps.bearerVerifiers,
     applyRetention,
     rollups,
+    committedListeners,
   };
   app.decorate('uns', runtime);
 

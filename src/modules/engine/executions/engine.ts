@@ -20,6 +20,12 @@ export interface EngineOptions {
   pollMs?: number;
   /** Executions run at the same time by this replica. */
   concurrency?: number;
+  /** Told once of each execution this replica finished (pipeline-finished triggers); must not throw. */
+  onFinished?: (
+    execution: ExecutionRow,
+    status: ExecutionRow['status'],
+    error: ExecutionRow['error'],
+  ) => void;
 }
 
 const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
@@ -124,7 +130,7 @@ export class ExecutionEngine {
     try {
       const outcome = await this.runGraph(execution, () => leaseLost);
       if (leaseLost) return;
-      await repo.finish(
+      const finished = await repo.finish(
         execution.id,
         this.replica,
         outcome.status,
@@ -132,6 +138,7 @@ export class ExecutionEngine {
         outcome.error,
         outcome.reason,
       );
+      if (finished) this.options.onFinished?.(execution, outcome.status, outcome.error);
     } finally {
       clearInterval(renew);
     }

@@ -2,6 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Cron } from 'croner';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { TRIGGER_NODE_TYPES } from './trigger-nodes.js';
 
 /** What running a node can touch outside the execution. */
 export type SideEffect = 'none' | 'reads-device' | 'writes-device' | 'external';
@@ -313,6 +314,7 @@ export const NODE_TYPES: NodeType[] = [
       return { output: { topic, value }, port: 'out' };
     },
   },
+  ...TRIGGER_NODE_TYPES,
 ];
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });

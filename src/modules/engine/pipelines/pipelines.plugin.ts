@@ -13,6 +13,7 @@ import { ScheduleTriggers } from '../executions/schedule-triggers.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
+import { installTriggers } from '../triggers/triggers.plugin.js';
 import { PipelinesRepository } from './pipelines.repository.js';
 import { pipelinesRoutes } from './pipelines.routes.js';
 import { PipelinesService } from './pipelines.service.js';
@@ -48,7 +49,15 @@ export async function installPipelines(
       throw error;
     }
   };
-  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish });
+  let triggers: Awaited<ReturnType<typeof installTriggers>> | undefined;
+  const engine = new ExecutionEngine({
+    repo: executions,
+    sandbox,
+    clock,
+    log: app.log,
+    publish,
+    onFinished: (execution, status, error) => triggers?.pipelineTriggers.finished(execution, status, error),
+  });
   app.decorate('engine', engine);
   const pipelinesRepo = new PipelinesRepository(db);
   const pipelines = new PipelinesService({
@@ -74,6 +83,14 @@ export async function installPipelines(
       clock,
       onQueued: () => engine.wake(),
     }),
+  });
+  triggers = await installTriggers(app, {
+    db,
+    executions,
+    pipelines: pipelinesRepo,
+    clock,
+    topicPrefix: config.topicPrefix,
+    onQueued: () => engine.wake(),
   });
   const schedules = new ScheduleTriggers({
     db,
