@@ -64,6 +64,10 @@ export const TRIGGER_NODE_TYPES: NodeType[] = [
       },
       additionalProperties: false,
     },
+    check: (parameters) =>
+      typeof parameters.path === 'string' && parameters.path.split('/').some((s) => s === '.' || s === '..')
+        ? [{ path: '/path', message: 'must not have a "." or ".." segment' }]
+        : [],
   }),
   trigger({
     type: 'trigger.uns',

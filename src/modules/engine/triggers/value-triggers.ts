@@ -47,6 +47,8 @@ export class ValueTriggers {
   private pending: { listener: Listener; record: AcceptedRecord; at: number }[] = [];
   private flushing = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Refreshes started; a refresh that finishes after a later one began is discarded. */
+  private generation = 0;
   private readonly pipelines: PipelinesRepository;
 
   constructor(private readonly deps: ValueTriggersDeps) {
@@ -75,6 +77,7 @@ export class ValueTriggers {
 
   /** Re-reads the enabled pipelines with value triggers. */
   async refresh(): Promise<void> {
+    const generation = ++this.generation;
     const next = new Map<string, Listener[]>();
     const add = (listener: Listener) => {
       const list = next.get(listener.pipeline.organizationId) ?? [];
@@ -116,7 +119,7 @@ export class ValueTriggers {
           matches: (topic) => topic === target.topic || topic.startsWith(below) || items.has(topic),
         });
       }
-    this.byOrganization = next;
+    if (generation === this.generation) this.byOrganization = next;
   }
 
   /** Told of every commit on this replica (the UNS publish path): must be cheap and never throw. */

@@ -175,12 +175,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app,
     for (;;) {
       const current = await deps.executions.get(pipeline.organizationId, execution.id);
       if (current && FINAL.includes(current.status))
-        return reply
-          .code(200)
-          .send({
-            data: { executionId: current.id, status: current.status, execution: toExecution(current) },
-          });
-      if (Date.now() > until || request.raw.destroyed)
+        return reply.code(200).send({
+          data: { executionId: current.id, status: current.status, execution: toExecution(current) },
+        });
+      if (Date.now() > until || request.socket.destroyed)
         return reply
           .code(202)
           .send({ data: { executionId: execution.id, status: current?.status ?? 'queued' } });
