@@ -275,6 +275,8 @@ for (const dialect of testDialects()) {
         name: 'UNS disabled',
         nodes: [{ id: 'in', name: 'In', type: 'trigger.uns', parameters: { filter: 'v1/trig/#' } }],
       });
+      assert.equal((await publish('v1/trig/l0/temp', 19)).status, 200);
+      assert.equal((await executionsOf(plus)).length, 1, 'stored before the publish was acknowledged');
       for (const [topic, value] of [
         ['v1/trig/l1/temp', 20.5],
         ['v1/trig/l2/temp', 21],
@@ -292,11 +294,11 @@ for (const dialect of testDialects()) {
       } finally {
         await client.endAsync();
       }
-      const plusRows = await settled(plus, 3);
-      const hashRows = await settled(hash, 4);
+      const plusRows = await settled(plus, 4);
+      const hashRows = await settled(hash, 5);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.equal((await executionsOf(plus)).length, 3, 'once per matching value');
-      assert.equal((await executionsOf(hash)).length, 4);
+      assert.equal((await executionsOf(plus)).length, 4, 'once per matching value');
+      assert.equal((await executionsOf(hash)).length, 5);
       assert.equal((await executionsOf(idle.body.data.id)).length, 0, 'a disabled pipeline does not listen');
       assert.deepEqual(plusRows.map((r) => r.input.topic).sort(), [
         'v1/trig/l1/temp',

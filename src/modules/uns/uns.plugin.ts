@@ -47,8 +47,11 @@ export interface UnsRuntime {
   applyRetention(): Promise<string>;
   /** Pre-aggregated history for wide ranges (the dashboard query). */
   rollups: HistorianRollups;
-  /** Told of every commit on this replica once it resolved (pipeline value triggers); must not throw. */
-  committedListeners: Set<(job: CommitJob) => void>;
+  /**
+   * Told of every commit on this replica once it resolved (pipeline value triggers); must not throw or
+   * reject. A promise one answers is awaited before the publish is acknowledged.
+   */
+  committedListeners: Set<(job: CommitJob) => void | Promise<void>>;
 }
 
 declare module 'fastify' {
@@ -129,7 +132,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock.now(),
   );
   let publisher: PublishService | null = null;
-  const committedListeners = new Set<(job: CommitJob) => void>();
+  const committedListeners = new Set<(job: CommitJob) => void | Promise<void>>();
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
     host: config.httpHost,
@@ -158,7 +161,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     fanout: () => broker,
     onCommitted: (job) => {
       live.committed(job);
-      for (const listener of committedListeners) listener(job);
+      let waits: Promise<void>[] | undefined;
+      for (const listener of committedListeners) {
+        const wait = listener(job);
+        if (wait) (waits ??= []).push(wait);
+      }
+      return waits && Promise.all(waits).then(() => undefined);
     },
   });
   const settings = new UnsSettingsService({

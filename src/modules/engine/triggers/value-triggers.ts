@@ -39,12 +39,15 @@ export interface ValueTriggersDeps {
  * replicas. The listeners are indexed by organization and re-read every `refreshMs` (and at once after a
  * change on this replica): a commit of an organization nobody listens to costs one map lookup.
  *
- * The executions of values committed in one burst are inserted together after the commit resolved; a
- * crash between a commit and that insert (a few milliseconds) loses those triggers, not the values.
+ * The executions of values committed in one burst are inserted together right after the commit; the
+ * publish is acknowledged once they are stored. A crash between the commit and that insert (a few
+ * milliseconds, before the acknowledgement) loses those triggers, never the values.
  */
 export class ValueTriggers {
   private byOrganization = new Map<string, Listener[]>();
   private pending: { listener: Listener; record: AcceptedRecord; at: number }[] = [];
+  /** Settles once the executions of `pending` are stored (or failed to be, logged). */
+  private pendingStored: { promise: Promise<void>; resolve: () => void } | undefined;
   private flushing = false;
   private timer: NodeJS.Timeout | undefined;
   /** Refreshes started; a refresh that finishes after a later one began is discarded. */
@@ -122,76 +125,97 @@ export class ValueTriggers {
     if (generation === this.generation) this.byOrganization = next;
   }
 
-  /** Told of every commit on this replica (the UNS publish path): must be cheap and never throw. */
-  committed(job: CommitJob): void {
+  /**
+   * Told of every commit on this replica (the UNS publish path): must be cheap and never throw. When a
+   * value matched, answers a promise that settles once its executions are stored: the publish is
+   * acknowledged only then, so that an acknowledged value's executions survive a crash.
+   */
+  committed(job: CommitJob): Promise<void> | undefined {
     const listeners = this.byOrganization.get(job.organizationId);
-    if (listeners === undefined) return;
+    if (listeners === undefined) return undefined;
     const at = this.deps.clock.now();
+    const before = this.pending.length;
     for (const record of job.records)
       for (const listener of listeners) {
         if (listener.connection && record.record.source !== listener.connection.source) continue;
         if (listener.matches(record.record.topic)) this.pending.push({ listener, record, at });
       }
-    if (this.pending.length > 0 && !this.flushing) {
+    if (this.pending.length === before) return undefined;
+    if (!this.pendingStored) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.pendingStored = { promise, resolve };
+    }
+    if (!this.flushing) {
       this.flushing = true;
       setImmediate(() => void this.flush());
     }
+    return this.pendingStored.promise;
   }
 
   /** Inserts the executions of the values committed since the last flush, in one statement each 1000. */
   private async flush(): Promise<void> {
     try {
       while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, 5000);
-        const skip = new Map<string, string | null>();
-        const inputs: EnqueueInput[] = [];
-        for (const { listener, record, at } of batch) {
-          const organizationId = listener.pipeline.organizationId;
-          if (!skip.has(organizationId))
-            skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
-          const skipped = skip.get(organizationId);
-          const r = record.record;
-          const payload = {
-            topic: r.topic,
-            value: r.value,
-            quality: record.quality,
-            timestamp: formatRfc3339Micros(r.timestampUs),
-            source: r.source,
-          };
-          inputs.push({
-            organizationId,
-            pipeline: listener.pipeline,
-            trigger: {
-              type: listener.type,
-              nodeId: listener.nodeId,
-              firedAt: at,
-              source: listener.connection
-                ? {
-                    connectionId: listener.connection.connectionId,
-                    functionId: listener.connection.functionId,
-                  }
-                : { topic: r.topic },
-            },
-            input: listener.connection
-              ? {
-                  connectionId: listener.connection.connectionId,
-                  functionId: listener.connection.functionId,
-                  ...payload,
-                }
-              : payload,
-            now: at,
-            ...(skipped ? { skippedBecause: skipped } : {}),
-          });
-        }
+        const batch = this.pending;
+        const stored = this.pendingStored;
+        this.pending = [];
+        this.pendingStored = undefined;
         try {
+          const skip = new Map<string, string | null>();
+          const inputs: EnqueueInput[] = [];
+          for (const { listener, record, at } of batch) {
+            const organizationId = listener.pipeline.organizationId;
+            if (!skip.has(organizationId))
+              skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
+            inputs.push(this.inputOf(listener, record, at, skip.get(organizationId) ?? null));
+          }
           await this.deps.executions.enqueueMany(inputs);
           if (inputs.some((i) => !i.skippedBecause)) this.deps.onQueued();
         } catch (error) {
-          this.deps.log.error({ err: error, lost: inputs.length }, 'value triggers could not enqueue');
+          this.deps.log.error({ err: error, lost: batch.length }, 'value triggers could not enqueue');
+        } finally {
+          stored?.resolve();
         }
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** The execution a committed value starts: its payload is the value, topic, quality and timestamp. */
+  private inputOf(
+    listener: Listener,
+    record: AcceptedRecord,
+    at: number,
+    skipped: string | null,
+  ): EnqueueInput {
+    const r = record.record;
+    const payload = {
+      topic: r.topic,
+      value: r.value,
+      quality: record.quality,
+      timestamp: formatRfc3339Micros(r.timestampUs),
+      source: r.source,
+    };
+    const connection = listener.connection && {
+      connectionId: listener.connection.connectionId,
+      functionId: listener.connection.functionId,
+    };
+    return {
+      organizationId: listener.pipeline.organizationId,
+      pipeline: listener.pipeline,
+      trigger: {
+        type: listener.type,
+        nodeId: listener.nodeId,
+        firedAt: at,
+        source: connection ?? { topic: r.topic },
+      },
+      input: connection ? { ...connection, ...payload } : payload,
+      now: at,
+      ...(skipped ? { skippedBecause: skipped } : {}),
+    };
   }
 }
