@@ -301,6 +301,7 @@ for (const dialect of testDialects()) {
       assert.equal((await executionsOf(hash)).length, 5);
       assert.equal((await executionsOf(idle.body.data.id)).length, 0, 'a disabled pipeline does not listen');
       assert.deepEqual(plusRows.map((r) => r.input.topic).sort(), [
+        'v1/trig/l0/temp',
         'v1/trig/l1/temp',
         'v1/trig/l2/temp',
         'v1/trig/l3/temp',
