@@ -190,7 +190,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app,
     tags: ['Pipelines'],
     summary: 'Start a pipeline from its webhook',
     description:
-      "Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.",
+      "Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.",
     params: WebhookParams,
     response: {
       200: dataEnvelope(WebhookAccepted),
@@ -207,7 +207,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app,
     bodyLimit: WEBHOOK_BODY_LIMIT,
     schema,
   };
-  for (const url of ['/:pipelineId', '/:pipelineId/*']) {
-    app.route({ method: ['POST', 'PUT', 'GET'], url, ...options, handler });
-  }
+  app.route({ method: ['POST', 'PUT', 'GET'], url: '/:pipelineId', ...options, handler });
+  // The same below a path (`{pipelineId}/orders/new`); documented once, above.
+  app.route({
+    method: ['POST', 'PUT', 'GET'],
+    url: '/:pipelineId/*',
+    ...options,
+    schema: { ...schema, hide: true },
+    handler,
+  });
 };
