@@ -53,6 +53,7 @@ export class ExecutionEngine {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
+  private wokenWhilePolling = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: EngineOptions) {
@@ -86,8 +87,14 @@ export class ExecutionEngine {
   }
 
   private async poll(): Promise<void> {
-    if (this.stopped || this.polling) return;
+    if (this.stopped) return;
+    // A wake-up while claiming is not lost: the claim loop runs again at once after this one.
+    if (this.polling) {
+      this.wokenWhilePolling = true;
+      return;
+    }
     this.polling = true;
+    this.wokenWhilePolling = false;
     try {
       while (!this.stopped && this.running < this.concurrency) {
         const execution = await this.options.repo.claim(this.replica, this.options.clock.now(), this.leaseMs);
@@ -108,7 +115,7 @@ export class ExecutionEngine {
       this.options.log.warn({ err: error }, 'the engine could not claim executions');
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+      if (!this.stopped) this.schedule(this.wokenWhilePolling ? 0 : this.pollMs);
     }
   }
 
