@@ -164,7 +164,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       let waits: Promise<void>[] | undefined;
       for (const listener of committedListeners) {
         const wait = listener(job);
-        if (wait) (waits ??= []).push(wait);
+        if (wait) {
+          waits ??= [];
+          waits.push(wait);
+        }
       }
       return waits && Promise.all(waits).then(() => undefined);
     },
