@@ -610,6 +610,15 @@ export interface DependencyImportPlanTable {
   executed_at: number | null;
 }
 
+/** A pipeline's webhook token, stored as its SHA-256 (modules/engine/triggers). */
+export interface EngineWebhookTokenTable {
+  pipeline_id: string;
+  organization_id: string;
+  token_hash: string;
+  created_at: number;
+  created_by: string | null;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -655,4 +664,5 @@ export interface Database {
   dependency_exports: DependencyExportTable;
   dependency_import_plans: DependencyImportPlanTable;
   engine_node_state: EngineNodeStateTable;
+  engine_webhook_tokens: EngineWebhookTokenTable;
 }

@@ -51,6 +51,11 @@ export interface UnsRuntime {
   rollups: HistorianRollups;
   /** The background job that keeps the rollups ahead of queries (one replica at a time). */
   rollupJob: RollupJob;
+  /**
+   * Told of every commit on this replica once it resolved (pipeline value triggers); must not throw or
+   * reject. A promise one answers is awaited before the publish is acknowledged.
+   */
+  committedListeners: Set<(job: CommitJob) => void | Promise<void>>;
 }
 
 declare module 'fastify' {
@@ -148,6 +153,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock.now(),
   );
   let publisher: PublishService | null = null;
+  const committedListeners = new Set<(job: CommitJob) => void | Promise<void>>();
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
   const broker = new BrokerManager({
     host: config.httpHost,
@@ -174,7 +180,18 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clock,
     futureToleranceSeconds: config.unsFutureTolerance,
     fanout: () => broker,
-    onCommitted: (job) => live.committed(job),
+    onCommitted: (job) => {
+      live.committed(job);
+      let waits: Promise<void>[] | undefined;
+      for (const listener of committedListeners) {
+        const wait = listener(job);
+        if (wait) {
+          waits ??= [];
+          waits.push(wait);
+        }
+      }
+      return waits && Promise.all(waits).then(() => undefined);
+    },
   });
   const settings = new UnsSettingsService({
     db,
@@ -216,6 +233,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     applyRetention,
     rollups,
     rollupJob,
+    committedListeners,
   };
   app.decorate('uns', runtime);
 

@@ -12,6 +12,7 @@ import { dashboards } from './0010-dashboards.js';
 import { pipelines } from './0011-pipelines.js';
 import { unsRollups } from './0012-uns-rollups.js';
 import { dependencyBundles } from './0014-dependency-bundles.js';
+import { webhookTokens } from './0015-webhook-tokens.js';
 import { nodeState } from './0016-node-state.js';
 import { executionFlow } from './0017-execution-flow.js';
 import { unsRollupJob } from './0019-uns-rollup-job.js';
@@ -31,6 +32,7 @@ export const migrations: MeridianMigration[] = [
   pipelines,
   unsRollups,
   dependencyBundles,
+  webhookTokens,
   nodeState,
   executionFlow,
   unsRollupJob,

@@ -25,6 +25,12 @@ export interface EngineOptions {
   inlineWaitMs?: number;
   /** Storage and modules for data and integration nodes (node-services.ts). */
   services?: NodeServices;
+  /** Told once of each execution this replica finished (pipeline-finished triggers); must not throw. */
+  onFinished?: (
+    execution: ExecutionRow,
+    status: ExecutionRow['status'],
+    error: ExecutionRow['error'],
+  ) => void;
 }
 
 /**
@@ -43,6 +49,7 @@ export class ExecutionEngine {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
+  private wokenWhilePolling = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: EngineOptions) {
@@ -82,8 +89,14 @@ export class ExecutionEngine {
   }
 
   private async poll(): Promise<void> {
-    if (this.stopped || this.polling) return;
+    if (this.stopped) return;
+    // A wake-up while claiming is not lost: the claim loop runs again at once after this one.
+    if (this.polling) {
+      this.wokenWhilePolling = true;
+      return;
+    }
     this.polling = true;
+    this.wokenWhilePolling = false;
     try {
       while (!this.stopped && this.running < this.concurrency) {
         const execution = await this.options.repo.claim(this.replica, this.options.clock.now(), this.leaseMs);
@@ -104,7 +117,7 @@ export class ExecutionEngine {
       this.options.log.warn({ err: error }, 'the engine could not claim executions');
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(this.pollMs);
+      if (!this.stopped) this.schedule(this.wokenWhilePolling ? 0 : this.pollMs);
     }
   }
 
@@ -134,7 +147,7 @@ export class ExecutionEngine {
           this.wakeAt(outcome.until);
         return;
       }
-      await repo.finish(
+      const finished = await repo.finish(
         execution.id,
         this.replica,
         outcome.status,
@@ -142,6 +155,7 @@ export class ExecutionEngine {
         outcome.error,
         outcome.reason,
       );
+      if (finished) this.options.onFinished?.(execution, outcome.status, outcome.error);
     } finally {
       clearInterval(renew);
     }

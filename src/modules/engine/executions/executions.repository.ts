@@ -42,6 +42,39 @@ export interface EnqueueInput {
 const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
 const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
 
+/** The stored row of a new execution (queued, or skipped with its reason). */
+function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefined }): EngineExecutionTable {
+  const { pipeline } = input;
+  return {
+    id: randomUUID(),
+    organization_id: input.organizationId,
+    pipeline_id: pipeline.id,
+    pipeline_version: pipeline.version,
+    definition: JSON.stringify({
+      nodes: pipeline.nodes,
+      edges: pipeline.edges,
+      settings: pipeline.settings,
+    }),
+    status: input.skippedBecause ? 'skipped' : 'queued',
+    reason: input.skippedBecause ?? null,
+    trigger: JSON.stringify(input.trigger),
+    input: input.input === undefined ? null : JSON.stringify(input.input),
+    error: null,
+    priority: PRIORITY[pipeline.settings.priority] ?? 1,
+    run_at: input.now,
+    locked_by: null,
+    lease_until: null,
+    claims: 0,
+    idempotency_key: input.idempotencyKey ?? null,
+    retry_of: input.retryOf ?? null,
+    queued_at: input.now,
+    started_at: null,
+    finished_at: input.skippedBecause ? input.now : null,
+    checkpoint: null,
+    trigger_type: input.trigger.type,
+  };
+}
+
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
 export class ExecutionsRepository extends ExecutionReads {
   constructor(db: Kysely<Database>) {
@@ -54,35 +87,7 @@ export class ExecutionsRepository extends ExecutionReads {
   async enqueue(
     input: EnqueueInput & { idempotencyKey?: string | undefined },
   ): Promise<ExecutionRow | undefined> {
-    const { pipeline } = input;
-    const row: EngineExecutionTable = {
-      id: randomUUID(),
-      organization_id: input.organizationId,
-      pipeline_id: pipeline.id,
-      pipeline_version: pipeline.version,
-      definition: JSON.stringify({
-        nodes: pipeline.nodes,
-        edges: pipeline.edges,
-        settings: pipeline.settings,
-      }),
-      status: input.skippedBecause ? 'skipped' : 'queued',
-      reason: input.skippedBecause ?? null,
-      trigger: JSON.stringify(input.trigger),
-      input: input.input === undefined ? null : JSON.stringify(input.input),
-      error: null,
-      priority: PRIORITY[pipeline.settings.priority] ?? 1,
-      run_at: input.now,
-      locked_by: null,
-      lease_until: null,
-      claims: 0,
-      idempotency_key: input.idempotencyKey ?? null,
-      retry_of: input.retryOf ?? null,
-      queued_at: input.now,
-      started_at: null,
-      finished_at: input.skippedBecause ? input.now : null,
-      checkpoint: null,
-      trigger_type: input.trigger.type,
-    };
+    const row = executionRow(input);
     if (input.idempotencyKey === undefined) {
       await this.db.insertInto('engine_executions').values(row).execute();
       return toExecution(row);
@@ -94,6 +99,19 @@ export class ExecutionsRepository extends ExecutionReads {
       .returning('id')
       .executeTakeFirst();
     return inserted ? toExecution(row) : undefined;
+  }
+
+  /** Enqueues several executions (without idempotency keys) in one statement; answers their ids. */
+  async enqueueMany(inputs: EnqueueInput[]): Promise<string[]> {
+    if (inputs.length === 0) return [];
+    const rows = inputs.map((input) => executionRow(input));
+    // PostgreSQL allows 65,535 parameters a statement: 23 columns a row.
+    for (let i = 0; i < rows.length; i += 1000)
+      await this.db
+        .insertInto('engine_executions')
+        .values(rows.slice(i, i + 1000))
+        .execute();
+    return rows.map((r) => r.id);
   }
 
   /**
@@ -184,8 +202,8 @@ export class ExecutionsRepository extends ExecutionReads {
     now: number,
     error: ExecutionRow['error'],
     reason: string | null = null,
-  ): Promise<void> {
-    await this.db
+  ): Promise<boolean> {
+    const result = await this.db
       .updateTable('engine_executions')
       .set({
         status,
@@ -198,7 +216,9 @@ export class ExecutionsRepository extends ExecutionReads {
       .where('id', '=', id)
       .where('locked_by', '=', replica)
       .where('status', '=', 'running')
-      .execute();
+      .executeTakeFirst();
+    // False when the lease was lost or the execution cancelled meanwhile: its status stands.
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /**

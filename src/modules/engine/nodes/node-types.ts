@@ -6,6 +6,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { DATA_NODE_TYPES } from './data-nodes.js';
 import { FLOW_NODE_TYPES } from './flow-nodes.js';
 import type { NodeServices } from './node-services.js';
+import { TRIGGER_NODE_TYPES } from './trigger-nodes.js';
 
 /** What running a node can touch outside the execution. */
 export type SideEffect = 'none' | 'reads-device' | 'writes-device' | 'external';
@@ -365,6 +366,7 @@ export const NODE_TYPES: NodeType[] = [
   },
   ...FLOW_NODE_TYPES,
   ...DATA_NODE_TYPES,
+  ...TRIGGER_NODE_TYPES,
 ];
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });

@@ -15,6 +15,7 @@ import { createNodeServices } from '../nodes/node-services.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
+import { installTriggers } from '../triggers/triggers.plugin.js';
 import { PipelineNodesService } from './pipeline-nodes.service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
 import { pipelinesRoutes } from './pipelines.routes.js';
@@ -57,6 +58,7 @@ export async function installPipelines(
       throw error;
     }
   };
+  let triggers: Awaited<ReturnType<typeof installTriggers>> | undefined;
   const pipelinesRepo = new PipelinesRepository(db);
   const services = createNodeServices(app, {
     db,
@@ -66,7 +68,15 @@ export async function installPipelines(
     executions,
     onQueued: () => engine.wake(),
   });
-  const engine = new ExecutionEngine({ repo: executions, sandbox, clock, log: app.log, publish, services });
+  const engine = new ExecutionEngine({
+    repo: executions,
+    sandbox,
+    clock,
+    log: app.log,
+    publish,
+    services,
+    onFinished: (execution, status, error) => triggers?.pipelineTriggers.finished(execution, status, error),
+  });
   app.decorate('engine', engine);
   const pipelines = new PipelinesService({
     db,
@@ -93,6 +103,14 @@ export async function installPipelines(
       onQueued: () => engine.wake(),
       services,
     }),
+  });
+  triggers = await installTriggers(app, {
+    db,
+    executions,
+    pipelines: pipelinesRepo,
+    clock,
+    topicPrefix: config.topicPrefix,
+    onQueued: () => engine.wake(),
   });
   const schedules = new ScheduleTriggers({
     db,

@@ -77,6 +77,12 @@ export class PipelinesRepository {
     return row && toPipeline(row);
   }
 
+  /** A pipeline of any organization (webhooks, whose token names the pipeline). */
+  async byId(id: string) {
+    const row = await this.db.selectFrom('pipelines').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toPipeline(row);
+  }
+
   /** Enabled pipelines of every organization that have a node of `type` (triggers to register). */
   async enabledWithNodeType(type: string): Promise<PipelineRow[]> {
     const rows = await this.db

@@ -30,8 +30,11 @@ export interface PublishServiceDeps {
   /** Largest amount a declared timestamp may lie ahead of now, in seconds. */
   futureToleranceSeconds: number;
   fanout: () => PublishFanout | null;
-  /** Told of each commit once it resolved (the live value streams); must not throw. */
-  onCommitted?: (job: CommitJob) => void;
+  /**
+   * Told of each commit once it resolved (the live value streams, pipeline triggers); must not throw.
+   * A promise it answers (pipeline executions being enqueued) is awaited before the publish resolves.
+   */
+  onCommitted?: (job: CommitJob) => void | Promise<void>;
 }
 
 /**
@@ -75,9 +78,9 @@ export class PublishService {
     const accepted = this.evaluate(bindings, records, options.batch);
     const job = { organizationId, records: accepted, receivedUs: this.deps.clock.now() * 1000 };
     return this.deps.committer.submit(job, accepted.length).then(() => {
-      this.deps.onCommitted?.(job);
+      const enqueued = this.deps.onCommitted?.(job);
       if (options.fanout) this.deps.fanout()?.deliver(organizationId, accepted);
-      return accepted;
+      return enqueued ? enqueued.then(() => accepted) : accepted;
     });
   }
 

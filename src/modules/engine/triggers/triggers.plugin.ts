@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
+import type { Database } from '../../../storage/tables.js';
+import type { ExecutionsRepository } from '../executions/executions.repository.js';
+import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import { PipelineTriggers } from './pipeline-triggers.js';
+import { ValueTriggers } from './value-triggers.js';
+import { WebhookTokens } from './webhook-tokens.js';
+import { type WebhookDeps, webhookRoutes, webhookTokenRoutes } from './webhooks.routes.js';
+
+/**
+ * Installs the triggers beyond manual and schedule: webhooks (routes), UNS and connection values (a
+ * listener on the UNS commit path) and pipeline-finished (told by the engine). Each records a skipped
+ * execution with the reason `maintenance` while its organization is in maintenance.
+ */
+export async function installTriggers(
+  app: FastifyInstance,
+  deps: {
+    db: Kysely<Database>;
+    executions: ExecutionsRepository;
+    pipelines: PipelinesRepository;
+    clock: Clock;
+    topicPrefix: string;
+    onQueued: () => void;
+  },
+): Promise<{ pipelineTriggers: PipelineTriggers; valueTriggers: ValueTriggers }> {
+  const { db, executions, clock, onQueued } = deps;
+  const maintenance = () => (app.hasDecorator('maintenance') ? app.maintenance : null);
+  const skipReason = async (organizationId: string) =>
+    (await maintenance()?.skipReason(organizationId)) ?? null;
+  const webhooks: WebhookDeps = {
+    tokens: new WebhookTokens(db),
+    pipelines: deps.pipelines,
+    executions,
+    clock,
+    onQueued,
+    maintenance,
+  };
+  await app.register(webhookTokenRoutes, { prefix: '/api/v1/engine/pipelines', ...webhooks });
+  await app.register(webhookRoutes, { prefix: '/api/v1/engine/webhooks', ...webhooks });
+
+  const valueTriggers = new ValueTriggers({
+    db,
+    executions,
+    clock,
+    log: app.log,
+    topicPrefix: deps.topicPrefix,
+    onQueued,
+    skipReason,
+  });
+  const listener = (job: Parameters<ValueTriggers['committed']>[0]) => valueTriggers.committed(job);
+  const pipelineTriggers = new PipelineTriggers({
+    db,
+    executions,
+    clock,
+    log: app.log,
+    onQueued,
+    skipReason,
+  });
+  app.addHook('onReady', async () => {
+    await valueTriggers.start();
+    if (app.hasDecorator('uns')) app.uns.committedListeners.add(listener);
+  });
+  // A pipeline changed on this replica is listened for at once (other replicas re-read within a second).
+  app.addHook('onResponse', async (request, reply) => {
+    if (
+      request.method !== 'GET' &&
+      reply.statusCode < 400 &&
+      request.url.startsWith('/api/v1/engine/pipelines')
+    )
+      void valueTriggers.refresh().catch((error) => app.log.warn({ err: error }, 'value triggers not read'));
+  });
+  app.addHook('onClose', async () => {
+    if (app.hasDecorator('uns')) app.uns.committedListeners.delete(listener);
+    valueTriggers.stop();
+  });
+  return { pipelineTriggers, valueTriggers };
+}

@@ -1,0 +1,221 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
+import type { Database } from '../../../storage/tables.js';
+import type { UnsTarget } from '../../connections/functions/functions.service.js';
+import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
+import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
+import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
+import type { EnqueueInput, ExecutionsRepository } from '../executions/executions.repository.js';
+import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
+
+/** One enabled trigger node that committed values can start. */
+interface Listener {
+  pipeline: PipelineRow;
+  nodeId: string;
+  type: 'uns' | 'connection';
+  /** The connection and function of a connection trigger (values carry `source: connection:<id>`). */
+  connection?: { connectionId: string; functionId: string; source: string };
+  matches(topic: string): boolean;
+}
+
+export interface ValueTriggersDeps {
+  db: Kysely<Database>;
+  executions: ExecutionsRepository;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** The UNS topic prefix (`v1`): filters are parsed with it. */
+  topicPrefix: string;
+  onQueued: () => void;
+  /** Why an organization's triggers are recorded as skipped right now (maintenance), or null. */
+  skipReason?: (organizationId: string) => Promise<string | null>;
+  refreshMs?: number;
+}
+
+/**
+ * `trigger.uns` and `trigger.connection`: every value committed to the UNS on this replica (HTTP, MQTT,
+ * a connection's subscribe function) that an enabled pipeline listens for enqueues one execution of it.
+ * Only the replica that committed a value sees it here, so each value starts each pipeline once across
+ * replicas. The listeners are indexed by organization and re-read every `refreshMs` (and at once after a
+ * change on this replica): a commit of an organization nobody listens to costs one map lookup.
+ *
+ * The executions of values committed in one burst are inserted together right after the commit; the
+ * publish is acknowledged once they are stored. A crash between the commit and that insert (a few
+ * milliseconds, before the acknowledgement) loses those triggers, never the values.
+ */
+export class ValueTriggers {
+  private byOrganization = new Map<string, Listener[]>();
+  private pending: { listener: Listener; record: AcceptedRecord; at: number }[] = [];
+  /** Settles once the executions of `pending` are stored (or failed to be, logged). */
+  private pendingStored: { promise: Promise<void>; resolve: () => void } | undefined;
+  private flushing = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Refreshes started; a refresh that finishes after a later one began is discarded. */
+  private generation = 0;
+  private readonly pipelines: PipelinesRepository;
+
+  constructor(private readonly deps: ValueTriggersDeps) {
+    this.pipelines = new PipelinesRepository(deps.db);
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(
+      () =>
+        void this.refresh().catch((error) => this.deps.log.warn({ err: error }, 'value triggers not read')),
+      this.deps.refreshMs ?? 1000,
+    );
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Whether any enabled pipeline of the organization listens for values (tests, benches). */
+  listening(organizationId: string): boolean {
+    return this.byOrganization.has(organizationId);
+  }
+
+  /** Re-reads the enabled pipelines with value triggers. */
+  async refresh(): Promise<void> {
+    const generation = ++this.generation;
+    const next = new Map<string, Listener[]>();
+    const add = (listener: Listener) => {
+      const list = next.get(listener.pipeline.organizationId) ?? [];
+      list.push(listener);
+      next.set(listener.pipeline.organizationId, list);
+    };
+    for (const pipeline of await this.pipelines.enabledWithNodeType('trigger.uns'))
+      for (const node of pipeline.nodes) {
+        if (node.type !== 'trigger.uns' || node.disabled) continue;
+        try {
+          const filter = parseTopicFilter(node.parameters.filter, this.deps.topicPrefix);
+          add({ pipeline, nodeId: node.id, type: 'uns', matches: (topic) => filter.matches(topic) });
+        } catch (error) {
+          this.deps.log.warn({ err: error, pipeline: pipeline.id, node: node.id }, 'invalid UNS filter');
+        }
+      }
+    const byConnection = await this.pipelines.enabledWithNodeType('trigger.connection');
+    for (const pipeline of byConnection)
+      for (const node of pipeline.nodes) {
+        if (node.type !== 'trigger.connection' || node.disabled) continue;
+        const connectionId = String(node.parameters.connectionId);
+        const functionId = String(node.parameters.functionId);
+        const fn = await this.deps.db
+          .selectFrom('connection_functions')
+          .select(['uns'])
+          .where('id', '=', functionId)
+          .where('connection_id', '=', connectionId)
+          .where('organization_id', '=', pipeline.organizationId)
+          .executeTakeFirst();
+        if (!fn?.uns) continue;
+        const target = JSON.parse(fn.uns) as UnsTarget;
+        const items = new Set(Object.values(target.items ?? {}));
+        const below = `${target.topic}/`;
+        add({
+          pipeline,
+          nodeId: node.id,
+          type: 'connection',
+          connection: { connectionId, functionId, source: `connection:${connectionId}` },
+          matches: (topic) => topic === target.topic || topic.startsWith(below) || items.has(topic),
+        });
+      }
+    if (generation === this.generation) this.byOrganization = next;
+  }
+
+  /**
+   * Told of every commit on this replica (the UNS publish path): must be cheap and never throw. When a
+   * value matched, answers a promise that settles once its executions are stored: the publish is
+   * acknowledged only then, so that an acknowledged value's executions survive a crash.
+   */
+  committed(job: CommitJob): Promise<void> | undefined {
+    const listeners = this.byOrganization.get(job.organizationId);
+    if (listeners === undefined) return undefined;
+    const at = this.deps.clock.now();
+    const before = this.pending.length;
+    for (const record of job.records)
+      for (const listener of listeners) {
+        if (listener.connection && record.record.source !== listener.connection.source) continue;
+        if (listener.matches(record.record.topic)) this.pending.push({ listener, record, at });
+      }
+    if (this.pending.length === before) return undefined;
+    if (!this.pendingStored) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.pendingStored = { promise, resolve };
+    }
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(() => void this.flush());
+    }
+    return this.pendingStored.promise;
+  }
+
+  /** Inserts the executions of the values committed since the last flush, in one statement each 1000. */
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        const stored = this.pendingStored;
+        this.pending = [];
+        this.pendingStored = undefined;
+        try {
+          const skip = new Map<string, string | null>();
+          const inputs: EnqueueInput[] = [];
+          for (const { listener, record, at } of batch) {
+            const organizationId = listener.pipeline.organizationId;
+            if (!skip.has(organizationId))
+              skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
+            inputs.push(this.inputOf(listener, record, at, skip.get(organizationId) ?? null));
+          }
+          await this.deps.executions.enqueueMany(inputs);
+          if (inputs.some((i) => !i.skippedBecause)) this.deps.onQueued();
+        } catch (error) {
+          this.deps.log.error({ err: error, lost: batch.length }, 'value triggers could not enqueue');
+        } finally {
+          stored?.resolve();
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** The execution a committed value starts: its payload is the value, topic, quality and timestamp. */
+  private inputOf(
+    listener: Listener,
+    record: AcceptedRecord,
+    at: number,
+    skipped: string | null,
+  ): EnqueueInput {
+    const r = record.record;
+    const payload = {
+      topic: r.topic,
+      value: r.value,
+      quality: record.quality,
+      timestamp: formatRfc3339Micros(r.timestampUs),
+      source: r.source,
+    };
+    const connection = listener.connection && {
+      connectionId: listener.connection.connectionId,
+      functionId: listener.connection.functionId,
+    };
+    return {
+      organizationId: listener.pipeline.organizationId,
+      pipeline: listener.pipeline,
+      trigger: {
+        type: listener.type,
+        nodeId: listener.nodeId,
+        firedAt: at,
+        source: connection ?? { topic: r.topic },
+      },
+      input: connection ? { ...connection, ...payload } : payload,
+      now: at,
+      ...(skipped ? { skippedBecause: skipped } : {}),
+    };
+  }
+}

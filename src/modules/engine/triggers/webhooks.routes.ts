@@ -1,0 +1,219 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { actorOf } from '../../../platform/actor.js';
+import type { Clock } from '../../../platform/clock.js';
+import { conflict, notFound, unauthorized } from '../../../platform/errors.js';
+import { dataEnvelope, errorResponse, IdParams, isoTime } from '../../../platform/schemas.js';
+import type { ExecutionsRepository } from '../executions/executions.repository.js';
+import { Execution, toExecution } from '../executions/executions.schemas.js';
+import type { PipelineNode } from '../pipelines/pipeline-definition.js';
+import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { WebhookTokens } from './webhook-tokens.js';
+
+/** The largest webhook body taken (413 beyond). */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/** Headers a webhook's trigger payload never records. */
+const SECRET_HEADERS = new Set(['authorization', 'cookie', 'x-webhook-token', 'proxy-authorization']);
+
+export interface WebhookDeps {
+  tokens: WebhookTokens;
+  pipelines: PipelinesRepository;
+  executions: ExecutionsRepository;
+  clock: Clock;
+  onQueued: () => void;
+  /** 503 with Retry-After while the organization is in maintenance (organizations/maintenance). */
+  maintenance: () => {
+    skipReason(organizationId: string): Promise<string | null>;
+    assertNotInMaintenance(organizationId: string): Promise<void>;
+  } | null;
+}
+
+const TokenIssued = Type.Object({
+  pipelineId: Type.String(),
+  token: Type.String({ description: 'Shown this once; send it as the `X-Webhook-Token` header.' }),
+  url: Type.String({ description: 'The webhook URL below which its nodes listen.' }),
+  issuedAt: Type.String({ format: 'date-time' }),
+});
+
+const WebhookParams = Type.Object({
+  pipelineId: Type.String({ format: 'uuid' }),
+  '*': Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+const WebhookAccepted = Type.Object({
+  executionId: Type.String(),
+  status: Type.String(),
+  execution: Type.Optional(Execution),
+});
+
+/** `POST|DELETE /engine/pipelines/{id}/webhook-token`: issue (rotate) and revoke a pipeline's token. */
+export const webhookTokenRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app, deps) => {
+  const tags = ['Pipelines'];
+  app.post(
+    '/:id/webhook-token',
+    {
+      config: { access: { scope: 'pipelines:write' } },
+      schema: {
+        tags,
+        summary: "Issue the pipeline's webhook token",
+        description:
+          'A new secret for the `trigger.webhook` nodes of the pipeline, shown once; it replaces the previous one at once. Stored only as its hash.',
+        params: IdParams,
+        response: { 201: dataEnvelope(TokenIssued), 404: errorResponse('No such pipeline.') },
+      },
+    },
+    async (request, reply) => {
+      const organizationId = request.organization!.id;
+      const pipeline = await deps.pipelines.get(organizationId, request.params.id);
+      if (!pipeline) throw notFound('pipeline');
+      const now = deps.clock.now();
+      const token = await deps.tokens.issue(organizationId, pipeline.id, actorOf(request).userId, now);
+      return reply.code(201).send({
+        data: {
+          pipelineId: pipeline.id,
+          token,
+          url: `/api/v1/engine/webhooks/${pipeline.id}`,
+          issuedAt: isoTime(now),
+        },
+      });
+    },
+  );
+  app.delete(
+    '/:id/webhook-token',
+    {
+      config: { access: { scope: 'pipelines:write' } },
+      schema: {
+        tags,
+        summary: "Revoke the pipeline's webhook token",
+        description: 'Its webhooks answer 401 until a new token is issued.',
+        params: IdParams,
+        response: { 204: Type.Null(), 404: errorResponse('No such pipeline or no token.') },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deps.tokens.revoke(request.organization!.id, request.params.id)))
+        throw notFound('webhook token');
+      return reply.code(204).send(null);
+    },
+  );
+};
+
+const FINAL = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
+
+/** The webhook node of `pipeline` listening for `method` on `path`, if any. */
+function webhookNode(nodes: PipelineNode[], method: string, path: string): PipelineNode | undefined {
+  return nodes.find(
+    (n) =>
+      n.type === 'trigger.webhook' &&
+      !n.disabled &&
+      ((n.parameters.method as string | undefined) ?? 'POST') === method &&
+      ((n.parameters.path as string | undefined) ?? '') === path,
+  );
+}
+
+/** `/api/v1/engine/webhooks/{pipelineId}/{path}`: starts pipelines from outside, with the pipeline's token. */
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app, deps) => {
+  const handler = async (
+    request: FastifyRequest<{ Params: { pipelineId: string; '*'?: string } }>,
+    reply: import('fastify').FastifyReply,
+  ) => {
+    const { pipelineId } = request.params;
+    const path = (request.params['*'] ?? '').replace(/\/+$/, '');
+    const token = request.headers['x-webhook-token'];
+    const presented = typeof token === 'string' ? token : undefined;
+    if (!(await deps.tokens.verify(pipelineId, presented)))
+      throw unauthorized('a valid X-Webhook-Token header is required');
+    const pipeline = await deps.pipelines.byId(pipelineId);
+    if (!pipeline) throw unauthorized('a valid X-Webhook-Token header is required');
+    if (!pipeline.enabled) throw conflict('the pipeline is disabled');
+    const node = webhookNode(pipeline.nodes, request.method, path);
+    if (!node) throw notFound(`webhook ${request.method} ${path === '' ? '/' : path}`);
+    const now = deps.clock.now();
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers))
+      if (!SECRET_HEADERS.has(name) && typeof value === 'string') headers[name] = value;
+    const input = {
+      method: request.method,
+      path,
+      query: request.query ?? {},
+      headers,
+      body: request.body ?? null,
+      receivedAt: isoTime(now),
+    };
+    const trigger = {
+      type: 'webhook',
+      nodeId: node.id,
+      firedAt: now,
+      source: { method: request.method, path },
+    };
+    const maintenance = deps.maintenance();
+    const skipped = (await maintenance?.skipReason(pipeline.organizationId)) ?? null;
+    if (skipped) {
+      // Recorded, never lost silently; the caller is told when to come back.
+      await deps.executions.enqueue({
+        organizationId: pipeline.organizationId,
+        pipeline,
+        trigger,
+        input,
+        now,
+        skippedBecause: skipped,
+      });
+      await maintenance!.assertNotInMaintenance(pipeline.organizationId);
+    }
+    const execution = await deps.executions.enqueue({
+      organizationId: pipeline.organizationId,
+      pipeline,
+      trigger,
+      input,
+      now,
+    });
+    deps.onQueued();
+    if (node.parameters.respond !== 'finished')
+      return reply.code(202).send({ data: { executionId: execution.id, status: execution.status } });
+    const until = Date.now() + Number(node.parameters.waitSeconds ?? 30) * 1000;
+    for (;;) {
+      const current = await deps.executions.get(pipeline.organizationId, execution.id);
+      if (current && FINAL.includes(current.status))
+        return reply.code(200).send({
+          data: { executionId: current.id, status: current.status, execution: toExecution(current) },
+        });
+      if (Date.now() > until || request.socket.destroyed)
+        return reply
+          .code(202)
+          .send({ data: { executionId: execution.id, status: current?.status ?? 'queued' } });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const schema = {
+    tags: ['Pipelines'],
+    summary: 'Start a pipeline from its webhook',
+    description:
+      "Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.",
+    params: WebhookParams,
+    response: {
+      200: dataEnvelope(WebhookAccepted),
+      202: dataEnvelope(WebhookAccepted),
+      401: errorResponse('No valid X-Webhook-Token.'),
+      404: errorResponse('No webhook node with this method and path.'),
+      409: errorResponse('The pipeline is disabled.'),
+      413: errorResponse('The body exceeds 1 MiB.'),
+      503: errorResponse('The organization is in maintenance (Retry-After).'),
+    },
+  };
+  const options = {
+    config: { access: { public: true as const } },
+    bodyLimit: WEBHOOK_BODY_LIMIT,
+    schema,
+  };
+  app.route({ method: ['POST', 'PUT', 'GET'], url: '/:pipelineId', ...options, handler });
+  // The same below a path (`{pipelineId}/orders/new`); documented once, above.
+  app.route({
+    method: ['POST', 'PUT', 'GET'],
+    url: '/:pipelineId/*',
+    ...options,
+    schema: { ...schema, hide: true },
+    handler,
+  });
+};
