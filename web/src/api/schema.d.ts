@@ -13265,6 +13265,762 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines/{id}/webhook-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue the pipeline's webhook token
+         * @description A new secret for the `trigger.webhook` nodes of the pipeline, shown once; it replaces the previous one at once. Stored only as its hash.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                pipelineId: string;
+                                /** @description Shown this once; send it as the `X-Webhook-Token` header. */
+                                token: string;
+                                /** @description The webhook URL below which its nodes listen. */
+                                url: string;
+                                /** Format: date-time */
+                                issuedAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Revoke the pipeline's webhook token
+         * @description Its webhooks answer 401 until a new token is issued.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or no token. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/webhooks/{pipelineId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/uns/dashboards/folders": {
         parameters: {
             query?: never;
