@@ -8,6 +8,7 @@ import {
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
+import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
   });
+  await installDependencies(app, { storage, clock });
   const versions = new EntityVersionsRepository(db);
   await app.register(modelsRoutes, {
     prefix: '/api/v1/engine/models',
