@@ -24,6 +24,8 @@ const ModelDetailPage = lazy(() =>
 );
 const ConnectionsPage = lazy(() => import('../pages/connections/connections-page'));
 const ConnectionDetailPage = lazy(() => import('../pages/connections/connection-detail-page'));
+// The graph brings @xyflow/react and dagre: loaded when opened.
+const DependencyGraphPage = lazy(() => import('../pages/dependencies/dependency-graph-page'));
 
 function NotFound() {
   return (
@@ -101,6 +103,13 @@ function Page() {
     return (
       <Suspense fallback={<Loading label="Loading the connection…" />}>
         <ConnectionDetailPage id={connection.id} />
+      </Suspense>
+    );
+  }
+  if (pathname === '/dependencies') {
+    return (
+      <Suspense fallback={<Loading label="Loading the dependency graph…" />}>
+        <DependencyGraphPage />
       </Suspense>
     );
   }

@@ -56,6 +56,7 @@ export function Layout({ children }: { children: ReactNode }) {
           <NavLink to="/connections">Connections</NavLink>
           <NavLink to="/engine/models">Models</NavLink>
           <NavLink to="/dashboards">Dashboards</NavLink>
+          <NavLink to="/dependencies">Dependencies</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
           {organization && <NavLink to="/admin/organization">Organization</NavLink>}
           {abilities.manageMembers && <NavLink to="/admin/audit-log">Audit log</NavLink>}
