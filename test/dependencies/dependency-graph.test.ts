@@ -76,6 +76,15 @@ for (const dialect of testDialects()) {
         keysOf(dash.body.data, true).filter((x) => x.startsWith('topic:')),
         ['topic:v1/a/b/+', 'topic:v1/a/b/temp'],
       );
+      // A topic in the path is URL-encoded.
+      const filter = await api.get(
+        `${GRAPH}/topic/${encodeURIComponent('v1/a/b/+')}/dependencies?transitive=true`,
+      );
+      assert.equal(filter.status, 200, filter.text);
+      assert.deepEqual(
+        keysOf(filter.body.data),
+        [k('connection', C), k('function', F), k('model', M), k('pipeline', P)].sort(),
+      );
       const pipe = await api.get(`${GRAPH}/pipeline/${P.id}/dependencies`);
       const byKey = new Map(pipe.body.data.map((d: { entity: { key: string } }) => [d.entity.key, d]));
       assert.equal((byKey.get(k('connection', C)) as { relation: string }).relation, 'uses-connection');

@@ -1,5 +1,5 @@
 import { Graph, layout } from '@dagrejs/dagre';
-import { Background, Controls, type Edge, MarkerType, type Node, ReactFlow } from '@xyflow/react';
+import { Background, Controls, type Edge, MarkerType, type Node, Position, ReactFlow } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useMemo } from 'react';
 import { type FocusedGraph, type GraphNode, TYPE_LABEL } from './dependencies-api';
@@ -25,6 +25,8 @@ function laidOut(graph: FocusedGraph): { nodes: Node[]; edges: Edge[] } {
       position: { x: at.x - WIDTH / 2, y: at.y - HEIGHT / 2 },
       data: { label: <NodeLabel node={n} /> },
       className: `dep-node dep-node-${n.type}${n.key === graph.focus ? ' dep-node-focus' : ''}${n.missing ? ' dep-node-missing' : ''}`,
+      sourcePosition: Position.Right,
+      targetPosition: Position.Left,
       draggable: false,
       connectable: false,
     };
