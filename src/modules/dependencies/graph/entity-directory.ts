@@ -51,7 +51,7 @@ export async function lookupEntities(
   return out;
 }
 
-/** Every entity of the organization of `type` (`null`: of every type except topics). */
+/** Every entity of the organization of the given types (topics have no rows: none). */
 export async function allEntities(
   db: Kysely<Database>,
   organizationId: string,
