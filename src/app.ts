@@ -9,6 +9,7 @@ import {
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
+import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
@@ -157,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     readiness,
     rollupJob: deps.rollupJob,
   });
+  await installDependencies(app, { storage, clock });
   const versions = new EntityVersionsRepository(db);
   const models = new ModelsService({
     db,

@@ -619,6 +619,36 @@ export interface EngineWebhookTokenTable {
   created_by: string | null;
 }
 
+/** One outgoing reference of a configuration entity (modules/dependencies/graph), owned by what wrote it. */
+export interface DependencyEdgeTable {
+  organization_id: string;
+  /** `connection`, `function`, `model`, `model_binding`, `pipeline`, `dashboard`: whose save wrote the row. */
+  owner_type: string;
+  owner_id: string;
+  seq: number;
+  from_type: string;
+  from_id: string;
+  relation: string;
+  to_type: string;
+  /** An entity id, a topic path or filter; null for a dynamic reference. */
+  to_id: string | null;
+  to_filter: number;
+  via: string;
+  /** JSON pointer of the referencing member in the owner. */
+  path: string;
+  dynamic: number;
+  disabled: number;
+  expression: string | null;
+  pinned_version: number | null;
+}
+
+/** Which reference extraction wrote `dependency_edges` (one row, id 1). */
+export interface DependencyGraphStateTable {
+  id: number;
+  extraction_version: number;
+  rebuilt_at: number;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -665,4 +695,6 @@ export interface Database {
   dependency_import_plans: DependencyImportPlanTable;
   engine_node_state: EngineNodeStateTable;
   engine_webhook_tokens: EngineWebhookTokenTable;
+  dependency_edges: DependencyEdgeTable;
+  dependency_graph_state: DependencyGraphStateTable;
 }

@@ -774,10 +774,14 @@ for (const dialect of testDialects()) {
         // A replica claims it, finishes the first two nodes, and dies (its lease runs out).
         const claimed = await repo.claim('dead-replica', Date.now(), 300);
         assert.equal(claimed?.id, queued.id);
-        for (const [nodeId, output] of [
-          ['start', null],
-          ['first', 'before the crash'],
-        ] as const)
+        // Distinct start times, so that the runs list in the order they ran even within one millisecond.
+        const startedAt = Date.now() - 10;
+        for (const [index, [nodeId, output]] of (
+          [
+            ['start', null],
+            ['first', 'before the crash'],
+          ] as const
+        ).entries())
           await repo.saveNodeRun({
             id: crypto.randomUUID(),
             executionId: queued.id,
@@ -787,12 +791,12 @@ for (const dialect of testDialects()) {
             runIndex: 0,
             status: 'succeeded',
             port: 'out',
-            attempts: [{ n: 1, startedAt: Date.now(), durationMs: 1, error: null }],
+            attempts: [{ n: 1, startedAt: startedAt + index, durationMs: 1, error: null }],
             input: null,
             output,
             error: null,
-            startedAt: Date.now(),
-            finishedAt: Date.now(),
+            startedAt: startedAt + index,
+            finishedAt: startedAt + index + 1,
             durationMs: 1,
             iteration: null,
             iterationKey: null,

@@ -11,6 +11,7 @@ import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
 import { pipelines } from './0011-pipelines.js';
 import { unsRollups } from './0012-uns-rollups.js';
+import { dependencyEdges } from './0013-dependency-edges.js';
 import { dependencyBundles } from './0014-dependency-bundles.js';
 import { webhookTokens } from './0015-webhook-tokens.js';
 import { nodeState } from './0016-node-state.js';
@@ -31,6 +32,7 @@ export const migrations: MeridianMigration[] = [
   dashboards,
   pipelines,
   unsRollups,
+  dependencyEdges,
   dependencyBundles,
   webhookTokens,
   nodeState,

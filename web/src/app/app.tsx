@@ -29,6 +29,8 @@ const PipelinesPage = lazy(() => import('../pages/pipelines/pipelines-page'));
 const PipelineEditorPage = lazy(() => import('../pages/pipelines/pipeline-editor-page'));
 const ExportPage = lazy(() => import('../pages/dependencies/export-page'));
 const ImportPage = lazy(() => import('../pages/dependencies/import-page'));
+// The graph brings @xyflow/react and dagre: loaded when opened.
+const DependencyGraphPage = lazy(() => import('../pages/dependencies/dependency-graph-page'));
 
 function NotFound() {
   return (
@@ -129,6 +131,13 @@ function Page() {
         <ImportPage />
       </Suspense>
     );
+  if (pathname === '/dependencies') {
+    return (
+      <Suspense fallback={<Loading label="Loading the dependency graph…" />}>
+        <DependencyGraphPage />
+      </Suspense>
+    );
+  }
   return <NotFound />;
 }
 

@@ -57,6 +57,7 @@ export function Layout({ children }: { children: ReactNode }) {
           <NavLink to="/engine/models">Models</NavLink>
           <NavLink to="/engine/pipelines">Pipelines</NavLink>
           <NavLink to="/dashboards">Dashboards</NavLink>
+          <NavLink to="/dependencies">Dependencies</NavLink>
           {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
           {organization && <NavLink to="/admin/organization">Organization</NavLink>}
           {abilities.manageMembers && <NavLink to="/admin/audit-log">Audit log</NavLink>}

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionTable, Database } from '../../../storage/tables.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { RuntimeState } from './connections.schemas.js';
 
 export type ConnectionRow = Selectable<ConnectionTable>;
@@ -65,6 +66,7 @@ export class ConnectionsRepository {
     await db.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
     await db.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
     await db.deleteFrom('connections').where('id', '=', id).execute();
+    await syncEdges(db, 'connection', id);
   }
 
   async list(organizationId: string, filters: ConnectionFilters, params: ListParams) {

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, IdParams, Timestamp } from '../../../platform/schemas.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import { ChangeReason, RuntimeStateSchema } from '../connections/connections.schemas.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { ConnectionSupervisor } from './supervisor.js';
@@ -102,16 +104,29 @@ export const runtimeRoutes: FastifyPluginAsyncTypebox<{
         schema: {
           tags,
           summary,
-          description: `${description} Recorded in the audit log with the reason given.`,
+          description:
+            action === 'stop'
+              ? `${description} Recorded in the audit log with the reason given. 409 with the \`impact\` while active entities depend on it, unless \`force=true\`.`
+              : `${description} Recorded in the audit log with the reason given.`,
           params: IdParams,
+          ...(action === 'stop' ? { querystring: ForceQuery } : {}),
           body: Type.Optional(
             Type.Object({ reason: Type.Optional(ChangeReason) }, { additionalProperties: false }),
           ),
-          response: { 202: dataEnvelope(Runtime) },
+          response: {
+            202: dataEnvelope(Runtime),
+            ...(action === 'stop'
+              ? { 409: { description: 'Others depend on it.', ...ImpactConflictBody } }
+              : {}),
+          },
         },
       },
       async (request, reply) => {
         const connection = await connections.get(request.organization!.id, request.params.id);
+        if (action === 'stop' && connection.desired_state === 'running') {
+          const { force } = request.query as { force?: boolean };
+          await guardImpact(request, { type: 'connection', id: connection.id }, 'stop', force);
+        }
         await connections.recordRuntimeAction(
           request.organization!.id,
           connection.id,

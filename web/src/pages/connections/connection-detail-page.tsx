@@ -1,9 +1,11 @@
 import { useEffect, useState } from 'react';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link } from '../../app/router';
+import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
 import { ErrorMessage, Loading } from '../../components/states';
+import { graphLink } from '../dependencies/dependencies-api';
+import { ImpactConfirmDialog } from '../dependencies/impact-confirm-dialog';
 import type { Connection, ObjectSchema, Protocol } from './connections-api';
 import './connections.css';
 import { FunctionsPanel } from './functions-panel';
@@ -17,6 +19,7 @@ type Tab = 'runtime' | 'functions' | 'history' | 'settings';
 export default function ConnectionDetailPage({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('runtime');
   const [actionError, setActionError] = useState<string | null>(null);
+  const [asking, setAsking] = useState<'stop' | 'delete' | null>(null);
   const params = { header: orgHeader(), path: { id } };
   const connection = useAsync(
     async () => unwrap(await api.GET('/api/v1/connections/{id}', { params })).data,
@@ -71,14 +74,40 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
           <button type="button" className="button" onClick={() => void act('start')}>
             Start
           </button>
-          <button type="button" className="button" onClick={() => void act('stop')}>
+          <button type="button" className="button" onClick={() => setAsking('stop')}>
             Stop
           </button>
           <button type="button" className="button" onClick={() => void act('restart')}>
             Restart
           </button>
+          <Link to={graphLink('connection', c.id)} className="button">
+            Dependencies
+          </Link>
+          <button type="button" className="button button-danger" onClick={() => setAsking('delete')}>
+            Delete
+          </button>
         </div>
       </header>
+      {asking && (
+        <ImpactConfirmDialog
+          title={asking === 'stop' ? `Stop ${c.name}?` : `Delete ${c.name}?`}
+          entity={{ type: 'connection', id: c.id, name: c.name }}
+          action={asking}
+          confirmLabel={asking === 'stop' ? 'Stop' : 'Delete'}
+          onClose={() => setAsking(null)}
+          onConfirm={async (force) => {
+            const query = force ? { force: true } : {};
+            if (asking === 'stop') {
+              unwrap(await api.POST('/api/v1/connections/{id}/stop', { params: { ...params, query } }));
+              setAsking(null);
+              runtime.reload();
+            } else {
+              unwrap(await api.DELETE('/api/v1/connections/{id}', { params: { ...params, query } }));
+              navigate('/connections');
+            }
+          }}
+        />
+      )}
       <ErrorMessage error={actionError} />
       <div className="tabs" role="tablist">
         {(['runtime', 'functions', 'history', 'settings'] as const).map((t) => (

@@ -5,6 +5,7 @@ import { errorText } from '../../api/client';
 import { Link, navigate, useLocation } from '../../app/router';
 import { useSession } from '../../app/session';
 import { ErrorMessage, Loading } from '../../components/states';
+import { graphLink } from '../dependencies/dependencies-api';
 import {
   type Dashboard,
   deletePanel,
@@ -355,6 +356,9 @@ export default function DashboardPage({ id }: { id: string }) {
               )}
               <Link to={kioskHref} className="button button-small">
                 Kiosk
+              </Link>
+              <Link to={graphLink('dashboard', dashboard.id)} className="button button-small">
+                Dependencies
               </Link>
             </>
           )}

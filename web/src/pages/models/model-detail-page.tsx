@@ -3,6 +3,8 @@ import { ApiFailure, errorText } from '../../api/client';
 import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { ErrorMessage, Loading } from '../../components/states';
+import { graphLink } from '../dependencies/dependencies-api';
+import { ImpactConfirmDialog } from '../dependencies/impact-confirm-dialog';
 import { FieldList } from './field-editor';
 import {
   bindModel,
@@ -232,6 +234,7 @@ export function ModelDetailPage({ id }: { id: string }) {
   const [current, setCurrent] = useState<Model | null>(null);
   const [tab, setTab] = useState<Tab>('fields');
   const [error, setError] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState(false);
   const model = current && current.id === id ? current : loaded.data;
   if (loaded.error) return <ErrorMessage error={loaded.error} onRetry={loaded.reload} />;
   if (!model) return <Loading label="Loading the model…" />;
@@ -261,21 +264,27 @@ export function ModelDetailPage({ id }: { id: string }) {
           >
             Clone
           </button>
-          <button
-            type="button"
-            className="button button-danger"
-            onClick={() => {
-              if (!window.confirm(`Delete the model ${model.name} and its history?`)) return;
-              deleteModel(model.id, false).then(
-                () => navigate('/engine/models'),
-                (f: unknown) => setError(errorText(f)),
-              );
-            }}
-          >
+          <Link to={graphLink('model', model.id)} className="button">
+            Dependencies
+          </Link>
+          <button type="button" className="button button-danger" onClick={() => setDeleting(true)}>
             Delete
           </button>
         </div>
       </header>
+      {deleting && (
+        <ImpactConfirmDialog
+          title={`Delete the model ${model.name} and its history?`}
+          entity={{ type: 'model', id: model.id, name: model.name }}
+          action="delete"
+          confirmLabel="Delete"
+          onClose={() => setDeleting(false)}
+          onConfirm={async (force) => {
+            await deleteModel(model.id, false, force);
+            navigate('/engine/models');
+          }}
+        />
+      )}
       <ErrorMessage error={error} />
       <div className="tabs" role="tablist">
         {TABS.map((t) => (

@@ -99,9 +99,15 @@ export async function saveModel(
   return unwrap(result).data as Model;
 }
 
-export async function deleteModel(id: string, acknowledgeBreaking: boolean) {
+export async function deleteModel(id: string, acknowledgeBreaking: boolean, force = false) {
   const result = await api.DELETE('/api/v1/engine/models/{id}', {
-    params: { ...params(id), query: acknowledgeBreaking ? { acknowledgeBreaking: true } : {} },
+    params: {
+      ...params(id),
+      query: {
+        ...(acknowledgeBreaking ? { acknowledgeBreaking: true } : {}),
+        ...(force ? { force: true } : {}),
+      },
+    },
   });
   unwrap(result);
 }
