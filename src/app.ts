@@ -8,6 +8,7 @@ import {
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
+import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
@@ -153,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
   });
+  await installDependencies(app, { storage, clock });
   const versions = new EntityVersionsRepository(db);
   await app.register(modelsRoutes, {
     prefix: '/api/v1/engine/models',

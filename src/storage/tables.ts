@@ -521,6 +521,36 @@ export interface EngineNodeRunTable {
   duration_ms: number | null;
 }
 
+/** One outgoing reference of a configuration entity (modules/dependencies/graph), owned by what wrote it. */
+export interface DependencyEdgeTable {
+  organization_id: string;
+  /** `connection`, `function`, `model`, `model_binding`, `pipeline`, `dashboard`: whose save wrote the row. */
+  owner_type: string;
+  owner_id: string;
+  seq: number;
+  from_type: string;
+  from_id: string;
+  relation: string;
+  to_type: string;
+  /** An entity id, a topic path or filter; null for a dynamic reference. */
+  to_id: string | null;
+  to_filter: number;
+  via: string;
+  /** JSON pointer of the referencing member in the owner. */
+  path: string;
+  dynamic: number;
+  disabled: number;
+  expression: string | null;
+  pinned_version: number | null;
+}
+
+/** Which reference extraction wrote `dependency_edges` (one row, id 1). */
+export interface DependencyGraphStateTable {
+  id: number;
+  extraction_version: number;
+  rebuilt_at: number;
+}
+
 /** A generated configuration export (modules/dependencies/bundle); `bundle` is its JSON text, without secrets. */
 export interface DependencyExportTable {
   id: string;
@@ -591,6 +621,8 @@ export interface Database {
   pipelines: PipelineTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
+  dependency_edges: DependencyEdgeTable;
+  dependency_graph_state: DependencyGraphStateTable;
   dependency_exports: DependencyExportTable;
   dependency_import_plans: DependencyImportPlanTable;
 }

@@ -11,6 +11,7 @@ import { organizationSettings } from './0009-organization-settings.js';
 import { dashboards } from './0010-dashboards.js';
 import { pipelines } from './0011-pipelines.js';
 import { unsRollups } from './0012-uns-rollups.js';
+import { dependencyEdges } from './0013-dependency-edges.js';
 import { dependencyBundles } from './0014-dependency-bundles.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
@@ -27,5 +28,6 @@ export const migrations: MeridianMigration[] = [
   dashboards,
   pipelines,
   unsRollups,
+  dependencyEdges,
   dependencyBundles,
 ];

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionTable, Database } from '../../../storage/tables.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { RuntimeState } from './connections.schemas.js';
 
 export type ConnectionRow = Selectable<ConnectionTable>;
@@ -59,6 +60,7 @@ export class ConnectionsRepository {
       await trx.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
       await trx.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
       await trx.deleteFrom('connections').where('id', '=', id).execute();
+      await syncEdges(trx, 'connection', id);
     });
   }
 

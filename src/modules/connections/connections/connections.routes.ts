@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import { DRIVERS } from '../protocols/protocol-registry.js';
 import {
   CloneConnectionBody,
@@ -131,12 +133,20 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
       schema: {
         tags,
         summary: 'Delete a connection',
-        description: 'Stops it first; its functions and state history go with it.',
+        description:
+          'Stops it first; its functions and state history go with it. 409 with the `impact` while active entities depend on it, unless `force=true`.',
         params: IdParams,
-        response: { 204: Type.Null() },
+        querystring: ForceQuery,
+        response: { 204: Type.Null(), 409: { description: 'Others depend on it.', ...ImpactConflictBody } },
       },
     },
     async (request, reply) => {
+      await guardImpact(
+        request,
+        { type: 'connection', id: request.params.id },
+        'delete',
+        request.query.force,
+      );
       await connections.remove(request.organization!.id, request.params.id);
       return reply.code(204).send(null);
     },

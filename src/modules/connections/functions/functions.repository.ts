@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionFunctionTable, Database } from '../../../storage/tables.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 
 export type FunctionRow = Selectable<ConnectionFunctionTable>;
 
@@ -43,15 +44,22 @@ export class FunctionsRepository {
           .values(rows.slice(i, i + 100))
           .execute();
       }
+      for (const row of rows) await syncEdges(trx, 'function', row.id);
     });
   }
 
   async update(id: string, patch: Partial<FunctionRow>): Promise<void> {
-    await this.db.updateTable('connection_functions').set(patch).where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('connection_functions').set(patch).where('id', '=', id).execute();
+      await syncEdges(trx, 'function', id);
+    });
   }
 
   async delete(id: string): Promise<void> {
-    await this.db.deleteFrom('connection_functions').where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('connection_functions').where('id', '=', id).execute();
+      await syncEdges(trx, 'function', id);
+    });
   }
 
   async list(connectionId: string, type: string | undefined, params: ListParams) {

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import {
   ConnectorFunction,
   CreateFunctionBody,
@@ -143,9 +145,22 @@ export const functionsRoutes: FastifyPluginAsyncTypebox<{ functions: FunctionsSe
     '/:id/functions/:functionId',
     {
       config: write,
-      schema: { tags, summary: 'Delete a function', params: FunctionParams, response: { 204: Type.Null() } },
+      schema: {
+        tags,
+        summary: 'Delete a function',
+        description: '409 with the `impact` while active pipelines depend on it, unless `force=true`.',
+        params: FunctionParams,
+        querystring: ForceQuery,
+        response: { 204: Type.Null(), 409: { description: 'Others depend on it.', ...ImpactConflictBody } },
+      },
     },
     async (request, reply) => {
+      await guardImpact(
+        request,
+        { type: 'function', id: request.params.functionId },
+        'delete',
+        request.query.force,
+      );
       await functions.remove(request.organization!.id, request.params.id, request.params.functionId);
       return reply.code(204).send(null);
     },

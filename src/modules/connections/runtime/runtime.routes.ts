@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { dataEnvelope, IdParams, Timestamp } from '../../../platform/schemas.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import { RuntimeStateSchema } from '../connections/connections.schemas.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { ConnectionSupervisor } from './supervisor.js';
@@ -94,10 +96,29 @@ export const runtimeRoutes: FastifyPluginAsyncTypebox<{
       `/:id/${action}`,
       {
         config: write,
-        schema: { tags, summary, description, params: IdParams, response: { 202: dataEnvelope(Runtime) } },
+        schema: {
+          tags,
+          summary,
+          description:
+            action === 'stop'
+              ? `${description} 409 with the \`impact\` while active entities depend on it, unless \`force=true\`.`
+              : description,
+          params: IdParams,
+          ...(action === 'stop' ? { querystring: ForceQuery } : {}),
+          response: {
+            202: dataEnvelope(Runtime),
+            ...(action === 'stop'
+              ? { 409: { description: 'Others depend on it.', ...ImpactConflictBody } }
+              : {}),
+          },
+        },
       },
       async (request, reply) => {
         const connection = await connections.get(request.organization!.id, request.params.id);
+        if (action === 'stop' && connection.desired_state === 'running') {
+          const { force } = request.query as { force?: boolean };
+          await guardImpact(request, { type: 'connection', id: connection.id }, 'stop', force);
+        }
         if (action === 'start') await supervisor.startConnection(connection.id);
         else if (action === 'stop') await supervisor.stopConnection(connection.id);
         else await supervisor.restartConnection(connection.id);

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 
 export interface DashboardListFilter extends ListParams {
   /** A folder id, `root` for dashboards outside any folder, or undefined for all. */
@@ -28,6 +29,7 @@ export class DashboardsRepository {
   async insert(trx: Kysely<Database>, row: DashboardTable, tags: string[]): Promise<void> {
     await trx.insertInto('dashboards').values(row).execute();
     await this.writeTags(trx, row.organization_id, row.id, tags);
+    await syncEdges(trx, 'dashboard', row.id);
   }
 
   /** Saves a change when the row is still at `basedOn`; false when it has moved on (or is gone). */
@@ -52,6 +54,7 @@ export class DashboardsRepository {
     if (Number(result.numUpdatedRows) === 0) return false;
     await trx.deleteFrom('dashboard_tags').where('dashboard_id', '=', id).execute();
     await this.writeTags(trx, organizationId, id, tags);
+    await syncEdges(trx, 'dashboard', id);
     return true;
   }
 
@@ -62,6 +65,7 @@ export class DashboardsRepository {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
+    await syncEdges(trx, 'dashboard', id);
     return Number(result.numDeletedRows) > 0;
   }
 

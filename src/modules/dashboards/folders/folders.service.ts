@@ -7,6 +7,7 @@ import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { toDashboard } from '../dashboards/dashboards.service.js';
 
@@ -319,6 +320,7 @@ export class FoldersService {
           .where('organization_id', '=', organizationId)
           .where('folder_id', 'in', folders)
           .execute();
+        for (const dashboard of dashboards) await syncEdges(trx, 'dashboard', dashboard.id);
       }
       // Deepest first is not needed: parent ids are not foreign keys; the whole subtree goes at once.
       await trx

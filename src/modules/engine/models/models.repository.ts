@@ -6,6 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */
@@ -136,16 +137,21 @@ export class ModelsRepository {
 
   async insert(trx: Kysely<Database>, model: ModelRow): Promise<void> {
     await trx.insertInto('models').values(fromModel(model)).execute();
+    await syncEdges(trx, 'model', model.id);
   }
 
   /** Saves `model` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, model: ModelRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromModel(model);
-    return updateAtVersion(trx, 'models', organization_id, model.id, changes, basedOn);
+    const saved = await updateAtVersion(trx, 'models', organization_id, model.id, changes, basedOn);
+    if (saved) await syncEdges(trx, 'model', model.id);
+    return saved;
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    return deleteInOrganization(trx, 'models', organizationId, id);
+    const deleted = await deleteInOrganization(trx, 'models', organizationId, id);
+    if (deleted) await syncEdges(trx, 'model', id);
+    return deleted;
   }
 
   nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
@@ -200,6 +206,7 @@ export class ModelsRepository {
         }),
       )
       .execute();
+    await syncEdges(trx, 'model_binding', b.id);
   }
 
   async deleteBinding(trx: Kysely<Database>, organizationId: string, id: string): Promise<void> {
@@ -208,5 +215,6 @@ export class ModelsRepository {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .execute();
+    await syncEdges(trx, 'model_binding', id);
   }
 }

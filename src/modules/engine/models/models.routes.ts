@@ -5,6 +5,8 @@ import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { toBinding, toModel } from './model-views.js';
@@ -163,13 +165,25 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
         tags,
         summary: 'Delete a model with its history',
         description:
-          '409 while another model refers to it; a bound model needs `acknowledgeBreaking=true` and loses its UNS schema bindings.',
+          '409 while another model refers to it; a bound model needs `acknowledgeBreaking=true` and loses its UNS schema bindings; 409 with the `impact` while active pipelines use it, unless `force=true`.',
         params: IdParams,
-        querystring: AcknowledgeQuery,
-        response: { 204: Type.Null(), 409: errors[409] },
+        querystring: Type.Object(
+          { ...AcknowledgeQuery.properties, ...ForceQuery.properties },
+          { additionalProperties: false },
+        ),
+        response: {
+          204: Type.Null(),
+          409: {
+            description: errors[409].description,
+            ...Type.Object({ ...ConflictBody.properties, impact: ImpactConflictBody.properties.impact }),
+          },
+        },
       },
     },
     async (request, reply) => {
+      await guardImpact(request, { type: 'model', id: request.params.id }, 'delete', request.query.force, [
+        'pipeline',
+      ]);
       await models.delete(
         org(request),
         request.params.id,

@@ -6,6 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { PipelineEdge, PipelineNode, PipelineSettings } from './pipeline-definition.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */
@@ -112,16 +113,21 @@ export class PipelinesRepository {
 
   async insert(trx: Kysely<Database>, pipeline: PipelineRow): Promise<void> {
     await trx.insertInto('pipelines').values(fromPipeline(pipeline)).execute();
+    await syncEdges(trx, 'pipeline', pipeline.id);
   }
 
   /** Saves `pipeline` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, pipeline: PipelineRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromPipeline(pipeline);
-    return updateAtVersion(trx, 'pipelines', organization_id, pipeline.id, changes, basedOn);
+    const saved = await updateAtVersion(trx, 'pipelines', organization_id, pipeline.id, changes, basedOn);
+    if (saved) await syncEdges(trx, 'pipeline', pipeline.id);
+    return saved;
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    return deleteInOrganization(trx, 'pipelines', organizationId, id);
+    const deleted = await deleteInOrganization(trx, 'pipelines', organizationId, id);
+    if (deleted) await syncEdges(trx, 'pipeline', id);
+    return deleted;
   }
 
   nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {

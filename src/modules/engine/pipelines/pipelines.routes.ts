@@ -5,6 +5,8 @@ import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
+import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
+import { guardImpact } from '../../dependencies/graph/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
@@ -166,12 +168,15 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'Delete a pipeline with its history',
-        description: 'Its queued executions are cancelled; its executions stay listed.',
+        description:
+          'Its queued executions are cancelled; its executions stay listed. 409 with the `impact` while active pipelines depend on it (run it, wait for it), unless `force=true`.',
         params: IdParams,
-        response: { 204: Type.Null() },
+        querystring: ForceQuery,
+        response: { 204: Type.Null(), 409: { description: 'Others depend on it.', ...ImpactConflictBody } },
       },
     },
     async (request, reply) => {
+      await guardImpact(request, { type: 'pipeline', id: request.params.id }, 'delete', request.query.force);
       await pipelines.delete(org(request), request.params.id);
       return reply.code(204).send(null);
     },

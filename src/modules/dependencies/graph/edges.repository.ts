@@ -1,0 +1,229 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, DependencyEdgeTable } from '../../../storage/tables.js';
+import { protocolOf } from '../../connections/protocols/protocol-registry.js';
+import {
+  dashboardReferences,
+  distinctReferences,
+  type EntityType,
+  functionReferences,
+  modelBindingReferences,
+  modelReferences,
+  pipelineReferences,
+  type Reference,
+} from './references.js';
+
+/** What writes edges: each entity type, and model bindings (whose edges go from their model). */
+export type EdgeOwnerType = 'connection' | 'function' | 'model' | 'model_binding' | 'pipeline' | 'dashboard';
+
+export type StoredEdge = Selectable<DependencyEdgeTable>;
+
+/**
+ * Which extraction wrote the stored edges. Raise it when `references.ts` learns something new (a node
+ * type, a member): the next start rebuilds every organization's edges (see `rebuildEdgesIfStale`).
+ */
+export const EXTRACTION_VERSION = 1;
+
+type Direction = 'read' | 'write' | 'subscribe';
+
+/** The direction of a function type of a protocol, or undefined when either is unknown. */
+function directionOf(protocol: string | undefined, type: string): Direction | undefined {
+  if (!protocol) return undefined;
+  try {
+    return protocolOf(protocol).functionTypes.get(type)?.type.direction as Direction | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Extracted {
+  organizationId: string;
+  from: { type: EntityType; id: string };
+  references: Reference[];
+}
+
+/** Reads the owner's stored row and extracts its references; undefined when the row is gone. */
+async function extract(
+  trx: Kysely<Database>,
+  type: EdgeOwnerType,
+  id: string,
+): Promise<Extracted | undefined> {
+  switch (type) {
+    case 'connection': {
+      const row = await trx
+        .selectFrom('connections')
+        .select(['organization_id'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && { organizationId: row.organization_id, from: { type, id }, references: [] };
+    }
+    case 'function': {
+      const row = await trx
+        .selectFrom('connection_functions as f')
+        .leftJoin('connections as c', 'c.id', 'f.connection_id')
+        .select(['f.id', 'f.organization_id', 'f.connection_id', 'f.type', 'f.uns', 'c.protocol'])
+        .where('f.id', '=', id)
+        .executeTakeFirst();
+      return (
+        row && {
+          organizationId: row.organization_id,
+          from: { type, id },
+          references: functionReferences(row, directionOf(row.protocol ?? undefined, row.type)),
+        }
+      );
+    }
+    case 'model': {
+      const row = await trx
+        .selectFrom('models')
+        .select(['id', 'organization_id', 'fields'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return (
+        row && { organizationId: row.organization_id, from: { type, id }, references: modelReferences(row) }
+      );
+    }
+    case 'model_binding': {
+      const row = await trx.selectFrom('model_bindings').selectAll().where('id', '=', id).executeTakeFirst();
+      return (
+        row && {
+          organizationId: row.organization_id,
+          from: { type: 'model', id: row.model_id },
+          references: modelBindingReferences(row),
+        }
+      );
+    }
+    case 'pipeline': {
+      const row = await trx
+        .selectFrom('pipelines')
+        .select(['id', 'organization_id', 'nodes'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return (
+        row && {
+          organizationId: row.organization_id,
+          from: { type, id },
+          references: pipelineReferences(row),
+        }
+      );
+    }
+    case 'dashboard': {
+      const row = await trx
+        .selectFrom('dashboards')
+        .select(['id', 'organization_id', 'folder_id', 'definition'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return (
+        row && {
+          organizationId: row.organization_id,
+          from: { type, id },
+          references: dashboardReferences(row),
+        }
+      );
+    }
+  }
+}
+
+const toRows = (ownerType: EdgeOwnerType, ownerId: string, e: Extracted): StoredEdge[] =>
+  distinctReferences(e.references).map((r, seq) => ({
+    organization_id: e.organizationId,
+    owner_type: ownerType,
+    owner_id: ownerId,
+    seq,
+    from_type: e.from.type,
+    from_id: e.from.id,
+    relation: r.kind,
+    to_type: r.targetType,
+    to_id: r.targetId,
+    to_filter: r.filter ? 1 : 0,
+    via: r.via.slice(0, 1024),
+    path: r.path.slice(0, 1024),
+    dynamic: r.dynamic ? 1 : 0,
+    disabled: r.disabled ? 1 : 0,
+    expression: r.expression?.slice(0, 2048) ?? null,
+    pinned_version: r.version ?? null,
+  }));
+
+async function insertRows(trx: Kysely<Database>, rows: StoredEdge[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) {
+    await trx
+      .insertInto('dependency_edges')
+      .values(rows.slice(i, i + 100))
+      .execute();
+  }
+}
+
+/**
+ * Rewrites the edges of one owner from its stored row, inside the transaction that saved or deleted it
+ * (call it after the write): the row's references replace its edges; a row that is gone leaves none.
+ * A deleted connection takes its functions' edges with it (they were deleted in the same transaction).
+ */
+export async function syncEdges(
+  trx: Kysely<Database>,
+  ownerType: EdgeOwnerType,
+  ownerId: string,
+): Promise<void> {
+  await trx
+    .deleteFrom('dependency_edges')
+    .where('owner_type', '=', ownerType)
+    .where('owner_id', '=', ownerId)
+    .execute();
+  const extracted = await extract(trx, ownerType, ownerId);
+  if (!extracted) {
+    if (ownerType === 'connection') {
+      const functions = await trx
+        .selectFrom('dependency_edges')
+        .select('owner_id')
+        .where('to_id', '=', ownerId)
+        .where('relation', '=', 'belongs-to')
+        .where('owner_type', '=', 'function')
+        .execute();
+      for (const f of functions) await syncEdges(trx, 'function', f.owner_id);
+    }
+    return;
+  }
+  await insertRows(trx, toRows(ownerType, ownerId, extracted));
+}
+
+/** Every edge of an organization. */
+export function edgesOf(db: Kysely<Database>, organizationId: string): Promise<StoredEdge[]> {
+  return db
+    .selectFrom('dependency_edges')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .execute();
+}
+
+/**
+ * Rebuilds every organization's edges when they were written by an older extraction (or never, right
+ * after the migration). One replica does it: the version is raised by a conditional update in the
+ * same transaction, so a second replica starting at once finds nothing left to do.
+ */
+export async function rebuildEdgesIfStale(db: Kysely<Database>, now: number): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('dependency_graph_state')
+      .set({ extraction_version: EXTRACTION_VERSION, rebuilt_at: now })
+      .where('id', '=', 1)
+      .where('extraction_version', '<', EXTRACTION_VERSION)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) === 0) return false;
+    await trx.deleteFrom('dependency_edges').execute();
+    const owners: [
+      EdgeOwnerType,
+      'connection_functions' | 'models' | 'model_bindings' | 'pipelines' | 'dashboards',
+    ][] = [
+      ['function', 'connection_functions'],
+      ['model', 'models'],
+      ['model_binding', 'model_bindings'],
+      ['pipeline', 'pipelines'],
+      ['dashboard', 'dashboards'],
+    ];
+    for (const [type, table] of owners) {
+      const ids = await trx.selectFrom(table).select('id').execute();
+      for (const { id } of ids) {
+        const extracted = await extract(trx, type, id);
+        if (extracted) await insertRows(trx, toRows(type, id, extracted));
+      }
+    }
+    return true;
+  });
+}

@@ -1,0 +1,214 @@
+import { Type } from 'typebox';
+import { IMPACT_ACTIONS } from './impact.js';
+import { REFERENCE_KINDS } from './references.js';
+
+export const tags = ['Dependency graph'];
+
+const TYPES = ['connection', 'function', 'model', 'pipeline', 'dashboard', 'folder', 'topic'] as const;
+
+export const EntityTypeSchema = Type.Unsafe<(typeof TYPES)[number]>({
+  type: 'string',
+  enum: [...TYPES],
+  description: 'An entity type; topics (paths and filters) are nodes too.',
+});
+
+const RelationSchema = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...REFERENCE_KINDS, 'matches'],
+  description:
+    'How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.',
+});
+
+const Unresolved = Type.Object({
+  relation: RelationSchema,
+  targetType: EntityTypeSchema,
+  via: Type.String(),
+  expression: Type.Union([Type.String(), Type.Null()]),
+});
+
+const nodeMembers = {
+  key: Type.String({ description: '`<type>:<id>`; what edges and paths name.' }),
+  type: EntityTypeSchema,
+  id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The entity id, or the topic path or filter; null for a redacted topic.',
+  }),
+  name: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`.',
+    }),
+  ),
+  connectionId: Type.Optional(Type.String({ description: "A function's connection." })),
+  missing: Type.Optional(
+    Type.Boolean({
+      description: 'Referred to, but the organization has no such entity (deleted, or never).',
+    }),
+  ),
+  redacted: Type.Optional(Type.Boolean({ description: 'The caller lacks the read scope of this type.' })),
+  filter: Type.Optional(Type.Boolean({ description: 'A topic filter (`+`, `#`).' })),
+  unresolved: Type.Optional(
+    Type.Array(Unresolved, { description: 'References given as `{{ expr }}`: known only when it runs.' }),
+  ),
+};
+
+export const NodeViewSchema = Type.Object(nodeMembers);
+
+export const FocusQuery = Type.Object(
+  {
+    focus: Type.String({
+      minLength: 3,
+      maxLength: 1100,
+      description: '`<type>:<id>`, e.g. `pipeline:4f…` or `topic:v1/plant/+/temp`.',
+    }),
+    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, default: 2, description: 'Steps, 1 to 5.' })),
+    direction: Type.Optional(
+      Type.Unsafe<'dependencies' | 'dependents' | 'both'>({
+        type: 'string',
+        enum: ['dependencies', 'dependents', 'both'],
+        default: 'both',
+        description: 'What the focus depends on, what depends on it, or both.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const FocusedGraph = Type.Object({
+  data: Type.Object({
+    focus: Type.String(),
+    depth: Type.Integer(),
+    direction: Type.String(),
+    nodes: Type.Array(
+      Type.Object({ ...nodeMembers, depth: Type.Integer({ description: 'Steps from the focus.' }) }),
+    ),
+    edges: Type.Array(
+      Type.Object({
+        from: Type.String(),
+        to: Type.String(),
+        relation: RelationSchema,
+        via: Type.Union([Type.String(), Type.Null()], {
+          description: 'What holds the reference: a node name, a panel id, a field path.',
+        }),
+        dependent: Type.String({ description: 'Of `from` and `to`, the one that depends on the other.' }),
+        disabled: Type.Optional(Type.Boolean({ description: 'The pipeline node holding it is disabled.' })),
+      }),
+    ),
+  }),
+});
+
+export const EntityParams = Type.Object({
+  type: EntityTypeSchema,
+  id: Type.String({
+    minLength: 1,
+    maxLength: 1024,
+    description: 'The entity id; for a topic its path or filter, URL-encoded (`v1%2Fplant%2Ftemp`).',
+  }),
+});
+
+const TypesList = Type.Optional(
+  Type.String({
+    maxLength: 200,
+    description: 'Comma-separated entity types to list (default: all).',
+  }),
+);
+
+export const RelatedQuery = Type.Object(
+  {
+    transitive: Type.Optional(
+      Type.Boolean({ default: false, description: 'Follow the whole chain, not only direct relations.' }),
+    ),
+    types: TypesList,
+  },
+  { additionalProperties: false },
+);
+
+export const RelatedList = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      entity: NodeViewSchema,
+      depth: Type.Integer({ description: '1 for a direct relation.' }),
+      relation: RelationSchema,
+      via: Type.Union([Type.String(), Type.Null()]),
+      path: Type.Array(Type.String(), {
+        description: 'Node keys from the dependent to what it depends on, through every step between.',
+      }),
+    }),
+  ),
+});
+
+export const ImpactBody = Type.Object(
+  {
+    action: Type.Unsafe<(typeof IMPACT_ACTIONS)[number]>({
+      type: 'string',
+      enum: [...IMPACT_ACTIONS],
+      description: 'delete (any entity), stop (connections), disable (pipelines), update (any).',
+    }),
+    entity: Type.Object(
+      {
+        type: EntityTypeSchema,
+        id: Type.String({ minLength: 1, maxLength: 1024 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Severity = Type.Unsafe<'breaks' | 'degrades' | 'info'>({
+  type: 'string',
+  enum: ['breaks', 'degrades', 'info'],
+  description:
+    '`breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.',
+});
+
+export const ImpactSchema = Type.Object({
+  entity: NodeViewSchema,
+  action: Type.String(),
+  affected: Type.Array(
+    Type.Object({
+      entity: NodeViewSchema,
+      severity: Severity,
+      reason: Type.String(),
+      path: Type.Array(
+        Type.Object({
+          ...nodeMembers,
+          relation: Type.Optional(RelationSchema),
+          via: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        }),
+        {
+          description:
+            'From the affected entity to the one acted on; each step names its relation to the next.',
+        },
+      ),
+    }),
+  ),
+  summary: Type.Object({ breaks: Type.Integer(), degrades: Type.Integer(), info: Type.Integer() }),
+  blocking: Type.Boolean({ description: 'A delete or stop is refused (409) unless forced.' }),
+});
+
+export const ImpactResponse = Type.Object({ data: ImpactSchema });
+
+/** The 409 of a delete or stop that others depend on. */
+export const ImpactConflictBody = Type.Object({
+  error: Type.String(),
+  message: Type.String(),
+  impact: Type.Optional(ImpactSchema),
+});
+
+export const OrphansQuery = Type.Object({ types: TypesList }, { additionalProperties: false });
+
+export const OrphanList = Type.Object({
+  data: Type.Array(Type.Object({ entity: NodeViewSchema, reason: Type.String() })),
+});
+
+/** `force=true`: delete or stop even though others depend on it. */
+export const ForceQuery = Type.Object(
+  {
+    force: Type.Optional(
+      Type.Boolean({
+        description: 'Go ahead although active entities depend on it (else 409 with the impact).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

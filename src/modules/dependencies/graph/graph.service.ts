@@ -1,0 +1,321 @@
+import type { Kysely } from 'kysely';
+import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../../platform/errors.js';
+import type { Database } from '../../../storage/tables.js';
+import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './dependency-graph.js';
+import { edgesOf } from './edges.repository.js';
+import { allEntities, type EntityFacts, lookupEntities } from './entity-directory.js';
+import { NodePresenter, type NodeView, READ_SCOPE } from './graph-views.js';
+import {
+  ACTIONS_OF,
+  type AffectedEntry,
+  assessImpact,
+  type ImpactAction,
+  isBlocking,
+  type Severity,
+} from './impact.js';
+import type { EntityType } from './references.js';
+
+export const ENTITY_TYPES: readonly EntityType[] = [
+  'connection',
+  'function',
+  'model',
+  'pipeline',
+  'dashboard',
+  'folder',
+  'topic',
+];
+
+export const MAX_DEPTH = 5;
+
+export interface EntityRef {
+  type: EntityType;
+  id: string;
+}
+
+export interface ImpactView {
+  entity: NodeView;
+  action: ImpactAction;
+  affected: {
+    entity: NodeView;
+    severity: Severity;
+    reason: string;
+    path: (NodeView & { relation?: string; via?: string | null })[];
+  }[];
+  summary: Record<Severity, number>;
+  /** Whether a delete or stop is refused (409) unless forced: something breaks or degrades. */
+  blocking: boolean;
+}
+
+/** Parses `<type>:<id>` (the focus query parameter); 400 naming `field` otherwise. */
+export function parseEntityRef(text: string, field: string): EntityRef {
+  const at = text.indexOf(':');
+  const type = text.slice(0, Math.max(at, 0)) as EntityType;
+  const id = text.slice(at + 1);
+  if (at <= 0 || !ENTITY_TYPES.includes(type) || id.length === 0)
+    throw badRequest(`${field} must be <type>:<id> with type one of ${ENTITY_TYPES.join(', ')}`);
+  return checkEntityRef({ type, id }, field);
+}
+
+/** Checks an id's shape for its type: a UUID, or a topic path or filter. */
+export function checkEntityRef(ref: EntityRef, field: string): EntityRef {
+  if (ref.type === 'topic') {
+    if (ref.id.length > 1024 || ref.id.startsWith('/') || ref.id.endsWith('/') || ref.id.includes('//'))
+      throw badRequest(`${field}: a topic must be a path or filter such as v1/plant/+/temp`);
+    return ref;
+  }
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref.id))
+    throw badRequest(`${field}: the id of a ${ref.type} is a UUID`);
+  return { type: ref.type, id: ref.id.toLowerCase() };
+}
+
+/** The dependency graph of an organization: focused views, dependents, dependencies, impact, unused entities. */
+export class DependencyGraphService {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  private async load(organizationId: string, focus?: EntityRef) {
+    const rows = await edgesOf(this.deps.db, organizationId);
+    return new DependencyGraph(rows, focus?.type === 'topic' ? [focus.id] : []);
+  }
+
+  /** 403 when the caller cannot read the focus's type, 404 when the organization has no such entity. */
+  private async focusOf(organizationId: string, ref: EntityRef, scopes: ReadonlySet<string>) {
+    if (!scopes.has(READ_SCOPE[ref.type]))
+      throw insufficientScope(`the scope ${READ_SCOPE[ref.type]}`, READ_SCOPE[ref.type]);
+    if (ref.type === 'topic') return;
+    const found = await lookupEntities(this.deps.db, organizationId, [nodeKey(ref.type, ref.id)]);
+    if (!found.has(nodeKey(ref.type, ref.id))) throw notFound(ref.type);
+  }
+
+  private async presenter(
+    organizationId: string,
+    graph: DependencyGraph,
+    keys: Iterable<NodeKey>,
+    scopes: ReadonlySet<string>,
+  ) {
+    const facts = await lookupEntities(this.deps.db, organizationId, keys);
+    return new NodePresenter(facts, scopes, graph.unresolved);
+  }
+
+  /** The neighbourhood of an entity within `depth` steps in one direction or both. */
+  async focus(
+    organizationId: string,
+    ref: EntityRef,
+    depth: number,
+    direction: 'dependencies' | 'dependents' | 'both',
+    scopes: ReadonlySet<string>,
+  ) {
+    await this.focusOf(organizationId, ref, scopes);
+    const graph = await this.load(organizationId, ref);
+    const start = nodeKey(ref.type, ref.id);
+    const { nodes, edges } = graph.neighbourhood(start, depth, direction);
+    const show = await this.presenter(organizationId, graph, nodes.keys(), scopes);
+    return {
+      focus: show.key(start),
+      depth,
+      direction,
+      nodes: [...nodes].map(([key, d]) => ({ ...show.view(key), depth: d })),
+      edges: edges.map((e) => ({
+        from: show.key(e.from),
+        to: show.key(e.to),
+        relation: e.relation,
+        via: e.via,
+        dependent: show.key(e.dependent),
+        ...(e.disabled ? { disabled: true } : {}),
+      })),
+    };
+  }
+
+  /** What an entity depends on, or what depends on it: direct, or transitive with depth and path. */
+  async related(
+    organizationId: string,
+    ref: EntityRef,
+    direction: 'dependencies' | 'dependents',
+    transitive: boolean,
+    types: readonly EntityType[] | undefined,
+    scopes: ReadonlySet<string>,
+  ) {
+    await this.focusOf(organizationId, ref, scopes);
+    const graph = await this.load(organizationId, ref);
+    const start = nodeKey(ref.type, ref.id);
+    const reached = graph.walk(start, direction, transitive ? Number.POSITIVE_INFINITY : 1);
+    const keys = [...reached.keys()].filter(
+      (k) => k !== start && (!types || types.includes(splitKey(k).type)),
+    );
+    const show = await this.presenter(organizationId, graph, reached.keys(), scopes);
+    return keys
+      .sort((a, b) => reached.get(a)!.depth - reached.get(b)!.depth || a.localeCompare(b))
+      .map((key) => {
+        const steps = DependencyGraph.pathTo(reached, key);
+        const path = direction === 'dependents' ? steps : steps.reverse();
+        const step = reached.get(key)!;
+        return {
+          entity: show.view(key),
+          depth: step.depth,
+          relation: step.edge!.relation,
+          via: step.edge!.via,
+          path: path.map((s) => show.key(s.node)),
+        };
+      });
+  }
+
+  /** What `action` on the entity does to everything that depends on it. */
+  async impact(
+    organizationId: string,
+    ref: EntityRef,
+    action: ImpactAction,
+    scopes: ReadonlySet<string>,
+  ): Promise<ImpactView> {
+    if (!ACTIONS_OF[ref.type].includes(action)) {
+      const allowed = ACTIONS_OF[ref.type];
+      throw badRequest(
+        allowed.length === 0
+          ? `action: a ${ref.type} has no actions to assess`
+          : `action: ${action} does not apply to a ${ref.type}; one of ${allowed.join(', ')}`,
+      );
+    }
+    await this.focusOf(organizationId, ref, scopes);
+    const graph = await this.load(organizationId, ref);
+    const start = nodeKey(ref.type, ref.id);
+    const reached = graph.walk(start, 'dependents');
+    const show = await this.presenter(organizationId, graph, reached.keys(), scopes);
+    const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
+    const affected = assessImpact(graph, start, action, (key) => ({
+      label: show.label(key),
+      active: facts.get(key)?.active ?? true,
+    }));
+    return this.impactView(show, start, action, affected);
+  }
+
+  private impactView(
+    show: NodePresenter,
+    start: NodeKey,
+    action: ImpactAction,
+    affected: AffectedEntry[],
+  ): ImpactView {
+    const summary: Record<Severity, number> = { breaks: 0, degrades: 0, info: 0 };
+    for (const a of affected) summary[a.severity]++;
+    return {
+      entity: show.view(start),
+      action,
+      affected: affected.map((a) => ({
+        entity: show.view(a.node),
+        severity: a.severity,
+        reason: a.reason,
+        path: a.path.map((s) => ({
+          ...show.view(s.node),
+          ...(s.relation ? { relation: s.relation, via: s.via ?? null } : {}),
+        })),
+      })),
+      summary,
+      blocking: isBlocking(affected),
+    };
+  }
+
+  /**
+   * Refuses a delete or stop (409 `conflict` with the impact) while something active depends on the
+   * entity (of `blockingTypes`, when given). The caller has the write scope of the entity; dependents of types it cannot
+   * read are counted but redacted.
+   */
+  async guard(
+    organizationId: string,
+    ref: EntityRef,
+    action: 'delete' | 'stop' | 'disable',
+    scopes: ReadonlySet<string>,
+    blockingTypes?: readonly EntityType[],
+  ): Promise<void> {
+    const graph = await this.load(organizationId);
+    const start = nodeKey(ref.type, ref.id);
+    if (graph.dependentsOf(start).length === 0) return;
+    // An entity the organization does not have: the route answers its own 404.
+    if ((await lookupEntities(this.deps.db, organizationId, [start])).size === 0) return;
+    const reached = graph.walk(start, 'dependents');
+    const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
+    const show = new NodePresenter(facts, new Set([...scopes, READ_SCOPE[ref.type]]), graph.unresolved);
+    const affected = assessImpact(graph, start, action, (key) => ({
+      label: show.label(key),
+      active: facts.get(key)?.active ?? true,
+    }));
+    const blocking = affected.filter(
+      (a) => a.severity !== 'info' && (!blockingTypes || blockingTypes.includes(splitKey(a.node).type)),
+    );
+    if (blocking.length === 0) return;
+    const impact = this.impactView(show, start, action, affected);
+    const named = blocking.slice(0, 5).map((a) => `${show.label(a.node)} (${a.severity})`);
+    const more = blocking.length - named.length;
+    throw withDetails(
+      conflict(
+        `${named.join(', ')}${more > 0 ? ` and ${more} more` : ''} depend on this ${ref.type}; send force=true to ${action} it anyway`,
+      ),
+      { impact },
+    );
+  }
+
+  /**
+   * Entities nothing uses: functions no pipeline calls that publish nothing, connections without
+   * functions that no pipeline uses, models no pipeline or model uses and that are bound to no topic,
+   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders.
+   */
+  async orphans(
+    organizationId: string,
+    types: readonly EntityType[] | undefined,
+    scopes: ReadonlySet<string>,
+  ) {
+    const wanted = (
+      types ?? (['connection', 'function', 'model', 'pipeline', 'folder'] as EntityType[])
+    ).filter((t) => t !== 'topic' && t !== 'dashboard');
+    for (const t of types ?? []) {
+      if (!scopes.has(READ_SCOPE[t])) throw insufficientScope(`the scope ${READ_SCOPE[t]}`, READ_SCOPE[t]);
+    }
+    const readable = wanted.filter((t) => scopes.has(READ_SCOPE[t]));
+    const graph = await this.load(organizationId);
+    const entities = await allEntities(this.deps.db, organizationId, readable);
+    const folderUse = new Set<string>();
+    if (readable.includes('folder')) {
+      for (const r of await this.deps.db
+        .selectFrom('dashboard_folders')
+        .select('parent_id')
+        .where('organization_id', '=', organizationId)
+        .where('parent_id', 'is not', null)
+        .execute())
+        folderUse.add(r.parent_id!);
+    }
+    const facts = new Map(entities.map((e) => [nodeKey(e.type, e.id), e]));
+    const show = new NodePresenter(facts, scopes, graph.unresolved);
+    const out: { entity: NodeView; reason: string }[] = [];
+    for (const e of entities) {
+      const reason = unusedReason(graph, e, folderUse);
+      if (reason) out.push({ entity: show.view(nodeKey(e.type, e.id)), reason });
+    }
+    return out.sort(
+      (a, b) =>
+        a.entity.type.localeCompare(b.entity.type) ||
+        (a.entity.name ?? '').localeCompare(b.entity.name ?? ''),
+    );
+  }
+}
+
+function unusedReason(graph: DependencyGraph, e: EntityFacts, folderUse: ReadonlySet<string>): string | null {
+  const key = nodeKey(e.type, e.id);
+  const dependents = graph.dependentsOf(key);
+  switch (e.type) {
+    case 'function':
+      if (dependents.length > 0) return null;
+      if (graph.edges.some((x) => x.from === key && x.relation === 'publishes')) return null;
+      return 'no pipeline calls it or is triggered by it, and it publishes nothing to the UNS';
+    case 'connection':
+      return dependents.length === 0 ? 'it has no functions and no pipeline uses it' : null;
+    case 'model': {
+      if (dependents.length > 0) return null;
+      const bound = graph.edges.some((x) => x.from === key && x.relation === 'binds-topic');
+      return bound ? null : 'no pipeline or model uses it and it is bound to no topic';
+    }
+    case 'pipeline':
+      return e.active || dependents.length > 0
+        ? null
+        : 'it is disabled and no pipeline runs it or waits for it';
+    case 'folder':
+      return dependents.length > 0 || folderUse.has(e.id) ? null : 'it holds no dashboards and no folders';
+    default:
+      return null;
+  }
+}
