@@ -7109,6 +7109,873 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dependencies/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The graph around one entity
+         * @description Nodes within `depth` steps of the focus (what it depends on, what depends on it, or both) and every edge between them. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description `<type>:<id>`, e.g. `pipeline:4f…` or `topic:v1/plant/+/temp`. */
+                    focus: string;
+                    /** @description Steps, 1 to 5. */
+                    depth?: number;
+                    /** @description What the focus depends on, what depends on it, or both. */
+                    direction?: "dependencies" | "dependents" | "both";
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                focus: string;
+                                depth: number;
+                                direction: string;
+                                nodes: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                    /** @description Steps from the focus. */
+                                    depth: number;
+                                }[];
+                                edges: {
+                                    from: string;
+                                    to: string;
+                                    /**
+                                     * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                     * @enum {string}
+                                     */
+                                    relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                    /** @description What holds the reference: a node name, a panel id, a field path. */
+                                    via: string | null;
+                                    /** @description Of `from` and `to`, the one that depends on the other. */
+                                    dependent: string;
+                                    /** @description The pipeline node holding it is disabled. */
+                                    disabled?: boolean;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no such entity. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/graph/{type}/{id}/dependents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What depends on an entity
+         * @description Direct dependents, or with `transitive=true` the whole chain (each with its depth and the path through the graph). Topics are included; `types` narrows the list. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Follow the whole chain, not only direct relations. */
+                    transitive?: boolean;
+                    /** @description Comma-separated entity types to list (default: all). */
+                    types?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description An entity type; topics (paths and filters) are nodes too. */
+                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                    /** @description The entity id; for a topic its path or filter, URL-encoded (`v1%2Fplant%2Ftemp`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                /** @description 1 for a direct relation. */
+                                depth: number;
+                                /**
+                                 * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                 * @enum {string}
+                                 */
+                                relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                via: string | null;
+                                /** @description Node keys from the dependent to what it depends on, through every step between. */
+                                path: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no such entity. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/graph/{type}/{id}/dependencies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an entity depends on
+         * @description Direct dependencies, or with `transitive=true` the whole chain (each with its depth and the path through the graph). Topics are included; `types` narrows the list. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Follow the whole chain, not only direct relations. */
+                    transitive?: boolean;
+                    /** @description Comma-separated entity types to list (default: all). */
+                    types?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description An entity type; topics (paths and filters) are nodes too. */
+                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                    /** @description The entity id; for a topic its path or filter, URL-encoded (`v1%2Fplant%2Ftemp`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                /** @description 1 for a direct relation. */
+                                depth: number;
+                                /**
+                                 * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                 * @enum {string}
+                                 */
+                                relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                via: string | null;
+                                /** @description Node keys from the dependent to what it depends on, through every step between. */
+                                path: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no such entity. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/graph/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Impact of an action
+         * @description Everything that depends on the entity, transitively, with a severity each (`breaks`, `degrades`, `info`), a reason and the path that explains it. `blocking` tells whether a delete or stop would be refused (409) without `force=true`. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description delete (any entity), stop (connections), disable (pipelines), update (any).
+                         * @enum {string}
+                         */
+                        action: "delete" | "disable" | "stop" | "update";
+                        entity: {
+                            /**
+                             * @description An entity type; topics (paths and filters) are nodes too.
+                             * @enum {string}
+                             */
+                            type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                            id: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization has no such entity. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/graph/orphans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Unused entities
+         * @description Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders. Only types the caller can read (naming an unreadable one in `types` is 403).
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Comma-separated entity types to list (default: all). */
+                    types?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                reason: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engine/models": {
         parameters: {
             query?: never;
@@ -7611,7 +8478,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a model with its history
-         * @description 409 while another model refers to it; a bound model needs `acknowledgeBreaking=true` and loses its UNS schema bindings.
+         * @description 409 while another model refers to it; a bound model needs `acknowledgeBreaking=true` and loses its UNS schema bindings; 409 with the `impact` while active pipelines use it, unless `force=true`.
          *
          *     Requires the scope `models:write`.
          */
@@ -7620,6 +8487,8 @@ export interface paths {
                 query?: {
                     /** @description Apply a breaking change to a bound model (or delete it with its bindings). */
                     acknowledgeBreaking?: boolean;
+                    /** @description Go ahead although active entities depend on it (else 409 with the impact). */
+                    force?: boolean;
                 };
                 header: {
                     /** @description The organization this request acts in. */
@@ -7693,6 +8562,142 @@ export interface paths {
                             }[];
                             /** @description What depends on the model. */
                             dependents?: unknown[];
+                            impact?: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
                         };
                     };
                 };
@@ -9684,13 +10689,16 @@ export interface paths {
         post?: never;
         /**
          * Delete a pipeline with its history
-         * @description Its queued executions are cancelled; its executions stay listed.
+         * @description Its queued executions are cancelled; its executions stay listed. 409 with the `impact` while active pipelines depend on it (run it, wait for it), unless `force=true`.
          *
          *     Requires the scope `pipelines:write`.
          */
         delete: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Go ahead although active entities depend on it (else 409 with the impact). */
+                    force?: boolean;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -9744,6 +10752,154 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Others depend on it. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            impact?: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
+                        };
                     };
                 };
                 /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
@@ -16232,13 +17388,16 @@ export interface paths {
         put?: never;
         /**
          * Stop a connection
-         * @description Sets the desired state to stopped and closes the session; idempotent.
+         * @description Sets the desired state to stopped and closes the session; idempotent. 409 with the `impact` while active entities depend on it, unless `force=true`.
          *
          *     Requires the scope `connectors:write`.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Go ahead although active entities depend on it (else 409 with the impact). */
+                    force?: boolean;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -16296,6 +17455,154 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Others depend on it. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            impact?: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
+                        };
                     };
                 };
                 /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
@@ -16839,13 +18146,16 @@ export interface paths {
         post?: never;
         /**
          * Delete a connection
-         * @description Stops it first; its functions and state history go with it.
+         * @description Stops it first; its functions and state history go with it. 409 with the `impact` while active entities depend on it, unless `force=true`.
          *
          *     Requires the scope `connectors:write`.
          */
         delete: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Go ahead although active entities depend on it (else 409 with the impact). */
+                    force?: boolean;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -16899,6 +18209,154 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Others depend on it. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            impact?: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
+                        };
                     };
                 };
                 /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
@@ -17600,11 +19058,16 @@ export interface paths {
         post?: never;
         /**
          * Delete a function
-         * @description Requires the scope `connectors:write`.
+         * @description 409 with the `impact` while active pipelines depend on it, unless `force=true`.
+         *
+         *     Requires the scope `connectors:write`.
          */
         delete: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Go ahead although active entities depend on it (else 409 with the impact). */
+                    force?: boolean;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -17658,6 +19121,154 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Others depend on it. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            impact?: {
+                                entity: {
+                                    /** @description `<type>:<id>`; what edges and paths name. */
+                                    key: string;
+                                    /**
+                                     * @description An entity type; topics (paths and filters) are nodes too.
+                                     * @enum {string}
+                                     */
+                                    type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                    /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                    status?: string | null;
+                                    /** @description A function's connection. */
+                                    connectionId?: string;
+                                    /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                    missing?: boolean;
+                                    /** @description The caller lacks the read scope of this type. */
+                                    redacted?: boolean;
+                                    /** @description A topic filter (`+`, `#`). */
+                                    filter?: boolean;
+                                    /** @description References given as `{{ expr }}`: known only when it runs. */
+                                    unresolved?: {
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        via: string;
+                                        expression: string | null;
+                                    }[];
+                                };
+                                action: string;
+                                affected: {
+                                    entity: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                    };
+                                    /**
+                                     * @description `breaks`: it uses the entity itself and stops working; `degrades`: it depends through something else or only on data; `info`: inactive, or goes along with it.
+                                     * @enum {string}
+                                     */
+                                    severity: "breaks" | "degrades" | "info";
+                                    reason: string;
+                                    /** @description From the affected entity to the one acted on; each step names its relation to the next. */
+                                    path: {
+                                        /** @description `<type>:<id>`; what edges and paths name. */
+                                        key: string;
+                                        /**
+                                         * @description An entity type; topics (paths and filters) are nodes too.
+                                         * @enum {string}
+                                         */
+                                        type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                        /** @description The entity id, or the topic path or filter; null for a redacted topic. */
+                                        id: string | null;
+                                        name: string | null;
+                                        /** @description Connections: `running` or `stopped` (desired state); pipelines: `enabled` or `disabled`. */
+                                        status?: string | null;
+                                        /** @description A function's connection. */
+                                        connectionId?: string;
+                                        /** @description Referred to, but the organization has no such entity (deleted, or never). */
+                                        missing?: boolean;
+                                        /** @description The caller lacks the read scope of this type. */
+                                        redacted?: boolean;
+                                        /** @description A topic filter (`+`, `#`). */
+                                        filter?: boolean;
+                                        /** @description References given as `{{ expr }}`: known only when it runs. */
+                                        unresolved?: {
+                                            /**
+                                             * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                             * @enum {string}
+                                             */
+                                            relation: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                            /**
+                                             * @description An entity type; topics (paths and filters) are nodes too.
+                                             * @enum {string}
+                                             */
+                                            targetType: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
+                                            via: string;
+                                            expression: string | null;
+                                        }[];
+                                        /**
+                                         * @description How `from` refers to `to`. `publishes` and `binds-topic` make the topic depend on the entity; `matches` links a filter that is read to a published topic it overlaps.
+                                         * @enum {string}
+                                         */
+                                        relation?: "uses-connection" | "uses-function" | "belongs-to" | "triggered-by" | "publishes" | "subscribes" | "reads-topic" | "reads-history" | "uses-model" | "runs-pipeline" | "binds-topic" | "in-folder" | "matches";
+                                        via?: string | null;
+                                    }[];
+                                }[];
+                                summary: {
+                                    breaks: number;
+                                    degrades: number;
+                                    info: number;
+                                };
+                                /** @description A delete or stop is refused (409) unless forced. */
+                                blocking: boolean;
+                            };
+                        };
                     };
                 };
                 /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
