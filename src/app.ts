@@ -8,8 +8,8 @@ import {
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
-import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
+import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
