@@ -179,6 +179,17 @@ for (const dialect of testDialects()) {
         .data;
       assert.equal(board.folderId, ids['folder:Plant/Lines']);
 
+      // The import wrote the dependency graph's edges in its transaction.
+      const dependents = await b.get(
+        `/api/v1/dependencies/graph/connection/${ids['connection:PLC line 1']}/dependents`,
+      );
+      assert.equal(dependents.status, 200, dependents.text);
+      const found = dependents.body.data.map((d: { entity: { key: string } }) => d.entity.key).sort();
+      assert.deepEqual(
+        found,
+        [`function:${ids['function:PLC line 1/read temperature']}`, `pipeline:${poll.id}`].sort(),
+      );
+
       // The same plan again answers the first result and imports nothing more.
       const again = await b.post(`${IMPORT}/execute`, { planId: plan.planId, inputs });
       assert.equal(again.status, 200, again.text);

@@ -122,6 +122,34 @@ for (const dialect of testDialects()) {
       assert.deepEqual(connection.config.bearerToken, { configured: true });
     });
 
+    it('carries the organization settings when chosen, with the default dashboard remapped', async () => {
+      const settings = (await a.get('/api/v1/organizations/settings')).body.data;
+      const patched = await a.patch('/api/v1/organizations/settings', {
+        version: settings.version,
+        timezone: 'Europe/Berlin',
+        dashboards: { defaultDashboardId: seeded.dashboardId },
+      });
+      assert.equal(patched.status, 200, patched.text);
+      const { bundle: withSettings } = await exportBundle(a, {
+        select: [{ type: 'settings' }, { type: 'dashboard', id: seeded.dashboardId }],
+      });
+      assert.deepEqual(withSettings.entities.settings.document.dashboards.defaultDashboardId, {
+        $ref: 'dashboard:Plant/Lines/Line overview',
+      });
+      const g = a.inOrg(await buildOrganization(server));
+      const skipped = await importInto(g, { overrides: { 'settings:organization': 'skip' } }, withSettings);
+      assert.equal(skipped.plan.actions.find((x: any) => x.type === 'settings').action, 'skip');
+      assert.equal((await g.get('/api/v1/organizations/settings')).body.data.timezone, 'UTC');
+      const h = a.inOrg(await buildOrganization(server));
+      const { report } = await importInto(h, {}, withSettings);
+      const imported = (await h.get('/api/v1/organizations/settings')).body.data;
+      assert.equal(imported.timezone, 'Europe/Berlin');
+      assert.equal(
+        imported.dashboards.defaultDashboardId,
+        report.idMap['dashboard:Plant/Lines/Line overview'],
+      );
+    });
+
     it('matches by id: importing into the source organization updates the same entities', async () => {
       const { plan, report } = await importInto(a, { match: 'id', conflict: 'overwrite' });
       assert.ok(

@@ -13,6 +13,7 @@ import { checkContent as checkPipeline } from '../../engine/pipelines/pipelines.
 import { SettingsRepository } from '../../organizations/settings/settings.repository.js';
 import { PatchSettingsBody } from '../../organizations/settings/settings.schemas.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { syncEdges } from '../graph/edges.repository.js';
 import type { Bundle, BundleRef } from './bundle-format.js';
 import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
@@ -37,7 +38,7 @@ function entityError(key: string, error: unknown): never {
 
 /**
  * Writes a plan inside one transaction: folders, connections and functions, models, pipelines,
- * dashboards, settings. References are remapped from bundle keys to this organization's ids; creates
+ * dashboards, settings, each with its dependency-graph edges. References are remapped from bundle keys to this organization's ids; creates
  * and overwrites are recorded as versions of type `import`. Answers the connections to start.
  */
 export async function writePlan(
@@ -128,6 +129,7 @@ export async function writePlan(
             created_by: actor.userId,
           })
           .execute();
+      await syncEdges(trx, 'connection', a.targetId);
       if (desired === 'running') start.push(a.targetId);
     }
     for (const f of c.functions ?? []) {
@@ -158,6 +160,7 @@ export async function writePlan(
             created_by: actor.userId,
           })
           .execute();
+      await syncEdges(trx, 'function', fa.targetId);
     }
   }
 
@@ -312,6 +315,7 @@ export async function writePlan(
         .insertInto('dashboard_tags')
         .values(tags.map((tag) => ({ dashboard_id: a.targetId, organization_id: org, tag })))
         .execute();
+    await syncEdges(trx, 'dashboard', a.targetId);
     await ctx.versions.record(trx, {
       organizationId: org,
       entityType: 'dashboard',
