@@ -11434,7 +11434,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -11461,6 +11461,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -12048,6 +12050,936 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines/{id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a node (a new pipeline version)
+         * @description Without `id` one is generated; without `name` the type title is used ("Set fields 2" when taken). `edges` may connect the new node to existing ones.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        node: {
+                            id?: string;
+                            /** @description Unique in the pipeline; the key of `$node`. */
+                            name?: string;
+                            /** @description A node type of `GET /api/v1/engine/nodes`. */
+                            type: string;
+                            /** @description Checked against the type's JSON Schema on enable. */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            settings?: {
+                                /** @description Default 10. */
+                                timeoutSeconds?: number;
+                                retry?: {
+                                    maxTries?: number;
+                                    waitMs?: number;
+                                    backoff?: "fixed" | "exponential";
+                                };
+                                /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                                onError?: "stop" | "continue" | "errorPort";
+                            };
+                            position?: {
+                                x: number;
+                                y: number;
+                            };
+                            notes?: string;
+                            /** @description A disabled node passes its input through. */
+                            disabled?: boolean;
+                        };
+                        edges?: {
+                            id?: string;
+                            source: string;
+                            /** @description Default `out`. */
+                            sourcePort?: string;
+                            target: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a node with its edges (a new pipeline version)
+         * @description Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The pipeline version this change is based on; another one answers 409. */
+                    version: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a node (a new pipeline version)
+         * @description Replaces the members given (`parameters` as a whole); `null` removes an optional member. The name changes through `…/rename`, which rewrites references.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        type?: string;
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        settings?: {
+                            /** @description Default 10. */
+                            timeoutSeconds?: number;
+                            retry?: {
+                                maxTries?: number;
+                                waitMs?: number;
+                                backoff?: "fixed" | "exponential";
+                            };
+                            /** @description stop: the execution fails; continue: the input goes on; errorPort: `{error, input}` leaves by `error`. */
+                            onError?: "stop" | "continue" | "errorPort";
+                        } | null;
+                        position?: {
+                            x: number;
+                            y: number;
+                        } | null;
+                        notes?: string | null;
+                        disabled?: boolean | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a node and rewrite references to it (one new pipeline version)
+         * @description References to the old name in other nodes are rewritten: `$node.Old`, `` $node.`Old` ``, `$node["Old"]`, `$lookup($node, "Old")` in JSONata parameters and `{{ expr }}` strings, and `$node.Old`, `$node["Old"]` and `const { Old } = $node` in JavaScript (parsed; string literals and comments are left alone). `rewritten` lists each changed parameter; `skipped` lists code that does not parse (left as it was).
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The pipeline version this change is based on; another one answers 409. */
+                        version: number;
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                                enabled: boolean;
+                                settings: unknown;
+                                nodes: unknown[];
+                                edges: unknown[];
+                                /** @description What keeps the graph from being enabled (empty: valid). */
+                                problems: {
+                                    nodeId: string | null;
+                                    /** @description JSON pointer into the pipeline. */
+                                    path: string;
+                                    message: string;
+                                }[];
+                                version: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                updatedBy: string | null;
+                            };
+                            rewritten: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                            skipped: {
+                                nodeId: string;
+                                /** @description Below the node. */
+                                path: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description A stale version (`currentVersion`), or a node id or name in use. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/nodes/{nodeId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a stored node with supplied input (nothing is stored)
+         * @description Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` (`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        input?: unknown;
+                        trigger?: unknown;
+                        nodes?: {
+                            [key: string]: unknown;
+                        };
+                        confirmWrites?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                output: unknown;
+                                port: string | null;
+                                durationMs: number;
+                                logs: string[];
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input (`path` names the member), or an enabled pipeline left invalid (`problems`). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or node. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @description JSON pointer of the member at fault. */
+                            path?: string;
+                            /** @description Every graph problem, with its node. */
+                            problems?: {
+                                nodeId: string | null;
+                                /** @description JSON pointer into the pipeline. */
+                                path: string;
+                                message: string;
+                            }[];
+                            currentVersion?: number;
+                        };
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engine/nodes": {
         parameters: {
             query?: never;
@@ -12093,6 +13025,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             }[];
@@ -12190,6 +13127,11 @@ export interface paths {
                                 inputs: string[];
                                 /** @description Output ports; every node also has `error` (on-error errorPort). */
                                 outputs: string[];
+                                /** @description More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
+                                dynamicOutputs?: {
+                                    parameter: string;
+                                    port: string;
+                                };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
                             };
@@ -12393,7 +13335,7 @@ export interface paths {
         };
         /**
          * List executions, newest first
-         * @description Filter by `pipelineId` and `status`.
+         * @description Filter by `pipelineId`, `status`, `trigger` (type) and the time it was queued (`from` inclusive, `to` exclusive); paged.
          *
          *     Requires the scope `pipelines:read`.
          */
@@ -12401,7 +13343,13 @@ export interface paths {
             parameters: {
                 query?: {
                     pipelineId?: string;
-                    status?: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    status?: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
                     /** @description Case-insensitive substring search. */
                     search?: string;
                     /** @description Field to sort by. */
@@ -12436,7 +13384,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12463,12 +13411,123 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             }[];
                             pagination: {
                                 /** @description Rows matching the filter and search, over all pages. */
                                 total: number;
                                 limit: number;
                                 offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Execution statistics
+         * @description Counts by status, the success rate and durations of the executions matching the filters (as for the list).
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pipelineId?: string;
+                    /** @description The trigger type: `manual`, `schedule`, `retry`, ... */
+                    trigger?: string;
+                    /** @description Queued at or after. */
+                    from?: string;
+                    /** @description Queued before. */
+                    to?: string;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                total: number;
+                                byStatus: {
+                                    [key: string]: number;
+                                };
+                                successRate: number | null;
+                                durationMs: {
+                                    average: number | null;
+                                    max: number | null;
+                                };
                             };
                         };
                     };
@@ -12568,7 +13627,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12595,6 +13654,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -12766,14 +13827,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An execution's node runs (inputs, outputs, attempts, durations)
-         * @description What is stored follows the pipeline's history detail; a failed run always keeps its input.
+         * An execution's node runs (inputs, outputs, attempts, durations, iterations), paged
+         * @description In the order they ran; `nodeId` keeps one node's runs. What is stored follows the pipeline's history detail; a failed run always keeps its input. A node inside a for-each has one run per iteration.
          *
          *     Requires the scope `pipelines:read`.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    nodeId?: string;
+                    limit?: number;
+                    offset?: number;
+                };
                 header: {
                     /** @description The organization this request acts in. */
                     "x-organization-id": string;
@@ -12800,7 +13865,7 @@ export interface paths {
                                 nodeName: string;
                                 type: string;
                                 runIndex: number;
-                                status: "running" | "succeeded" | "failed" | "skipped";
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
                                 port: string | null;
                                 attempts: {
                                     n: number;
@@ -12821,7 +13886,157 @@ export interface paths {
                                 startedAt: string;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
                             }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/executions/{id}/nodes/{nodeId}/iterations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's runs in for-each iterations, paged
+         * @description Each with its `iteration` index (and `iterationKey` for nested loops), in the order they ran.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    nodeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                nodeId: string;
+                                nodeName: string;
+                                type: string;
+                                runIndex: number;
+                                status: "running" | "waiting" | "succeeded" | "failed" | "skipped";
+                                port: string | null;
+                                attempts: {
+                                    n: number;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    durationMs: number;
+                                    error: string | null;
+                                }[];
+                                /** @description Stored with history detail `full`, and always for a failed run. */
+                                input: unknown;
+                                /** @description Stored with history detail `full`. */
+                                output: unknown;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** Format: date-time */
+                                startedAt: string;
+                                finishedAt: string | null;
+                                durationMs: number | null;
+                                iteration: number | null;
+                                iterationKey: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
                         };
                     };
                 };
@@ -12900,7 +14115,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed, cancelled or partly failed execution
-         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid.
+         * @description `from-failed` (default) starts at the failed node with the input it failed on (upstream nodes do not run again); `from-start` runs the whole graph with the original input (or `input`). `version`: `original` (default) or `current`. 409: not retryable in its status, already retried (unless `again: true`), or the current version is invalid. 400 `/confirmWrites`: it would run a node that writes to a device. From the failed node is refused (409) when that node ran inside a for-each loop: retry from-start.
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -12924,6 +14139,8 @@ export interface paths {
                         version?: "original" | "current";
                         input?: unknown;
                         again?: boolean;
+                        /** @description Required when the retry would run a node that writes to a device. */
+                        confirmWrites?: boolean;
                     };
                 };
             };
@@ -12942,7 +14159,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -12969,6 +14186,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -13059,7 +14278,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a queued or running execution
+         * Cancel a queued, waiting or running execution
          * @description A running execution stops at its next node boundary. 409 for a finished one.
          *
          *     Requires the scope `pipelines:write`.
@@ -13093,7 +14312,7 @@ export interface paths {
                                 pipelineId: string;
                                 /** @description The version it runs; never changes. */
                                 pipelineVersion: number;
-                                status: "queued" | "running" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
                                 reason: string | null;
                                 trigger: {
                                     type: string;
@@ -13120,6 +14339,8 @@ export interface paths {
                                 startedAt: string | null;
                                 finishedAt: string | null;
                                 durationMs: number | null;
+                                /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                resumeAt: string | null;
                             };
                         };
                     };
@@ -13185,6 +14406,762 @@ export interface paths {
                 };
                 /** @description Internal error; the body carries the request id. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/webhook-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue the pipeline's webhook token
+         * @description A new secret for the `trigger.webhook` nodes of the pipeline, shown once; it replaces the previous one at once. Stored only as its hash.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                pipelineId: string;
+                                /** @description Shown this once; send it as the `X-Webhook-Token` header. */
+                                token: string;
+                                /** @description The webhook URL below which its nodes listen. */
+                                url: string;
+                                /** Format: date-time */
+                                issuedAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Revoke the pipeline's webhook token
+         * @description Its webhooks answer 401 until a new token is issued.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline or no token. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/webhooks/{pipelineId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Start a pipeline from its webhook
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pipelineId: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                executionId: string;
+                                status: string;
+                                execution?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: uuid */
+                                    pipelineId: string;
+                                    /** @description The version it runs; never changes. */
+                                    pipelineVersion: number;
+                                    status: "queued" | "running" | "waiting" | "completed" | "completed_with_errors" | "failed" | "cancelled" | "skipped";
+                                    reason: string | null;
+                                    trigger: {
+                                        type: string;
+                                        nodeId: string;
+                                        /** Format: date-time */
+                                        firedAt: string;
+                                        source: {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    input: unknown;
+                                    error: {
+                                        nodeId: string | null;
+                                        nodeName: string | null;
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description The execution this one retries. */
+                                    retryOf: string | null;
+                                    /** @description Times a replica claimed it; above 1: resumed after a lost lease. */
+                                    claims: number;
+                                    /** Format: date-time */
+                                    queuedAt: string;
+                                    startedAt: string | null;
+                                    finishedAt: string | null;
+                                    durationMs: number | null;
+                                    /** @description For a waiting execution (parked by a long wait): when it resumes. */
+                                    resumeAt: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No valid X-Webhook-Token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No webhook node with this method and path. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The pipeline is disabled. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The body exceeds 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The organization is in maintenance (Retry-After). */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -17285,7 +19262,7 @@ export interface paths {
         put?: never;
         /**
          * Start a connection
-         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime.
+         * @description Sets the desired state to running (kept across restarts); idempotent. 202 with the runtime. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17302,7 +19279,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -17388,7 +19372,7 @@ export interface paths {
         put?: never;
         /**
          * Stop a connection
-         * @description Sets the desired state to stopped and closes the session; idempotent. 409 with the `impact` while active entities depend on it, unless `force=true`.
+         * @description Sets the desired state to stopped and closes the session; idempotent. Recorded in the audit log with the reason given. 409 with the `impact` while active entities depend on it, unless `force=true`.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17408,7 +19392,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -17642,7 +19633,7 @@ export interface paths {
         put?: never;
         /**
          * Restart a connection
-         * @description Closes the session and opens a new one.
+         * @description Closes the session and opens a new one. Recorded in the audit log with the reason given.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -17659,7 +19650,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 202: {
@@ -18414,6 +20412,8 @@ export interface paths {
                         labels?: string[];
                         readOnly?: boolean;
                         autoStart?: boolean;
+                        /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
+                        reason?: string;
                     };
                 };
             };
@@ -19653,6 +21653,1086 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Analyze what a selection exports
+         * @description What the selection requires (always exported with it) and what may come along. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                selected: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Referenced by the selection: always exported with it. */
+                                required: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description Entities that use what is exported, and the organization settings: add them with `include`. */
+                                optional: {
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                    /** @description The bundle key (`type:name`) the entity has in a bundle. */
+                                    key: string;
+                                    name: string;
+                                    reason: string;
+                                }[];
+                                /** @description References to entities that no longer exist (exported as `$ref: null`). */
+                                missing: {
+                                    from: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    id: string;
+                                }[];
+                                /** @description Entities exported, by type. */
+                                totals: {
+                                    [key: string]: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent exports
+         * @description Exports of the organization that can still be downloaded, newest first.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Generate an export
+         * @description Builds a versioned bundle of the selection, its requirements and the included optional entities, stored for 24 hours. Secret values are never exported: each becomes an input. Needs the read scope of every exported type (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What to export. */
+                        select: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        /** @description Optional entities (from analyze) to add. */
+                        include?: {
+                            /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                            type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                            /** @description The entity id; omitted for `settings`. */
+                            id?: string;
+                        }[];
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A selected entity does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an export
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "ready";
+                                description: string;
+                                formatVersion: number;
+                                entityCount: number;
+                                /** @description Bytes of the bundle file. */
+                                size: number;
+                                /** @description `sha256:<hex>` over the canonical serialization of the bundle. */
+                                checksum: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                createdBy: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/export/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export
+         * @description The bundle file (`application/vnd.meridian.bundle+json`), as an attachment.
+         *
+         *     Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The bundle (JSON). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": string;
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such export (or it expired). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.meridian.bundle+json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate an import (dry run)
+         * @description Answers the plan: per entity create, update (overwrite), skip, rename or bind; the inputs to fill; the problems (a newer format, a checksum mismatch, an unknown protocol or node type, an unresolved reference, a conflict under `fail`). Nothing changes. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The bundle, as downloaded from an export. */
+                        bundle: unknown;
+                        options?: {
+                            /** @description Match bundle entities to existing ones by name (default) or by their source id. */
+                            match?: "name" | "id";
+                            /** @description For an entity that matches one (default fail). */
+                            conflict?: "skip" | "overwrite" | "rename" | "fail";
+                            /** @description Per bundle key, over `conflict`. */
+                            overrides?: {
+                                [key: string]: "skip" | "overwrite" | "rename" | "fail";
+                            };
+                            /** @description A bundle connection key → an existing connection id to use instead of importing it. */
+                            bindings?: {
+                                [key: string]: string;
+                            };
+                            /** @description Keep pipelines enabled and start autoStart connections (default false). */
+                            activate?: boolean;
+                            /** @description Validate only: the inputs you have, so that missingInputs lists the rest. Never stored. */
+                            inputs?: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description Null when the plan cannot be executed. */
+                                planId: string | null;
+                                expiresAt: string | null;
+                                formatVersion: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                requiredInputs: string[];
+                                /** @description Required inputs not given in options.inputs. */
+                                missingInputs: string[];
+                                problems: {
+                                    key: string | null;
+                                    /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                    code: string;
+                                    message: string;
+                                }[];
+                                canExecute: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The bundle exceeds MERIDIAN_BATCH_BODY_LIMIT. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute an import plan
+         * @description Runs the plan in one transaction: everything or nothing. Pipelines arrive disabled and connections stopped unless the plan was validated with `activate`. An overwrite records a new version (change type `import`) that can be reverted. A plan executed before answers its first result (200). 400 names missing inputs; 409 when the organization changed so that the plan no longer holds. Needs the write scope of every type the bundle carries (connectors, models, pipelines, dashboards, organizations); 403 names the missing one.
+         *
+         *     Requires any valid credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        planId: string;
+                        /** @description Secret values by input key (`secret:<entity key>:<path>`); never stored in the plan. */
+                        inputs?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                importId: string;
+                                /** Format: date-time */
+                                executedAt: string;
+                                created: number;
+                                updated: number;
+                                skipped: number;
+                                renamed: number;
+                                bound: number;
+                                actions: {
+                                    key: string;
+                                    /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                    type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                    name: string;
+                                    action: "create" | "update" | "skip" | "rename" | "bind";
+                                    /** @description The id in this organization (existing, or the one a create will use). */
+                                    targetId: string;
+                                    newName: string | null;
+                                }[];
+                                /** @description Bundle key → id in this organization. */
+                                idMap: {
+                                    [key: string]: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The plan expired, or no longer holds. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dependencies/import/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View an import plan and its report
+         * @description Requires any valid credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                planId: string;
+                                status: "planned" | "completed";
+                                plan: {
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    requiredInputs: string[];
+                                    problems: {
+                                        key: string | null;
+                                        /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                        code: string;
+                                        message: string;
+                                    }[];
+                                };
+                                result: {
+                                    importId: string;
+                                    /** Format: date-time */
+                                    executedAt: string;
+                                    created: number;
+                                    updated: number;
+                                    skipped: number;
+                                    renamed: number;
+                                    bound: number;
+                                    actions: {
+                                        key: string;
+                                        /** @description A function travels inside its connection; `settings` (no id) are the organization settings. */
+                                        type: "connection" | "function" | "model" | "pipeline" | "folder" | "dashboard" | "settings";
+                                        name: string;
+                                        action: "create" | "update" | "skip" | "rename" | "bind";
+                                        /** @description The id in this organization (existing, or the one a create will use). */
+                                        targetId: string;
+                                        newName: string | null;
+                                    }[];
+                                    /** @description Bundle key → id in this organization. */
+                                    idMap: {
+                                        [key: string]: string;
+                                    };
+                                } | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such plan. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -98,7 +98,9 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
           onConfirm={async (force) => {
             const query = force ? { force: true } : {};
             if (asking === 'stop') {
-              unwrap(await api.POST('/api/v1/connections/{id}/stop', { params: { ...params, query } }));
+              unwrap(
+                await api.POST('/api/v1/connections/{id}/stop', { params: { ...params, query }, body: {} }),
+              );
               setAsking(null);
               runtime.reload();
             } else {
