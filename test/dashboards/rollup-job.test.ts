@@ -218,7 +218,7 @@ for (const dialect of testDialects()) {
         clock: { now: () => Date.now() },
         settle: () => server.app.uns.writer.settle(),
         log,
-        leaseMs: 300,
+        leaseMs: 2000,
       };
       const a = new RollupJob({ ...deps, replicaId: 'replica-a' });
       const b = new RollupJob({ ...deps, replicaId: 'replica-b' });
@@ -228,7 +228,7 @@ for (const dialect of testDialects()) {
       assert.equal(await b.runUntilIdle(), false, 'b waits while a holds the lease');
       assert.equal(b.stats.heldTicks, 0);
       // a stops renewing (killed): b takes over once the lease has run out.
-      await new Promise((r) => setTimeout(r, 350));
+      await new Promise((r) => setTimeout(r, 2100));
       assert.equal(await b.runUntilIdle(), true);
       assert.equal(await a.runUntilIdle(), false);
 

@@ -33,6 +33,13 @@ interface AggregateRow {
   last_v: number;
 }
 
+/**
+ * The range again on a joined side: PostgreSQL prunes the partitions (days) of `uns_values` by literal
+ * bounds when it plans, so the first and last value lookups probe the days of the range, not every day.
+ */
+const within = (alias: string, fromUs: number, toUs: number) =>
+  sql`and ${sql.ref(`${alias}.ts_us`)} >= ${sql.lit(fromUs)} and ${sql.ref(`${alias}.ts_us`)} < ${sql.lit(toUs)}`;
+
 export const floorTo = (us: number, unit: number) => Math.floor(us / unit) * unit;
 export const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
 
@@ -80,8 +87,8 @@ export class RollupStore {
         select ${sql.lit(topicId)}, ${field}, ${sql.lit(unit)}, ${sql.lit(fromUs)} + b.u * ${sql.lit(unit)}, b.cnt, b.sum_v,
           b.min_v, b.max_v, b.first_ts, ${this.number('f', field)}, b.last_ts, ${this.number('l', field)}
         from b
-        join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
-        join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts
+        join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within('f', fromUs, toUs)}
+        join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within('l', fromUs, toUs)}
         where true
         on conflict (topic_id, field, width_us, start_us) do update set cnt = excluded.cnt, sum_v = excluded.sum_v,
           min_v = excluded.min_v, max_v = excluded.max_v, first_ts = excluded.first_ts, first_v = excluded.first_v,
@@ -148,8 +155,10 @@ export class RollupStore {
       select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v,
         b.last_ts, ${this.number('l', field)} as last_v
       from b
-      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
-      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts`.execute(this.db);
+      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within('f', fromUs, toUs)}
+      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within('l', fromUs, toUs)}`.execute(
+      this.db,
+    );
     addRows(parts, rows, origin, widthUs);
   }
 }
