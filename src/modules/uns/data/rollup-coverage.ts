@@ -96,7 +96,9 @@ export class RollupCoverage {
       .selectAll()
       .where('to_us', '<=', horizonUs - smallestUnit)
       .where(sql<boolean>`to_us + width_us <= ${horizonUs}`)
+      // At equal ends the finest unit first: coarser units are then built from its rollups.
       .orderBy('to_us')
+      .orderBy('width_us')
       .limit(limit)
       .execute();
     return rows.map(toCoverage);
