@@ -136,6 +136,7 @@ for (const dialect of testDialects()) {
       const job = server.app.uns.rollupJob;
       assert.equal(await job.runUntilIdle(), true);
       assert.ok(job.stats.units > 31 * 24 * 60, `rolled up ${job.stats.units} units`);
+      assert.ok(job.stats.fromFiner > 0, 'five-minute and hour units built from finer rollups');
       const coverage = await server.app.uns.rollups.coverage.ofTopic(ids.speed);
       assert.equal(coverage.length, 3, 'minute, five-minute and hour units');
       // The object-valued topic's latest value is not a number: not rolled up until a field of it is read.
@@ -218,7 +219,7 @@ for (const dialect of testDialects()) {
         clock: { now: () => Date.now() },
         settle: () => server.app.uns.writer.settle(),
         log,
-        leaseMs: 300,
+        leaseMs: 2000,
       };
       const a = new RollupJob({ ...deps, replicaId: 'replica-a' });
       const b = new RollupJob({ ...deps, replicaId: 'replica-b' });
@@ -228,7 +229,7 @@ for (const dialect of testDialects()) {
       assert.equal(await b.runUntilIdle(), false, 'b waits while a holds the lease');
       assert.equal(b.stats.heldTicks, 0);
       // a stops renewing (killed): b takes over once the lease has run out.
-      await new Promise((r) => setTimeout(r, 350));
+      await new Promise((r) => setTimeout(r, 2100));
       assert.equal(await b.runUntilIdle(), true);
       assert.equal(await a.runUntilIdle(), false);
 

@@ -23,7 +23,6 @@ export async function installDashboards(
   const dashboards = new DashboardsService({ db, clock, versions, folders, topicPrefix });
   const query = new DashboardQueryService({
     db,
-    dialect: storage.dialect,
     clock,
     bindings: app.uns.bindings,
     topicPrefix,

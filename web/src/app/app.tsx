@@ -9,6 +9,7 @@ import { ClientsPage } from '../pages/clients/clients-page';
 import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
+import { lazyPage } from './lazy-page';
 import { Link, matchPath, Redirect, useLocation } from './router';
 import { useSession } from './session';
 
@@ -16,7 +17,9 @@ import { useSession } from './session';
 const UnsExplorerPage = lazy(() => import('../pages/uns/uns-explorer-page'));
 // Dashboards bring the grid and chart libraries: loaded when opened.
 const DashboardsPage = lazy(() => import('../pages/dashboards/dashboards-page'));
-const DashboardPage = lazy(() => import('../pages/dashboards/dashboard-page'));
+const DashboardPage = lazyPage(() => import('../pages/dashboards/dashboard-page'));
+// Opened by its address (a bookmark, a kiosk screen): its code loads while the session is checked.
+if (matchPath('/dashboards/:id', window.location.pathname)) void DashboardPage.preload();
 // Models load when opened, like the explorer: the first load stays small.
 const ModelsPage = lazy(() => import('../pages/models/models-page').then((m) => ({ default: m.ModelsPage })));
 const ModelDetailPage = lazy(() =>

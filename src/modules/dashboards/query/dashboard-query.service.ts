@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
-import type { DialectName } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import { type BucketRow, DataRepository } from '../../uns/data/data.repository.js';
 import type { HistorianRollups } from '../../uns/data/rollups.js';
@@ -55,7 +54,6 @@ const bucketKey = (topicId: number, field: string | undefined, widthMs: number) 
 
 export interface DashboardQueryDeps {
   db: Kysely<Database>;
-  dialect: DialectName;
   clock: Clock;
   bindings: BindingResolver;
   topicPrefix: string;

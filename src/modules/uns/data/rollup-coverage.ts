@@ -58,8 +58,13 @@ export class RollupCoverage {
     return rows.map(toCoverage);
   }
 
-  /** Starts covering a series at each unit from the unit of `firstUs` (nothing covered yet); a known one stays. */
+  /**
+   * Starts covering a series at each unit from the start of the coarsest unit holding `firstUs` (nothing
+   * covered yet; all units start alike, so that coarser ones can be built from finer ones); a known one
+   * stays.
+   */
   async register(series: RollupSeries, units: readonly number[], firstUs: number): Promise<void> {
+    const fromUs = floorTo(firstUs, Math.max(...units));
     await this.db
       .insertInto('uns_rollup_coverage')
       .values(
@@ -67,8 +72,8 @@ export class RollupCoverage {
           topic_id: series.topicId,
           field: series.field,
           width_us: unit,
-          from_us: floorTo(firstUs, unit),
-          to_us: floorTo(firstUs, unit),
+          from_us: fromUs,
+          to_us: fromUs,
         })),
       )
       .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
@@ -96,7 +101,9 @@ export class RollupCoverage {
       .selectAll()
       .where('to_us', '<=', horizonUs - smallestUnit)
       .where(sql<boolean>`to_us + width_us <= ${horizonUs}`)
+      // At equal ends the finest unit first: coarser units are then built from its rollups.
       .orderBy('to_us')
+      .orderBy('width_us')
       .limit(limit)
       .execute();
     return rows.map(toCoverage);

@@ -45,6 +45,8 @@ export interface RollupJobStats {
   /** Units the job computed (forward, late values, new series). */
   units: number;
   lateMarks: number;
+  /** Steps that built coarser units from finer rollups instead of raw values. */
+  fromFiner: number;
 }
 
 /**
@@ -58,7 +60,7 @@ export interface RollupJobStats {
  */
 export class RollupJob {
   readonly lease: JobLease;
-  readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0 };
+  readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0, fromFiner: 0 };
   private readonly budgetMs: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<boolean> = Promise.resolve(false);
@@ -140,10 +142,24 @@ export class RollupJob {
       for (const series of behind) {
         if (!inTime()) return true;
         const to = Math.min(series.toUs + STEP_US, floorTo(horizonUs, series.unit));
-        await this.fill(series, series.toUs, to);
+        await this.forward(series, to);
         await coverage.move(series, { fromUs: series.fromUs, toUs: to });
       }
     }
+  }
+
+  /** Rolls a series forward to `toUs`: from the next finer unit's rollups when they cover the step, else raw values. */
+  private async forward(series: StoredCoverage, toUs: number): Promise<void> {
+    const finer = ROLLUP_UNITS_US[ROLLUP_UNITS_US.indexOf(series.unit as (typeof ROLLUP_UNITS_US)[number]) + 1];
+    const finerCoverage = finer === undefined ? undefined : await this.deps.rollups.coverage.find(series, finer);
+    if (finer === undefined || !finerCoverage || finerCoverage.fromUs > series.toUs || finerCoverage.toUs < toUs) {
+      await this.fill(series, series.toUs, toUs);
+      return;
+    }
+    this.stats.steps++;
+    this.stats.units += (toUs - series.toUs) / series.unit;
+    this.stats.fromFiner++;
+    await this.deps.rollups.store.fillFromFiner(series, series.unit, finer, series.toUs, toUs);
   }
 
   private async fill(series: StoredCoverage, fromUs: number, toUs: number): Promise<void> {
@@ -168,17 +184,15 @@ export class RollupJob {
       return false;
     }
     const stepFrom = Math.max(mark.fromUs, mark.toUs + 1 - STEP_US);
-    {
-      for (const series of covered) {
-        const { unit } = series;
-        const from = floorTo(stepFrom, unit);
-        const to = Math.min(ceilTo(mark.toUs + 1, unit), series.toUs);
-        if (from < series.fromUs) {
-          // Before the coverage: filled from here up to it, and covered from here on.
-          await this.fill(series, from, Math.max(to, series.fromUs));
-          await coverage.move(series, { fromUs: from, toUs: series.toUs });
-        } else await this.fill(series, from, to);
-      }
+    for (const series of covered) {
+      const { unit } = series;
+      const from = floorTo(stepFrom, unit);
+      const to = Math.min(ceilTo(mark.toUs + 1, unit), series.toUs);
+      if (from < series.fromUs) {
+        // Before the coverage: filled from here up to it, and covered from here on.
+        await this.fill(series, from, Math.max(to, series.fromUs));
+        await coverage.move(series, { fromUs: from, toUs: series.toUs });
+      } else await this.fill(series, from, to);
     }
     const done = stepFrom <= mark.fromUs;
     await coverage.shrinkLate(mark, done ? null : stepFrom - 1);

@@ -33,6 +33,16 @@ interface AggregateRow {
   last_v: number;
 }
 
+/**
+ * PostgreSQL: the range again on a joined side, so that it prunes the partitions (days) of `uns_values`
+ * by literal bounds when it plans, and the first and last value lookups probe the days of the range,
+ * not every day. (SQLite looks them up by primary key; the bounds made it plan a range scan instead.)
+ */
+function within(dialect: DialectName, alias: string, fromUs: number, toUs: number) {
+  if (dialect === 'sqlite') return sql``;
+  return sql`and ${sql.ref(`${alias}.ts_us`)} >= ${sql.lit(fromUs)} and ${sql.ref(`${alias}.ts_us`)} < ${sql.lit(toUs)}`;
+}
+
 export const floorTo = (us: number, unit: number) => Math.floor(us / unit) * unit;
 export const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
 
@@ -52,11 +62,85 @@ export class RollupStore {
     return numericMember(this.dialect, alias, fieldPathParts(field));
   }
 
-  /** Recomputes the rollups of the units in [fromUs, toUs) of one series from `uns_values`. */
+  /**
+   * Recomputes the rollups of the units in [fromUs, toUs) of one series from `uns_values`: read first,
+   * then written in a short transaction. (A transaction that held `meridian.db`'s write lock while it read
+   * the historian file stalled against the SQLite historian thread, whose commits lock both files.)
+   */
   async fill(series: RollupSeries, unit: number, fromUs: number, toUs: number): Promise<void> {
     if (toUs <= fromUs) return;
     const { topicId, field } = series;
     const v = this.number('v', field);
+    const { rows } = await sql<Omit<AggregateRow, 'bucket'> & { u: number }>`
+      with b as (
+        select cast((v.ts_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, count(*) as cnt,
+          sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v,
+          min(v.ts_us) as first_ts, max(v.ts_us) as last_ts
+        from uns_values v
+        where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
+          and ${v} is not null
+        group by 1
+      )
+      select b.u, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v, b.last_ts,
+        ${this.number('l', field)} as last_v
+      from b
+      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within(this.dialect, 'f', fromUs, toUs)}
+      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within(this.dialect, 'l', fromUs, toUs)}`.execute(
+      this.db,
+    );
+    const values = rows.map((row) => ({
+      topic_id: topicId,
+      field,
+      width_us: unit,
+      start_us: fromUs + Number(row.u) * unit,
+      cnt: Number(row.cnt),
+      sum_v: Number(row.sum_v),
+      min_v: Number(row.min_v),
+      max_v: Number(row.max_v),
+      first_ts: Number(row.first_ts),
+      first_v: Number(row.first_v),
+      last_ts: Number(row.last_ts),
+      last_v: Number(row.last_v),
+    }));
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .deleteFrom('uns_rollups')
+        .where('topic_id', '=', topicId)
+        .where('field', '=', field)
+        .where('width_us', '=', unit)
+        .where('start_us', '>=', fromUs)
+        .where('start_us', '<', toUs)
+        .execute();
+      for (let i = 0; i < values.length; i += 1000) {
+        await trx
+          .insertInto('uns_rollups')
+          .values(values.slice(i, i + 1000))
+          .onConflict((oc) =>
+            oc.columns(['topic_id', 'field', 'width_us', 'start_us']).doUpdateSet((eb) => ({
+              cnt: eb.ref('excluded.cnt'),
+              sum_v: eb.ref('excluded.sum_v'),
+              min_v: eb.ref('excluded.min_v'),
+              max_v: eb.ref('excluded.max_v'),
+              first_ts: eb.ref('excluded.first_ts'),
+              first_v: eb.ref('excluded.first_v'),
+              last_ts: eb.ref('excluded.last_ts'),
+              last_v: eb.ref('excluded.last_v'),
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  /**
+   * Recomputes the units in [fromUs, toUs) of one series from its rollups of a finer unit (which must
+   * answer for that range): the same numbers as from raw values, from a few hundred rows.
+   */
+  async fillFromFiner(series: RollupSeries, unit: number, finer: number, fromUs: number, toUs: number) {
+    if (toUs <= fromUs) return;
+    const { topicId, field } = series;
+    const unitIs = (alias: string, start: string) =>
+      sql`${sql.ref(`${alias}.topic_id`)} = ${sql.lit(topicId)} and ${sql.ref(`${alias}.field`)} = ${field} and ${sql.ref(`${alias}.width_us`)} = ${sql.lit(finer)} and ${sql.ref(`${alias}.start_us`)} = ${sql.ref(start)}`;
     await this.db.transaction().execute(async (trx) => {
       await trx
         .deleteFrom('uns_rollups')
@@ -69,19 +153,19 @@ export class RollupStore {
       await sql`
         insert into uns_rollups (topic_id, field, width_us, start_us, cnt, sum_v, min_v, max_v, first_ts, first_v, last_ts, last_v)
         with b as (
-          select cast((v.ts_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, count(*) as cnt,
-            sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v,
-            min(v.ts_us) as first_ts, max(v.ts_us) as last_ts
-          from uns_values v
-          where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
-            and ${v} is not null
+          select cast((start_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, sum(cnt) as cnt,
+            sum(sum_v) as sum_v, min(min_v) as min_v, max(max_v) as max_v, min(start_us) as first_unit,
+            max(start_us) as last_unit
+          from uns_rollups
+          where topic_id = ${sql.lit(topicId)} and field = ${field} and width_us = ${sql.lit(finer)}
+            and start_us >= ${sql.lit(fromUs)} and start_us < ${sql.lit(toUs)}
           group by 1
         )
         select ${sql.lit(topicId)}, ${field}, ${sql.lit(unit)}, ${sql.lit(fromUs)} + b.u * ${sql.lit(unit)}, b.cnt, b.sum_v,
-          b.min_v, b.max_v, b.first_ts, ${this.number('f', field)}, b.last_ts, ${this.number('l', field)}
+          b.min_v, b.max_v, f.first_ts, f.first_v, l.last_ts, l.last_v
         from b
-        join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
-        join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts
+        join uns_rollups f on ${unitIs('f', 'b.first_unit')}
+        join uns_rollups l on ${unitIs('l', 'b.last_unit')}
         where true
         on conflict (topic_id, field, width_us, start_us) do update set cnt = excluded.cnt, sum_v = excluded.sum_v,
           min_v = excluded.min_v, max_v = excluded.max_v, first_ts = excluded.first_ts, first_v = excluded.first_v,
@@ -148,8 +232,10 @@ export class RollupStore {
       select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v,
         b.last_ts, ${this.number('l', field)} as last_v
       from b
-      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts
-      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts`.execute(this.db);
+      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within(this.dialect, 'f', fromUs, toUs)}
+      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within(this.dialect, 'l', fromUs, toUs)}`.execute(
+      this.db,
+    );
     addRows(parts, rows, origin, widthUs);
   }
 }

@@ -56,8 +56,11 @@ describe('SQLite historian file', () => {
     await storage.db.insertInto('uns_latest').values(rows).execute();
 
     await openHistorian(storage);
-    // Rollups are derived and rebuilt on demand (data/rollups.ts): they stay in meridian.db.
+    // Rollups are derived and rebuilt on demand (data/rollups.ts): they, their coverage and the late
+    // values noted for the rollup job stay in meridian.db.
     assert.deepEqual(await tablesIn(storage, 'main'), [
+      'uns_rollup_coverage',
+      'uns_rollup_late',
       'uns_rollups',
       'uns_schema_bindings',
       'uns_schemas',
