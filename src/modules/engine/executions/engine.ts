@@ -55,7 +55,7 @@ export class ExecutionEngine {
   constructor(private readonly options: EngineOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1000;
-    this.concurrency = options.concurrency ?? 4;
+    this.concurrency = options.concurrency ?? 16;
     this.inlineWaitMs = options.inlineWaitMs ?? 1000;
   }
 
@@ -99,19 +99,14 @@ export class ExecutionEngine {
     this.wokenWhilePolling = false;
     try {
       while (!this.stopped && this.running < this.concurrency) {
-        const execution = await this.options.repo.claim(this.replica, this.options.clock.now(), this.leaseMs);
-        if (!execution) break;
-        this.running++;
-        const work = this.run(execution)
-          .catch((error) =>
-            this.options.log.error({ err: error, execution: execution.id }, 'execution failed'),
-          )
-          .finally(() => {
-            this.running--;
-            this.inFlight.delete(work);
-            this.wake();
-          });
-        this.inFlight.add(work);
+        const claimed = await this.options.repo.claimMany(
+          this.replica,
+          this.options.clock.now(),
+          this.leaseMs,
+          this.concurrency - this.running,
+        );
+        for (const execution of claimed) this.launch(execution);
+        if (claimed.length === 0) break;
       }
     } catch (error) {
       this.options.log.warn({ err: error }, 'the engine could not claim executions');
@@ -119,6 +114,18 @@ export class ExecutionEngine {
       this.polling = false;
       if (!this.stopped) this.schedule(this.wokenWhilePolling ? 0 : this.pollMs);
     }
+  }
+
+  private launch(execution: ExecutionRow): void {
+    this.running++;
+    const work = this.run(execution)
+      .catch((error) => this.options.log.error({ err: error, execution: execution.id }, 'execution failed'))
+      .finally(() => {
+        this.running--;
+        this.inFlight.delete(work);
+        this.wake();
+      });
+    this.inFlight.add(work);
   }
 
   /** Runs one claimed execution to its end, to a long wait (parked), or until its lease is lost. */

@@ -37,6 +37,8 @@ export interface ExecutionRow {
   /** When a parked (waiting) execution resumes; for a queued one, when it is due. */
   runAt: number;
   checkpoint: Checkpoint | null;
+  /** Set by a claim when the execution was queued before it: no claim ran it yet, no node runs exist. */
+  fromQueue?: boolean;
 }
 
 /** What a parked execution already ran (see graph-runner.ts): replayed instead of run again. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
+import { claimExecutions } from './execution-claims.js';
 import { ExecutionReads } from './execution-reads.js';
 import {
   type Checkpoint,
@@ -120,67 +121,12 @@ export class ExecutionsRepository extends ExecutionReads {
    * second replica's update finds the row no longer claimable and changes nothing.
    */
   async claim(replica: string, now: number, leaseMs: number): Promise<ExecutionRow | undefined> {
-    const candidates = await this.db
-      .selectFrom('engine_executions')
-      .select(['id', 'status', 'pipeline_id', 'definition'])
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
-          eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
-          eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
-        ]),
-      )
-      .orderBy('priority')
-      .orderBy('queued_at')
-      .limit(20)
-      .execute();
-    for (const candidate of candidates) {
-      // Overlap: `parallel` allows `max` running executions of the pipeline; `queue` (and for now
-      // `restart`) one, the others wait; `skip` records the newcomer as skipped.
-      const { mode, max } = (JSON.parse(candidate.definition) as ExecutionDefinition).settings.concurrency;
-      const limit = mode === 'parallel' ? max : 1;
-      if (candidate.status === 'queued') {
-        const running = await this.db
-          .selectFrom('engine_executions')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('pipeline_id', '=', candidate.pipeline_id)
-          .where('status', '=', 'running')
-          .where('lease_until', '>=', now)
-          .executeTakeFirst();
-        const busy = Number(running?.n ?? 0) >= limit;
-        if (busy && mode === 'skip') {
-          await this.db
-            .updateTable('engine_executions')
-            .set({ status: 'skipped', reason: 'overlap', finished_at: now })
-            .where('id', '=', candidate.id)
-            .where('status', '=', 'queued')
-            .execute();
-          continue;
-        }
-        if (busy) continue;
-      }
-      const claimed = await this.db
-        .updateTable('engine_executions')
-        .set((eb) => ({
-          status: 'running',
-          locked_by: replica,
-          lease_until: now + leaseMs,
-          claims: eb('claims', '+', 1),
-          started_at: eb.fn.coalesce('started_at', eb.val(now)),
-        }))
-        .where('id', '=', candidate.id)
-        .where((eb) =>
-          eb.or([
-            eb('status', '=', 'queued'),
-            eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
-            eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
-          ]),
-        )
-        .returningAll()
-        .executeTakeFirst();
-      if (claimed) return toExecution(claimed);
-    }
-    return undefined;
+    return (await this.claimMany(replica, now, leaseMs, 1))[0];
+  }
+
+  /** Claims up to `max` executions for `replica` in three statements (execution-claims.ts). */
+  claimMany(replica: string, now: number, leaseMs: number, max: number): Promise<ExecutionRow[]> {
+    return claimExecutions(this.db, replica, now, leaseMs, max);
   }
 
   /** Extends the lease while `replica` still holds it; false when another replica took it over. */

@@ -88,8 +88,10 @@ export class GraphRun {
     const { repo } = this.deps;
     const { execution } = this;
     const detail = execution.definition.settings.historyDetail;
-    // Runs stored by an earlier claim (a replica died, or the execution was parked by a wait).
-    for (const run of await repo.nodeRuns(execution.id)) {
+    // Runs stored by an earlier claim (a replica died, or the execution was parked by a wait); one
+    // claimed from the queue has none, and saves the query.
+    const earlierRuns = execution.fromQueue ? [] : await repo.nodeRuns(execution.id);
+    for (const run of earlierRuns) {
       if (run.status === 'running' && sideEffectOf(run) === 'writes-device')
         return {
           kind: 'finished',

@@ -18,10 +18,21 @@ const ready = core.newQuickJSWASMModuleFromVariant(variant).then((m) => { quickj
 
 function fail(message, code) { const e = new Error(message); e.code = code; return e; }
 
-async function runJsonata(task) {
-  let expression;
-  try { expression = jsonata(task.source); }
+// Compiled expressions by their text (one evaluation at a time per thread, so the hooks assigned below
+// belong to the current task); the oldest is dropped past 256.
+const compiled = new Map();
+function compile(source) {
+  let expression = compiled.get(source);
+  if (expression) return expression;
+  try { expression = jsonata(source); }
   catch (e) { throw fail('the expression does not compile: ' + (e.message || e), 'expression_invalid'); }
+  if (compiled.size >= 256) compiled.delete(compiled.keys().next().value);
+  compiled.set(source, expression);
+  return expression;
+}
+
+async function runJsonata(task) {
+  const expression = compile(task.source);
   const deadline = Date.now() + task.timeoutMs;
   let depth = 0;
   expression.assign(Symbol.for('jsonata.__evaluate_entry'), () => {

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { SANDBOX_WORKER_SOURCE } from './sandbox-worker-source.js';
 
@@ -60,20 +61,31 @@ const GRACE_MS = 500;
 /** The thread's V8 heap: what JSONata and the QuickJS wasm memory live in. */
 const WORKER_HEAP_MB = 128;
 
+/** One sandbox thread and the evaluation it runs now. */
+interface Slot {
+  worker: Worker | undefined;
+  current: (Pending & { timer: NodeJS.Timeout }) | undefined;
+}
+
 /**
- * Evaluates user expressions and code off the main thread, one at a time per sandbox thread. Inside
- * the thread, QuickJS and the JSONata hook enforce the time and memory limits; when a native loop
- * escapes them (a catastrophic regular expression inside JSONata) or the thread runs out of heap, the
- * watchdog here terminates the thread and starts another, and the evaluation fails with a clear error.
+ * Evaluates user expressions and code off the main thread, in a pool of sandbox threads (one a CPU, at
+ * least 2), each running one evaluation at a time. Inside a thread, QuickJS and the JSONata hook
+ * enforce the time and memory limits; when a native loop escapes them (a catastrophic regular
+ * expression inside JSONata) or the thread runs out of heap, the watchdog here terminates that thread
+ * and starts another, and the evaluation fails with a clear error; the other threads go on.
  */
 export class Sandbox {
-  private worker: Worker | undefined;
+  private readonly slots: Slot[];
   private readonly queue: Pending[] = [];
-  private current: (Pending & { timer: NodeJS.Timeout }) | undefined;
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly defaults: SandboxLimits = DEFAULT_LIMITS) {}
+  constructor(
+    private readonly defaults: SandboxLimits = DEFAULT_LIMITS,
+    threads = Math.max(2, Math.min(8, availableParallelism())),
+  ) {
+    this.slots = Array.from({ length: threads }, () => ({ worker: undefined, current: undefined }));
+  }
 
   jsonata(
     expression: string,
@@ -95,16 +107,19 @@ export class Sandbox {
 
   async close(): Promise<void> {
     this.closed = true;
-    const worker = this.worker;
-    this.worker = undefined;
     for (const pending of this.queue.splice(0))
       pending.reject(new SandboxError('closed', 'the sandbox closed'));
-    if (this.current) {
-      clearTimeout(this.current.timer);
-      this.current.reject(new SandboxError('closed', 'the sandbox closed'));
-      this.current = undefined;
+    const workers: Worker[] = [];
+    for (const slot of this.slots) {
+      if (slot.worker) workers.push(slot.worker);
+      slot.worker = undefined;
+      if (slot.current) {
+        clearTimeout(slot.current.timer);
+        slot.current.reject(new SandboxError('closed', 'the sandbox closed'));
+        slot.current = undefined;
+      }
     }
-    await worker?.terminate();
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
   private submit(
@@ -126,7 +141,7 @@ export class Sandbox {
     });
   }
 
-  private start(): Worker {
+  private start(slot: Slot): Worker {
     const worker = new Worker(SANDBOX_WORKER_SOURCE, {
       eval: true,
       execArgv: [],
@@ -152,10 +167,10 @@ export class Sandbox {
         code?: string;
         message?: string;
       }) => {
-        const current = this.current;
-        if (!current || current.task.id !== message.id) return;
+        const current = slot.current;
+        if (slot.worker !== worker || !current || current.task.id !== message.id) return;
         clearTimeout(current.timer);
-        this.current = undefined;
+        slot.current = undefined;
         if (message.ok)
           current.resolve({
             value: message.json === undefined ? undefined : JSON.parse(message.json),
@@ -166,10 +181,10 @@ export class Sandbox {
       },
     );
     const lost = (error: SandboxError) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      const current = this.current;
-      this.current = undefined;
+      if (slot.worker !== worker) return;
+      slot.worker = undefined;
+      const current = slot.current;
+      slot.current = undefined;
       if (current) {
         clearTimeout(current.timer);
         current.reject(error);
@@ -192,28 +207,34 @@ export class Sandbox {
     return worker;
   }
 
+  /** Gives queued evaluations to idle threads (a started thread first; a new one only when none is idle). */
   private pump(): void {
-    if (this.current || this.closed) return;
-    const next = this.queue.shift();
-    if (!next) {
-      this.worker?.unref();
-      return;
+    if (this.closed) return;
+    while (this.queue.length > 0) {
+      const slot =
+        this.slots.find((s) => !s.current && s.worker) ?? this.slots.find((s) => !s.current && !s.worker);
+      if (!slot) return;
+      this.dispatch(slot, this.queue.shift()!);
     }
-    this.worker ??= this.start();
-    const worker = this.worker;
+    for (const slot of this.slots) if (!slot.current) slot.worker?.unref();
+  }
+
+  private dispatch(slot: Slot, next: Pending): void {
+    slot.worker ??= this.start(slot);
+    const worker = slot.worker;
     worker.ref();
     const timer = setTimeout(() => {
       // The thread did not answer within its limit: a native loop escaped the in-thread checks.
-      if (this.current?.task.id !== next.task.id) return;
-      this.current = undefined;
-      this.worker = undefined;
+      if (slot.current?.task.id !== next.task.id) return;
+      slot.current = undefined;
+      slot.worker = undefined;
       void worker.terminate();
       next.reject(
         new SandboxError('timeout', `the evaluation exceeded its time limit of ${next.limits.timeoutMs} ms`),
       );
       this.pump();
     }, next.limits.timeoutMs + GRACE_MS);
-    this.current = { ...next, timer };
+    slot.current = { ...next, timer };
     worker.postMessage({ ...next.task, ...next.limits });
   }
 }

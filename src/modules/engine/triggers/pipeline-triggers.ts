@@ -4,7 +4,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ExecutionRow, ExecutionsRepository } from '../executions/executions.repository.js';
 import { MAX_CHAIN_DEPTH } from '../nodes/trigger-nodes.js';
-import { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
 
 /**
  * `trigger.pipeline`: when this replica's engine finishes an execution, every enabled pipeline of the
@@ -14,6 +14,8 @@ import { PipelinesRepository } from '../pipelines/pipelines.repository.js';
  */
 export class PipelineTriggers {
   private readonly pipelines: PipelinesRepository;
+  /** The enabled watchers, read at most once a second (and again after a change on this replica). */
+  private watchers: { at: number; rows: Promise<PipelineRow[]> } | undefined;
 
   constructor(
     private readonly deps: {
@@ -28,6 +30,25 @@ export class PipelineTriggers {
     this.pipelines = new PipelinesRepository(deps.db);
   }
 
+  /** Re-reads the watchers at the next finish (a pipeline changed on this replica). */
+  invalidate(): void {
+    this.watchers = undefined;
+  }
+
+  private enabledWatchers(): Promise<PipelineRow[]> {
+    const now = Date.now();
+    if (!this.watchers || now - this.watchers.at >= 1000) {
+      const rows = this.pipelines.enabledWithNodeType('trigger.pipeline');
+      const entry = { at: now, rows };
+      this.watchers = entry;
+      // A failed read is not kept.
+      rows.catch(() => {
+        if (this.watchers === entry) this.watchers = undefined;
+      });
+    }
+    return this.watchers.rows;
+  }
+
   /** Called once per execution finished by this replica's engine; never throws. */
   finished(execution: ExecutionRow, status: ExecutionRow['status'], error: ExecutionRow['error']): void {
     void this.enqueueWatchers(execution, status, error).catch((err) =>
@@ -40,7 +61,7 @@ export class PipelineTriggers {
     status: ExecutionRow['status'],
     error: ExecutionRow['error'],
   ): Promise<void> {
-    const watchers = (await this.pipelines.enabledWithNodeType('trigger.pipeline')).filter(
+    const watchers = (await this.enabledWatchers()).filter(
       (p) => p.organizationId === execution.organizationId && p.id !== execution.pipelineId,
     );
     if (watchers.length === 0) return;

@@ -68,8 +68,10 @@ export async function installTriggers(
       request.method !== 'GET' &&
       reply.statusCode < 400 &&
       request.url.startsWith('/api/v1/engine/pipelines')
-    )
+    ) {
+      pipelineTriggers.invalidate();
       void valueTriggers.refresh().catch((error) => app.log.warn({ err: error }, 'value triggers not read'));
+    }
   });
   app.addHook('onClose', async () => {
     if (app.hasDecorator('uns')) app.uns.committedListeners.delete(listener);

@@ -1,0 +1,101 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../storage/tables.js';
+import { type ExecutionDefinition, type ExecutionRow, toExecution } from './execution-rows.js';
+
+/**
+ * Claims up to `max` executions for `replica` in three statements whatever their number: the due
+ * candidates, the running count of their pipelines (overlap: `parallel` allows `max` running
+ * executions of a pipeline; `queue` (and for now `restart`) one, the others wait; `skip` records the
+ * newcomer as skipped), then one conditional update of the chosen rows. The update changes only rows
+ * still claimable, so a row another replica claimed meanwhile is not answered here: once-only on both
+ * databases.
+ */
+export async function claimExecutions(
+  db: Kysely<Database>,
+  replica: string,
+  now: number,
+  leaseMs: number,
+  max: number,
+): Promise<ExecutionRow[]> {
+  if (max <= 0) return [];
+  const candidates = await db
+    .selectFrom('engine_executions')
+    .select(['id', 'status', 'pipeline_id', 'definition'])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
+        eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+        eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
+      ]),
+    )
+    .orderBy('priority')
+    .orderBy('queued_at')
+    .limit(Math.max(20, max * 2))
+    .execute();
+  if (candidates.length === 0) return [];
+  const queuedPipelines = [
+    ...new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.pipeline_id)),
+  ];
+  const running = new Map<string, number>();
+  if (queuedPipelines.length > 0)
+    for (const row of await db
+      .selectFrom('engine_executions')
+      .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
+      .where('pipeline_id', 'in', queuedPipelines)
+      .where('status', '=', 'running')
+      .where('lease_until', '>=', now)
+      .groupBy('pipeline_id')
+      .execute())
+      running.set(row.pipeline_id, Number(row.n));
+  const chosen: string[] = [];
+  const skipped: string[] = [];
+  for (const candidate of candidates) {
+    if (chosen.length >= max) break;
+    if (candidate.status === 'queued') {
+      const { mode, max: parallel } = (JSON.parse(candidate.definition) as ExecutionDefinition).settings
+        .concurrency;
+      const limit = mode === 'parallel' ? parallel : 1;
+      const busy = (running.get(candidate.pipeline_id) ?? 0) >= limit;
+      if (busy && mode === 'skip') skipped.push(candidate.id);
+      if (busy) continue;
+      running.set(candidate.pipeline_id, (running.get(candidate.pipeline_id) ?? 0) + 1);
+    }
+    chosen.push(candidate.id);
+  }
+  if (skipped.length > 0)
+    await db
+      .updateTable('engine_executions')
+      .set({ status: 'skipped', reason: 'overlap', finished_at: now })
+      .where('id', 'in', skipped)
+      .where('status', '=', 'queued')
+      .execute();
+  if (chosen.length === 0) return [];
+  const claimed = await db
+    .updateTable('engine_executions')
+    .set((eb) => ({
+      status: 'running',
+      locked_by: replica,
+      lease_until: now + leaseMs,
+      claims: eb('claims', '+', 1),
+      started_at: eb.fn.coalesce('started_at', eb.val(now)),
+    }))
+    .where('id', 'in', chosen)
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'queued'),
+        eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
+        eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
+      ]),
+    )
+    .returningAll()
+    .execute();
+  // In the order chosen (priority, then age).
+  const order = new Map(chosen.map((id, i) => [id, i]));
+  const queued = new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.id));
+  return (
+    claimed
+      // No other claim came between the read and the update: this is the execution's first.
+      .map((row) => ({ ...toExecution(row), fromQueue: queued.has(row.id) && Number(row.claims) === 1 }))
+      .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+  );
+}
