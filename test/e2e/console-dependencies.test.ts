@@ -116,4 +116,15 @@ describe('console: dependencies', () => {
     assert.equal((await server.admin.get(`/api/v1/engine/models/${lone.body.data.id}`)).status, 404);
     assert.deepEqual(errors, []);
   });
+
+  it('opens the graph around a pipeline from its editor', async () => {
+    await page.goto(`${server.url}/engine/pipelines/${cfg.P.id}`);
+    await page.getByRole('heading', { name: cfg.P.name }).waitFor();
+    await page.getByRole('link', { name: 'Dependencies', exact: true }).last().click();
+    await page.waitForURL(new RegExp(`focus=pipeline(%3A|:)${cfg.P.id}`));
+    await page.getByText('Around pipeline').waitFor();
+    const canvas = page.getByRole('region', { name: 'Dependency graph' });
+    await canvas.locator(`.react-flow__node[data-id="model:${cfg.M.id}"]`).waitFor();
+    assert.deepEqual(errors, []);
+  });
 });

@@ -80,17 +80,24 @@ export class EntityVersionsRepository {
 
   /** Appends a version inside `trx`; answers the summary it stored. */
   async record(trx: Kysely<Database>, input: RecordVersion): Promise<ChangeSummary> {
-    let previous = input.previous;
-    if (previous === undefined && input.version > 1) {
-      previous = (
-        await this.get(input.organizationId, input.entityType, input.entityId, input.version - 1, trx)
-      )?.snapshot;
-    }
-    const summary =
-      input.summary ?? summarizeChanges(previous === undefined ? [] : diffJson(previous, input.snapshot));
-    await trx
-      .insertInto('entity_versions')
-      .values({
+    return (await this.recordMany(trx, [input]))[0]!;
+  }
+
+  /** `record` for many changes at once: multi-row inserts of 100 rows; answers the summaries in order. */
+  async recordMany(trx: Kysely<Database>, inputs: RecordVersion[]): Promise<ChangeSummary[]> {
+    const summaries: ChangeSummary[] = [];
+    const rows: EntityVersionTable[] = [];
+    for (const input of inputs) {
+      let previous = input.previous;
+      if (previous === undefined && input.version > 1) {
+        previous = (
+          await this.get(input.organizationId, input.entityType, input.entityId, input.version - 1, trx)
+        )?.snapshot;
+      }
+      const summary =
+        input.summary ?? summarizeChanges(previous === undefined ? [] : diffJson(previous, input.snapshot));
+      summaries.push(summary);
+      rows.push({
         organization_id: input.organizationId,
         entity_type: input.entityType,
         entity_id: input.entityId,
@@ -102,9 +109,14 @@ export class EntityVersionsRepository {
         created_at: input.at,
         created_by: input.actor.userId,
         created_by_client: input.actor.clientId ?? null,
-      })
-      .execute();
-    return summary;
+      });
+    }
+    for (let i = 0; i < rows.length; i += 100)
+      await trx
+        .insertInto('entity_versions')
+        .values(rows.slice(i, i + 100))
+        .execute();
+    return summaries;
   }
 
   /** One version, or undefined when the entity (in this organization) has no such version. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { Value } from 'typebox/value';
 import type { Actor } from '../../../platform/actor.js';
 import { ApiError, badRequest } from '../../../platform/errors.js';
@@ -12,8 +12,8 @@ import { PipelinesRepository } from '../../engine/pipelines/pipelines.repository
 import { checkContent as checkPipeline } from '../../engine/pipelines/pipelines.service.js';
 import { SettingsRepository } from '../../organizations/settings/settings.repository.js';
 import { PatchSettingsBody } from '../../organizations/settings/settings.schemas.js';
-import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
-import { syncEdges } from '../graph/edges.repository.js';
+import type { EntityVersionsRepository, RecordVersion } from '../../versions/entity-versions.repository.js';
+import { syncEdgesMany } from '../graph/edges.repository.js';
 import type { Bundle, BundleRef } from './bundle-format.js';
 import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
@@ -27,6 +27,17 @@ export interface WriteContext {
   keyEncryptionKey: Buffer;
   topicPrefix: string;
   versions: EntityVersionsRepository;
+}
+
+/** Multi-row inserts of 100 rows each: a few round trips instead of one per entity. */
+async function insertChunked<
+  T extends 'connections' | 'connection_functions' | 'dashboards' | 'dashboard_tags',
+>(trx: Kysely<Database>, table: T, rows: Insertable<Database[T]>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100)
+    await trx
+      .insertInto(table)
+      .values(rows.slice(i, i + 100) as never)
+      .execute();
 }
 
 /** A write that failed on one entity: 400 naming it, and the whole import rolls back. */
@@ -82,6 +93,8 @@ export async function writePlan(
       .execute();
   }
 
+  const newConnections: Insertable<Database['connections']>[] = [];
+  const written = { connection: [] as string[], function: [] as string[], dashboard: [] as string[] };
   for (const c of bundle.entities.connections) {
     const a = byKey.get(c.key)!;
     if (writes(a)) {
@@ -118,20 +131,24 @@ export async function writePlan(
       if (a.action === 'update')
         await trx.updateTable('connections').set(values).where('id', '=', a.targetId).execute();
       else
-        await trx
-          .insertInto('connections')
-          .values({
-            id: a.targetId,
-            organization_id: org,
-            ...values,
-            desired_state: desired,
-            created_at: now,
-            created_by: actor.userId,
-          })
-          .execute();
-      await syncEdges(trx, 'connection', a.targetId);
+        newConnections.push({
+          id: a.targetId,
+          organization_id: org,
+          ...values,
+          desired_state: desired,
+          created_at: now,
+          created_by: actor.userId,
+        });
+      written.connection.push(a.targetId);
       if (desired === 'running') start.push(a.targetId);
     }
+  }
+  await insertChunked(trx, 'connections', newConnections);
+  await syncEdgesMany(trx, 'connection', written.connection);
+
+  const newFunctions: Insertable<Database['connection_functions']>[] = [];
+  for (const c of bundle.entities.connections) {
+    const a = byKey.get(c.key)!;
     for (const f of c.functions ?? []) {
       const fa = byKey.get(f.key);
       if (!writes(fa)) continue;
@@ -149,22 +166,23 @@ export async function writePlan(
       if (fa.action === 'update')
         await trx.updateTable('connection_functions').set(values).where('id', '=', fa.targetId).execute();
       else
-        await trx
-          .insertInto('connection_functions')
-          .values({
-            id: fa.targetId,
-            organization_id: org,
-            connection_id: a.targetId,
-            ...values,
-            created_at: now,
-            created_by: actor.userId,
-          })
-          .execute();
-      await syncEdges(trx, 'function', fa.targetId);
+        newFunctions.push({
+          id: fa.targetId,
+          organization_id: org,
+          connection_id: a.targetId,
+          ...values,
+          created_at: now,
+          created_by: actor.userId,
+        });
+      written.function.push(fa.targetId);
     }
   }
+  await insertChunked(trx, 'connection_functions', newFunctions);
+  await syncEdgesMany(trx, 'function', written.function);
 
   const models = new ModelsRepository(trx);
+  const newModels: Parameters<ModelsRepository['insertMany']>[1] = [];
+  const versions: RecordVersion[] = [];
   for (const m of bundle.entities.models) {
     const a = byKey.get(m.key);
     if (!writes(a)) continue;
@@ -189,8 +207,8 @@ export async function writePlan(
       updatedBy: actor.userId,
     };
     if (current) await models.update(trx, row, current.version);
-    else await models.insert(trx, row);
-    await ctx.versions.record(trx, {
+    else newModels.push(row);
+    versions.push({
       organizationId: org,
       entityType: 'model',
       entityId: a.targetId,
@@ -203,7 +221,11 @@ export async function writePlan(
     });
   }
 
+  await models.insertMany(trx, newModels);
+  await ctx.versions.recordMany(trx, versions.splice(0));
+
   const pipelines = new PipelinesRepository(trx);
+  const newPipelines: Parameters<PipelinesRepository['insertMany']>[1] = [];
   for (const p of bundle.entities.pipelines) {
     const a = byKey.get(p.key);
     if (!writes(a)) continue;
@@ -241,8 +263,8 @@ export async function writePlan(
       updatedBy: actor.userId,
     };
     if (current) await pipelines.update(trx, row, current.version);
-    else await pipelines.insert(trx, row);
-    await ctx.versions.record(trx, {
+    else newPipelines.push(row);
+    versions.push({
       organizationId: org,
       entityType: 'pipeline',
       entityId: a.targetId,
@@ -255,6 +277,11 @@ export async function writePlan(
     });
   }
 
+  await pipelines.insertMany(trx, newPipelines);
+  await ctx.versions.recordMany(trx, versions.splice(0));
+
+  const newDashboards: Insertable<Database['dashboards']>[] = [];
+  const newTags: Insertable<Database['dashboard_tags']>[] = [];
   for (const d of bundle.entities.dashboards) {
     const a = byKey.get(d.key);
     if (!writes(a)) continue;
@@ -299,24 +326,17 @@ export async function writePlan(
         .execute();
       await trx.deleteFrom('dashboard_tags').where('dashboard_id', '=', a.targetId).execute();
     } else
-      await trx
-        .insertInto('dashboards')
-        .values({
-          id: a.targetId,
-          organization_id: org,
-          ...values,
-          version,
-          created_at: now,
-          created_by: actor.userId,
-        })
-        .execute();
-    if (tags.length > 0)
-      await trx
-        .insertInto('dashboard_tags')
-        .values(tags.map((tag) => ({ dashboard_id: a.targetId, organization_id: org, tag })))
-        .execute();
-    await syncEdges(trx, 'dashboard', a.targetId);
-    await ctx.versions.record(trx, {
+      newDashboards.push({
+        id: a.targetId,
+        organization_id: org,
+        ...values,
+        version,
+        created_at: now,
+        created_by: actor.userId,
+      });
+    for (const tag of tags) newTags.push({ dashboard_id: a.targetId, organization_id: org, tag });
+    written.dashboard.push(a.targetId);
+    versions.push({
       organizationId: org,
       entityType: 'dashboard',
       entityId: a.targetId,
@@ -328,6 +348,11 @@ export async function writePlan(
       at: now,
     });
   }
+
+  await insertChunked(trx, 'dashboards', newDashboards);
+  await insertChunked(trx, 'dashboard_tags', newTags);
+  await syncEdgesMany(trx, 'dashboard', written.dashboard);
+  await ctx.versions.recordMany(trx, versions.splice(0));
 
   const settings = bundle.entities.settings;
   if (settings && writes(byKey.get(settings.key))) {

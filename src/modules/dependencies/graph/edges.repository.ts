@@ -41,85 +41,103 @@ interface Extracted {
   references: Reference[];
 }
 
+/** Reads the owners' stored rows (one query) and extracts their references, by owner id; a row that is gone is absent. */
+async function extractMany(
+  trx: Kysely<Database>,
+  type: EdgeOwnerType,
+  ids: string[],
+): Promise<Map<string, Extracted>> {
+  const out = new Map<string, Extracted>();
+  if (ids.length === 0) return out;
+  switch (type) {
+    case 'connection': {
+      const rows = await trx
+        .selectFrom('connections')
+        .select(['id', 'organization_id'])
+        .where('id', 'in', ids)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, { organizationId: row.organization_id, from: { type, id: row.id }, references: [] });
+      break;
+    }
+    case 'function': {
+      const rows = await trx
+        .selectFrom('connection_functions as f')
+        .leftJoin('connections as c', 'c.id', 'f.connection_id')
+        .select(['f.id', 'f.organization_id', 'f.connection_id', 'f.type', 'f.uns', 'c.protocol'])
+        .where('f.id', 'in', ids)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type, id: row.id },
+          references: functionReferences(row, directionOf(row.protocol ?? undefined, row.type)),
+        });
+      break;
+    }
+    case 'model': {
+      const rows = await trx
+        .selectFrom('models')
+        .select(['id', 'organization_id', 'fields'])
+        .where('id', 'in', ids)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type, id: row.id },
+          references: modelReferences(row),
+        });
+      break;
+    }
+    case 'model_binding': {
+      const rows = await trx.selectFrom('model_bindings').selectAll().where('id', 'in', ids).execute();
+      for (const row of rows)
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type: 'model', id: row.model_id },
+          references: modelBindingReferences(row),
+        });
+      break;
+    }
+    case 'pipeline': {
+      const rows = await trx
+        .selectFrom('pipelines')
+        .select(['id', 'organization_id', 'nodes'])
+        .where('id', 'in', ids)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type, id: row.id },
+          references: pipelineReferences(row),
+        });
+      break;
+    }
+    case 'dashboard': {
+      const rows = await trx
+        .selectFrom('dashboards')
+        .select(['id', 'organization_id', 'folder_id', 'definition'])
+        .where('id', 'in', ids)
+        .execute();
+      for (const row of rows)
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type, id: row.id },
+          references: dashboardReferences(row),
+        });
+      break;
+    }
+  }
+  return out;
+}
+
 /** Reads the owner's stored row and extracts its references; undefined when the row is gone. */
 async function extract(
   trx: Kysely<Database>,
   type: EdgeOwnerType,
   id: string,
 ): Promise<Extracted | undefined> {
-  switch (type) {
-    case 'connection': {
-      const row = await trx
-        .selectFrom('connections')
-        .select(['organization_id'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return row && { organizationId: row.organization_id, from: { type, id }, references: [] };
-    }
-    case 'function': {
-      const row = await trx
-        .selectFrom('connection_functions as f')
-        .leftJoin('connections as c', 'c.id', 'f.connection_id')
-        .select(['f.id', 'f.organization_id', 'f.connection_id', 'f.type', 'f.uns', 'c.protocol'])
-        .where('f.id', '=', id)
-        .executeTakeFirst();
-      return (
-        row && {
-          organizationId: row.organization_id,
-          from: { type, id },
-          references: functionReferences(row, directionOf(row.protocol ?? undefined, row.type)),
-        }
-      );
-    }
-    case 'model': {
-      const row = await trx
-        .selectFrom('models')
-        .select(['id', 'organization_id', 'fields'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return (
-        row && { organizationId: row.organization_id, from: { type, id }, references: modelReferences(row) }
-      );
-    }
-    case 'model_binding': {
-      const row = await trx.selectFrom('model_bindings').selectAll().where('id', '=', id).executeTakeFirst();
-      return (
-        row && {
-          organizationId: row.organization_id,
-          from: { type: 'model', id: row.model_id },
-          references: modelBindingReferences(row),
-        }
-      );
-    }
-    case 'pipeline': {
-      const row = await trx
-        .selectFrom('pipelines')
-        .select(['id', 'organization_id', 'nodes'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return (
-        row && {
-          organizationId: row.organization_id,
-          from: { type, id },
-          references: pipelineReferences(row),
-        }
-      );
-    }
-    case 'dashboard': {
-      const row = await trx
-        .selectFrom('dashboards')
-        .select(['id', 'organization_id', 'folder_id', 'definition'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return (
-        row && {
-          organizationId: row.organization_id,
-          from: { type, id },
-          references: dashboardReferences(row),
-        }
-      );
-    }
-  }
+  return (await extractMany(trx, type, [id])).get(id);
 }
 
 const toRows = (ownerType: EdgeOwnerType, ownerId: string, e: Extracted): StoredEdge[] =>
@@ -181,6 +199,35 @@ export async function syncEdges(
     return;
   }
   await insertRows(trx, toRows(ownerType, ownerId, extracted));
+}
+
+/** How many owners one statement of `syncEdgesMany` reads or deletes. */
+const OWNER_CHUNK = 200;
+
+/**
+ * `syncEdges` for many owners of one type that were all just written (not deleted) in this transaction,
+ * in a few statements: one delete and one read per chunk of owners, then multi-row inserts of all edges.
+ */
+export async function syncEdgesMany(
+  trx: Kysely<Database>,
+  ownerType: EdgeOwnerType,
+  ownerIds: string[],
+): Promise<void> {
+  const rows: StoredEdge[] = [];
+  for (let i = 0; i < ownerIds.length; i += OWNER_CHUNK) {
+    const ids = ownerIds.slice(i, i + OWNER_CHUNK);
+    await trx
+      .deleteFrom('dependency_edges')
+      .where('owner_type', '=', ownerType)
+      .where('owner_id', 'in', ids)
+      .execute();
+    const extracted = await extractMany(trx, ownerType, ids);
+    for (const id of ids) {
+      const e = extracted.get(id);
+      if (e) rows.push(...toRows(ownerType, id, e));
+    }
+  }
+  await insertRows(trx, rows);
 }
 
 /** Every edge of an organization. */

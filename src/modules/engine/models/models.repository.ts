@@ -6,7 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */
@@ -133,6 +133,20 @@ export class ModelsRepository {
       tieBreaker: 'id',
     });
     return { rows: rows.map(toModel), pagination };
+  }
+
+  /** `insert` for many new models: multi-row inserts of 100 rows, then their edges in a few statements. */
+  async insertMany(trx: Kysely<Database>, models: ModelRow[]): Promise<void> {
+    for (let i = 0; i < models.length; i += 100)
+      await trx
+        .insertInto('models')
+        .values(models.slice(i, i + 100).map(fromModel))
+        .execute();
+    await syncEdgesMany(
+      trx,
+      'model',
+      models.map((row) => row.id),
+    );
   }
 
   async insert(trx: Kysely<Database>, model: ModelRow): Promise<void> {

@@ -6,7 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
 import type { PipelineEdge, PipelineNode, PipelineSettings } from './pipeline-definition.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */
@@ -115,6 +115,20 @@ export class PipelinesRepository {
       tieBreaker: 'id',
     });
     return { rows: rows.map(toPipeline), pagination };
+  }
+
+  /** `insert` for many new pipelines: multi-row inserts of 100 rows, then their edges in a few statements. */
+  async insertMany(trx: Kysely<Database>, pipelines: PipelineRow[]): Promise<void> {
+    for (let i = 0; i < pipelines.length; i += 100)
+      await trx
+        .insertInto('pipelines')
+        .values(pipelines.slice(i, i + 100).map(fromPipeline))
+        .execute();
+    await syncEdgesMany(
+      trx,
+      'pipeline',
+      pipelines.map((row) => row.id),
+    );
   }
 
   async insert(trx: Kysely<Database>, pipeline: PipelineRow): Promise<void> {

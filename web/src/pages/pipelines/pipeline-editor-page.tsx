@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../../api/client';
 import { Link } from '../../app/router';
 import { ErrorMessage, Loading } from '../../components/states';
+import { graphLink } from '../dependencies/dependencies-api';
 import type { CanvasNode } from './canvas-node';
 import { ExecutionsPanel } from './executions-panel';
 import { NodePanel } from './node-panel';
@@ -173,6 +174,9 @@ export function PipelineEditorPage({ id }: { id: string }) {
           <button type="button" className="button" onClick={run} disabled={dirty}>
             Run now
           </button>
+          <Link to={graphLink('pipeline', pipeline.id)} className="button">
+            Dependencies
+          </Link>
         </div>
       </header>
       <div className="tabs" role="tablist">
