@@ -46,7 +46,6 @@ export interface RollupJobStats {
   units: number;
   lateMarks: number;
   /** Steps that built coarser units from finer rollups instead of raw values. */
-  fromFiner: number;
 }
 
 /**
@@ -60,7 +59,7 @@ export interface RollupJobStats {
  */
 export class RollupJob {
   readonly lease: JobLease;
-  readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0, fromFiner: 0 };
+  readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0 };
   private readonly budgetMs: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<boolean> = Promise.resolve(false);
@@ -148,18 +147,12 @@ export class RollupJob {
     }
   }
 
-  /** Rolls a series forward to `toUs`: from the next finer unit's rollups when they cover the step, else raw values. */
+  /**
+   * Rolls a series forward to `toUs` from the raw values. (Building coarser units from the finer rollups
+   * stalled SQLite's writer during bulk loads; until that is understood every unit reads raw values.)
+   */
   private async forward(series: StoredCoverage, toUs: number): Promise<void> {
-    const finer = ROLLUP_UNITS_US[ROLLUP_UNITS_US.indexOf(series.unit as (typeof ROLLUP_UNITS_US)[number]) + 1];
-    const finerCoverage = finer === undefined ? undefined : await this.deps.rollups.coverage.find(series, finer);
-    if (finer === undefined || !finerCoverage || finerCoverage.fromUs > series.toUs || finerCoverage.toUs < toUs) {
-      await this.fill(series, series.toUs, toUs);
-      return;
-    }
-    this.stats.steps++;
-    this.stats.units += (toUs - series.toUs) / series.unit;
-    this.stats.fromFiner++;
-    await this.deps.rollups.store.fillFromFiner(series, series.unit, finer, series.toUs, toUs);
+    await this.fill(series, series.toUs, toUs);
   }
 
   private async fill(series: StoredCoverage, fromUs: number, toUs: number): Promise<void> {

@@ -132,47 +132,6 @@ export class RollupStore {
     });
   }
 
-  /**
-   * Recomputes the units in [fromUs, toUs) of one series from its rollups of a finer unit (which must
-   * answer for that range): the same numbers as from raw values, from a few hundred rows.
-   */
-  async fillFromFiner(series: RollupSeries, unit: number, finer: number, fromUs: number, toUs: number) {
-    if (toUs <= fromUs) return;
-    const { topicId, field } = series;
-    const unitIs = (alias: string, start: string) =>
-      sql`${sql.ref(`${alias}.topic_id`)} = ${sql.lit(topicId)} and ${sql.ref(`${alias}.field`)} = ${field} and ${sql.ref(`${alias}.width_us`)} = ${sql.lit(finer)} and ${sql.ref(`${alias}.start_us`)} = ${sql.ref(start)}`;
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .deleteFrom('uns_rollups')
-        .where('topic_id', '=', topicId)
-        .where('field', '=', field)
-        .where('width_us', '=', unit)
-        .where('start_us', '>=', fromUs)
-        .where('start_us', '<', toUs)
-        .execute();
-      await sql`
-        insert into uns_rollups (topic_id, field, width_us, start_us, cnt, sum_v, min_v, max_v, first_ts, first_v, last_ts, last_v)
-        with b as (
-          select cast((start_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, sum(cnt) as cnt,
-            sum(sum_v) as sum_v, min(min_v) as min_v, max(max_v) as max_v, min(start_us) as first_unit,
-            max(start_us) as last_unit
-          from uns_rollups
-          where topic_id = ${sql.lit(topicId)} and field = ${field} and width_us = ${sql.lit(finer)}
-            and start_us >= ${sql.lit(fromUs)} and start_us < ${sql.lit(toUs)}
-          group by 1
-        )
-        select ${sql.lit(topicId)}, ${field}, ${sql.lit(unit)}, ${sql.lit(fromUs)} + b.u * ${sql.lit(unit)}, b.cnt, b.sum_v,
-          b.min_v, b.max_v, f.first_ts, f.first_v, l.last_ts, l.last_v
-        from b
-        join uns_rollups f on ${unitIs('f', 'b.first_unit')}
-        join uns_rollups l on ${unitIs('l', 'b.last_unit')}
-        where true
-        on conflict (topic_id, field, width_us, start_us) do update set cnt = excluded.cnt, sum_v = excluded.sum_v,
-          min_v = excluded.min_v, max_v = excluded.max_v, first_ts = excluded.first_ts, first_v = excluded.first_v,
-          last_ts = excluded.last_ts, last_v = excluded.last_v`.execute(trx);
-    });
-  }
-
   /** Adds the rollups of [fromUs, toUs) (whole units) to their buckets of `widthUs`. */
   async rolledInto(
     parts: Map<number, PartialBucket>,
