@@ -14755,7 +14755,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-0"];
+                        "application/json": components["schemas"]["def-1"];
                     };
                 };
                 /** @description No webhook node with this method and path. */
@@ -14938,7 +14938,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-0"];
+                        "application/json": components["schemas"]["def-1"];
                     };
                 };
                 /** @description No webhook node with this method and path. */
@@ -15121,7 +15121,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-0"];
+                        "application/json": components["schemas"]["def-1"];
                     };
                 };
                 /** @description No webhook node with this method and path. */

@@ -195,7 +195,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app,
     response: {
       200: dataEnvelope(WebhookAccepted),
       202: dataEnvelope(WebhookAccepted),
-      401: errorResponse('No valid X-Webhook-Token.'),
+      401: { description: 'No valid X-Webhook-Token.', $ref: 'UnauthorizedBody#' },
       404: errorResponse('No webhook node with this method and path.'),
       409: errorResponse('The pipeline is disabled.'),
       413: errorResponse('The body exceeds 1 MiB.'),
