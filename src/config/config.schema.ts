@@ -325,6 +325,15 @@ export const CONFIG_KEYS = {
     description:
       'How often an open MQTT connection of the embedded broker checks again that its credential is valid (revocation, expiry); user, role, membership and organization changes are applied at once. A connection whose access is gone is closed.',
   },
+  engineConcurrency: {
+    env: 'MERIDIAN_ENGINE_CONCURRENCY',
+    kind: 'integer',
+    default: 64,
+    min: 1,
+    max: 1000,
+    description:
+      'Pipeline executions one replica runs at once (each pipeline also has its own limit); they mostly wait on devices, the database and the sandbox, so this is far above the number of cores.',
+  },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',
     kind: 'integer',

@@ -565,6 +565,8 @@ export interface EngineNodeRunTable {
   iteration_key: string | null;
   /** The side effect the run really had when it differs by parameters (a connection call that writes). */
   side_effect?: string | null;
+  /** The run's place among the runs of its claim (0021); orders runs started in the same millisecond. */
+  seq?: number;
 }
 
 /** State of a stateful node (buffer, deadband, on change) per pipeline, node and key (modules/engine/nodes). */

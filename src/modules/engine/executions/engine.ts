@@ -4,7 +4,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { NodeServices } from '../nodes/node-services.js';
 import type { NodeContext } from '../nodes/node-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { ExecutionRow, ExecutionsRepository } from './executions.repository.js';
+import type { ExecutionRow, ExecutionsRepository, FinishRecord } from './executions.repository.js';
 import { GraphRun } from './graph-runner.js';
 
 export interface EngineOptions {
@@ -51,11 +51,13 @@ export class ExecutionEngine {
   private polling = false;
   private wokenWhilePolling = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Ends of executions waiting for the next bookkeeping turn. */
+  private readonly finishing: { record: FinishRecord; recorded: (held: boolean) => void }[] = [];
 
   constructor(private readonly options: EngineOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1000;
-    this.concurrency = options.concurrency ?? 16;
+    this.concurrency = options.concurrency ?? 64;
     this.inlineWaitMs = options.inlineWaitMs ?? 1000;
   }
 
@@ -89,7 +91,7 @@ export class ExecutionEngine {
   }
 
   private async poll(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped && this.finishing.length === 0) return;
     // A wake-up while claiming is not lost: the claim loop runs again at once after this one.
     if (this.polling) {
       this.wokenWhilePolling = true;
@@ -97,39 +99,73 @@ export class ExecutionEngine {
     }
     this.polling = true;
     this.wokenWhilePolling = false;
+    let failed = false;
     try {
-      while (!this.stopped && this.running < this.concurrency) {
-        const claimed = await this.options.repo.claimMany(
-          this.replica,
-          this.options.clock.now(),
-          this.leaseMs,
-          this.concurrency - this.running,
-        );
-        for (const execution of claimed) this.launch(execution);
-        if (claimed.length === 0) break;
+      for (;;) {
+        const finishes = this.finishing.splice(0);
+        const free = this.stopped ? 0 : this.concurrency - this.running;
+        if (finishes.length === 0 && free <= 0) break;
+        let turn: { finished: Set<string>; claimed: ExecutionRow[] };
+        try {
+          turn = await this.options.repo.finishAndClaim(
+            this.replica,
+            finishes.map((f) => f.record),
+            this.options.clock.now(),
+            this.leaseMs,
+            free,
+          );
+        } catch (error) {
+          // Nothing of the turn was stored: its finishes are recorded by the next one.
+          this.finishing.unshift(...finishes);
+          throw error;
+        }
+        for (const f of finishes) f.recorded(turn.finished.has(f.record.id));
+        for (const execution of turn.claimed) this.launch(execution);
+        if (turn.claimed.length < free && this.finishing.length === 0) break;
       }
     } catch (error) {
-      this.options.log.warn({ err: error }, 'the engine could not claim executions');
+      failed = true;
+      this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
+      // Stopping and the database refuses: the executions stay running with their lease, and are taken
+      // over when it expires, as after a crash.
+      if (this.stopped) for (const f of this.finishing.splice(0)) f.recorded(false);
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(this.wokenWhilePolling ? 0 : this.pollMs);
+      const again = this.wokenWhilePolling || (this.finishing.length > 0 && !failed);
+      if (!this.stopped || this.finishing.length > 0)
+        this.schedule(again ? 0 : failed && this.finishing.length > 0 ? 100 : this.pollMs);
     }
+  }
+
+  /** Records an execution's end in the next bookkeeping turn; answers whether this replica still held it. */
+  private record(record: FinishRecord): Promise<boolean> {
+    return new Promise((recorded) => {
+      this.finishing.push({ record, recorded });
+      this.schedule(0);
+    });
   }
 
   private launch(execution: ExecutionRow): void {
     this.running++;
-    const work = this.run(execution)
+    let released = false;
+    // Its slot is free once its graph is done; recording the end is the next turn's business.
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      this.wake();
+    };
+    const work = this.run(execution, release)
       .catch((error) => this.options.log.error({ err: error, execution: execution.id }, 'execution failed'))
       .finally(() => {
-        this.running--;
+        release();
         this.inFlight.delete(work);
-        this.wake();
       });
     this.inFlight.add(work);
   }
 
   /** Runs one claimed execution to its end, to a long wait (parked), or until its lease is lost. */
-  async run(execution: ExecutionRow): Promise<void> {
+  async run(execution: ExecutionRow, release: () => void = () => {}): Promise<void> {
     const { repo, clock } = this.options;
     let leaseLost = false;
     const renew = setInterval(
@@ -148,20 +184,20 @@ export class ExecutionEngine {
         { ...this.options, inlineWaitMs: this.inlineWaitMs, leaseLost: () => leaseLost },
         execution,
       ).run();
+      release();
       if (leaseLost || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {
         if (await repo.park(execution.id, this.replica, outcome.until, outcome.checkpoint))
           this.wakeAt(outcome.until);
         return;
       }
-      const finished = await repo.finish(
-        execution.id,
-        this.replica,
-        outcome.status,
-        clock.now(),
-        outcome.error,
-        outcome.reason,
-      );
+      const finished = await this.record({
+        id: execution.id,
+        status: outcome.status,
+        finishedAt: clock.now(),
+        error: outcome.error,
+        reason: outcome.reason,
+      });
       if (finished) this.options.onFinished?.(execution, outcome.status, outcome.error);
     } finally {
       clearInterval(renew);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import { type ExecutionDefinition, type ExecutionRow, toExecution } from './execution-rows.js';
+import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
 
 /**
  * Claims up to `max` executions for `replica` in three statements whatever their number: the due
@@ -18,20 +18,37 @@ export async function claimExecutions(
   max: number,
 ): Promise<ExecutionRow[]> {
   if (max <= 0) return [];
-  const candidates = await db
+  const limit = Math.max(20, max * 2);
+  // Executions to resume first (a replica died in them, or their wait is over), then the queue; each
+  // read walks an index in the order it answers, so a claim costs the same whatever the queue's length.
+  const resumable = await db
     .selectFrom('engine_executions')
-    .select(['id', 'status', 'pipeline_id', 'definition'])
+    .select(['id', 'status', 'pipeline_id', 'pipeline_version', 'definition'])
     .where((eb) =>
       eb.or([
-        eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', now)]),
         eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
         eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
       ]),
     )
     .orderBy('priority')
     .orderBy('queued_at')
-    .limit(Math.max(20, max * 2))
+    .limit(limit)
     .execute();
+  const due =
+    resumable.length >= limit
+      ? []
+      : await db
+          .selectFrom('engine_executions')
+          .select(['id', 'status', 'pipeline_id', 'pipeline_version', 'definition'])
+          // A queued execution is due when queued (run_at is its queue time), so the read needs no time
+          // condition and walks engine_executions_due_idx in order, stopping after `limit` rows.
+          .where('status', '=', 'queued')
+          .orderBy('status')
+          .orderBy('priority')
+          .orderBy('queued_at')
+          .limit(limit - resumable.length)
+          .execute();
+  const candidates = [...resumable, ...due];
   if (candidates.length === 0) return [];
   const queuedPipelines = [
     ...new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.pipeline_id)),
@@ -52,8 +69,11 @@ export async function claimExecutions(
   for (const candidate of candidates) {
     if (chosen.length >= max) break;
     if (candidate.status === 'queued') {
-      const { mode, max: parallel } = (JSON.parse(candidate.definition) as ExecutionDefinition).settings
-        .concurrency;
+      const { mode, max: parallel } = definitionOf(
+        candidate.pipeline_id,
+        candidate.pipeline_version,
+        candidate.definition,
+      ).settings.concurrency;
       const limit = mode === 'parallel' ? parallel : 1;
       const busy = (running.get(candidate.pipeline_id) ?? 0) >= limit;
       if (busy && mode === 'skip') skipped.push(candidate.id);
@@ -98,4 +118,69 @@ export async function claimExecutions(
       .map((row) => ({ ...toExecution(row), fromQueue: queued.has(row.id) && Number(row.claims) === 1 }))
       .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
   );
+}
+
+/** How one execution ended, to be recorded by its replica (ExecutionEngine's bookkeeping turn). */
+export interface FinishRecord {
+  id: string;
+  status: ExecutionRow['status'];
+  finishedAt: number;
+  error: ExecutionRow['error'];
+  reason: string | null;
+}
+
+/**
+ * Records the ends of executions `replica` still holds, one statement per kind of end (status, reason
+ * and error; most are `completed` with neither), each row keeping its own finish time. A row the
+ * replica no longer holds (its lease was lost, it was cancelled) is left as it is. Answers the ids
+ * recorded.
+ */
+export async function finishExecutions(
+  db: Kysely<Database>,
+  replica: string,
+  finishes: FinishRecord[],
+): Promise<Set<string>> {
+  const finished = new Set<string>();
+  const groups = new Map<string, FinishRecord[]>();
+  for (const f of finishes) {
+    const key = JSON.stringify([f.status, f.reason, f.error]);
+    const group = groups.get(key);
+    if (group) group.push(f);
+    else groups.set(key, [f]);
+  }
+  for (const group of groups.values())
+    for (let i = 0; i < group.length; i += 500) {
+      const chunk = group.slice(i, i + 500);
+      const { status, reason, error } = chunk[0]!;
+      const rows = await db
+        .updateTable('engine_executions')
+        .set((eb) => ({
+          status,
+          reason,
+          error: error && JSON.stringify(error),
+          lease_until: null,
+          checkpoint: null,
+          finished_at:
+            chunk.length === 1
+              ? eb.val(chunk[0]!.finishedAt)
+              : chunk
+                  .slice(1)
+                  .reduce(
+                    (c, f) => c.when('id', '=', f.id).then(f.finishedAt),
+                    eb.case().when('id', '=', chunk[0]!.id).then(chunk[0]!.finishedAt),
+                  )
+                  .end(),
+        }))
+        .where(
+          'id',
+          'in',
+          chunk.map((f) => f.id),
+        )
+        .where('locked_by', '=', replica)
+        .where('status', '=', 'running')
+        .returning('id')
+        .execute();
+      for (const row of rows) finished.add(row.id);
+    }
+  return finished;
 }

@@ -118,6 +118,7 @@ export class ExecutionReads {
       .selectAll()
       .where('execution_id', '=', executionId)
       .orderBy('started_at')
+      .orderBy('seq')
       .orderBy('run_index')
       .execute();
     return rows.map(toNodeRun);
@@ -133,7 +134,14 @@ export class ExecutionReads {
     const limit = params.limit ?? 50;
     const offset = params.offset ?? 0;
     const [rows, counted] = await Promise.all([
-      query.orderBy('started_at').orderBy('run_index').orderBy('id').limit(limit).offset(offset).execute(),
+      query
+        .orderBy('started_at')
+        .orderBy('seq')
+        .orderBy('run_index')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
       query.clearSelect().select(sql<number>`count(*)`.as('total')).executeTakeFirst(),
     ]);
     const pagination = { total: Number(counted?.total ?? 0), limit, offset };

@@ -86,16 +86,47 @@ export interface NodeRunRow {
   iterationKey: string | null;
   /** `writes-device` when the run wrote (or was about to write) to a device: never re-run by itself. */
   sideEffect?: string | null;
+  /** Its place among the runs of the claim that ran it: orders runs started in the same millisecond. */
+  seq?: number;
 }
 
 export const json = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+/** Parsed definitions by pipeline and version: every execution of a version stores the same text. */
+const definitions = new Map<string, { text: string; parsed: ExecutionDefinition }>();
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * An execution's definition, parsed once per pipeline version (frozen, as executions share it); the
+ * stored text is compared whole, so a definition that differs is never taken for another.
+ */
+export function definitionOf(
+  pipelineId: string,
+  version: number | string,
+  text: string,
+): ExecutionDefinition {
+  const key = `${pipelineId}@${version}`;
+  const cached = definitions.get(key);
+  if (cached && cached.text === text) return cached.parsed;
+  const parsed = deepFreeze(JSON.parse(text) as ExecutionDefinition);
+  if (definitions.size >= 1000) definitions.delete(definitions.keys().next().value!);
+  definitions.set(key, { text, parsed });
+  return parsed;
+}
 
 export const toExecution = (row: EngineExecutionTable): ExecutionRow => ({
   id: row.id,
   organizationId: row.organization_id,
   pipelineId: row.pipeline_id,
   pipelineVersion: Number(row.pipeline_version),
-  definition: JSON.parse(row.definition),
+  definition: definitionOf(row.pipeline_id, row.pipeline_version, row.definition),
   status: row.status,
   reason: row.reason,
   trigger: JSON.parse(row.trigger),
@@ -130,4 +161,5 @@ export const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
   iteration: row.iteration === null || row.iteration === undefined ? null : Number(row.iteration),
   iterationKey: row.iteration_key ?? null,
   sideEffect: row.side_effect ?? null,
+  seq: Number(row.seq ?? 0),
 });

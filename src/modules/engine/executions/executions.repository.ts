@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
-import { claimExecutions } from './execution-claims.js';
+import { claimExecutions, type FinishRecord, finishExecutions } from './execution-claims.js';
 import { ExecutionReads } from './execution-reads.js';
 import {
   type Checkpoint,
@@ -14,6 +14,7 @@ import {
   toExecution,
 } from './execution-rows.js';
 
+export type { FinishRecord } from './execution-claims.js';
 export type {
   Attempt,
   Checkpoint,
@@ -139,6 +140,25 @@ export class ExecutionsRepository extends ExecutionReads {
       .where('status', '=', 'running')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * One bookkeeping turn of an engine in one transaction (one commit, so one disk sync, whatever the
+   * number): records `finishes` (finishExecutions), then claims up to `max` executions. Answers the ids
+   * that were finished and the claimed executions.
+   */
+  async finishAndClaim(
+    replica: string,
+    finishes: FinishRecord[],
+    now: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
+    return this.db.transaction().execute(async (trx) => {
+      const finished = await finishExecutions(trx, replica, finishes);
+      const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
+      return { finished, claimed };
+    });
   }
 
   async finish(
@@ -316,6 +336,7 @@ export class ExecutionsRepository extends ExecutionReads {
       iteration: run.iteration,
       iteration_key: run.iterationKey,
       side_effect: run.sideEffect ?? null,
+      seq: run.seq ?? 0,
     };
     const { id: _, execution_id: _e, ...changes } = row;
     await this.db

@@ -61,6 +61,8 @@ export class GraphRun {
   /** Stored runs that are updated later: earlier ones, and this claim's for-each runs. */
   private readonly runsById = new Map<string, NodeRunRow>();
   private waiting: Checkpoint['waiting'];
+  /** Node runs started by this claim (their `seq`). */
+  private started = 0;
   private hadErrors: boolean;
   private readonly resumedAt: number;
   private readonly elapsedBefore: number;
@@ -216,6 +218,7 @@ export class GraphRun {
         iteration: place.index,
         iterationKey: place.key,
         runId: this.earlier.get(key)?.id,
+        seq: this.started++,
       },
     );
     if (ran.error) {

@@ -37,6 +37,8 @@ export interface NodeRunPlace {
   iterationKey: string | null;
   /** The stored run to update (a resumed wait), or none. */
   runId?: string | undefined;
+  /** Its place among the runs of this claim. */
+  seq?: number;
 }
 
 export interface NodeRunDeps {
@@ -110,6 +112,7 @@ export async function runNode(
     iteration: place.iteration,
     iterationKey: place.iterationKey,
     sideEffect: type.sideEffect === 'writes-device' ? 'writes-device' : null,
+    seq: place.seq ?? 0,
   };
   if (writes()) await repo.saveNodeRun(run);
   const context: NodeContext = {

@@ -126,7 +126,7 @@ export function checkSettings(input: unknown): PipelineSettings {
         'restart',
         'parallel',
       ] as const),
-      max: integer(c.max ?? 1, '/settings/concurrency/max', 1, 32),
+      max: integer(c.max ?? 1, '/settings/concurrency/max', 1, 1000),
     };
   }
   return {

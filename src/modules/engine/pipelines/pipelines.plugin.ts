@@ -75,6 +75,7 @@ export async function installPipelines(
     log: app.log,
     publish,
     services,
+    concurrency: config.engineConcurrency,
     onFinished: (execution, status, error) => triggers?.pipelineTriggers.finished(execution, status, error),
   });
   app.decorate('engine', engine);

@@ -58,7 +58,7 @@ export const PipelineSettingsSchema = Type.Object(
           Type.Literal('restart'),
           Type.Literal('parallel'),
         ]),
-        max: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
+        max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       }),
     ),
     historyDetail: Type.Optional(
