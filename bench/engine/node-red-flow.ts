@@ -79,6 +79,10 @@ export async function startNodeRed(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  if (process.env.NODE_RED_LOG) {
+    child.stdout!.pipe(process.stderr);
+    child.stderr!.pipe(process.stderr);
+  }
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`Node-RED did not connect:\n${output}`)), 60_000);

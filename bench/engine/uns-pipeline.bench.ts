@@ -8,10 +8,10 @@
  */
 import mqtt from 'mqtt';
 import type { DialectName } from '../../src/storage/database.js';
-import { freePort } from '../../test/helpers/free-port.js';
 import { stopAllChildren } from '../child-processes.js';
 import { relaunchWithServerFlags } from '../server-process.js';
-import { report, startBenchServer } from '../uns/bench-server.js';
+import { report } from '../uns/bench-server.js';
+import { DETAILS, spawnMeridianPipelines } from './meridian-pipelines.js';
 import { startNodeRed } from './node-red-flow.js';
 
 await relaunchWithServerFlags();
@@ -21,6 +21,7 @@ const messages = Number(process.argv[3] ?? 2000);
 const warmup = Number(process.env.WARMUP ?? Math.min(500, messages));
 const IDLE_MS = Number(process.env.IDLE_MS ?? 15_000);
 const MOSQUITTO = { host: '127.0.0.1', port: 1883 };
+const EXPRESSION = 'value * 1.8 + 32';
 
 interface Run {
   perSecond: number;
@@ -71,38 +72,17 @@ async function measure(
   }
 }
 
-const bench = await startBenchServer(dialect, { mqttPort: await freePort() });
-const nodeRed = await startNodeRed(MOSQUITTO.host, MOSQUITTO.port, 'payload.value * 1.8 + 32');
+const meridian = await spawnMeridianPipelines(dialect, EXPRESSION);
+// Node-RED evaluates against the message, whose payload is the published JSON.
+const nodeRed = await startNodeRed(MOSQUITTO.host, MOSQUITTO.port, `payload.${EXPRESSION}`);
 try {
-  const meridianUrl = `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`;
-  const auth = { username: bench.orgId, password: bench.token };
-  const pipelineFor = async (detail: 'minimal' | 'standard' | 'full') => {
-    const base = `v1/bench/${detail}`;
-    const res = await bench.admin.post('/api/v1/engine/pipelines', {
-      name: `Bench ${detail}`,
-      enabled: true,
-      settings: { historyDetail: detail, concurrency: { mode: 'parallel', max: 16 } },
-      nodes: [
-        { id: 'in', name: 'In', type: 'trigger.uns', parameters: { filter: `${base}/in` } },
-        { id: 'f', name: 'F', type: 'transform.jsonata', parameters: { expression: 'value * 1.8 + 32' } },
-        { id: 'out', name: 'Out', type: 'uns.publish', parameters: { topic: `${base}/out` } },
-      ],
-      edges: [
-        { source: 'in', target: 'f' },
-        { source: 'f', target: 'out' },
-      ],
-    });
-    if (res.status !== 201) throw new Error(`pipeline: ${res.status} ${res.text}`);
-    return { inTopic: `${base}/in`, outTopic: `${base}/out` };
-  };
-  const details = ['minimal', 'standard', 'full'] as const;
-  const topics = Object.fromEntries(
-    await Promise.all(details.map(async (d) => [d, await pipelineFor(d)] as const)),
-  ) as Record<(typeof details)[number], { inTopic: string; outTopic: string }>;
+  const auth = { username: meridian.username, password: meridian.password };
+  const details = DETAILS;
+  const topics = meridian.topics;
   const noderedUrl = `mqtt://${MOSQUITTO.host}:${MOSQUITTO.port}`;
   const runNodeRed = (count: number) => measure(noderedUrl, {}, nodeRed.inTopic, nodeRed.outTopic, count);
   const runMeridian = (detail: (typeof details)[number], count: number) =>
-    measure(meridianUrl, auth, topics[detail].inTopic, topics[detail].outTopic, count);
+    measure(meridian.url, auth, topics[detail].inTopic, topics[detail].outTopic, count);
 
   // Warm-up (JIT, sandbox thread, topic creation, connections); left out of the rates.
   await runNodeRed(warmup);
@@ -124,6 +104,7 @@ try {
     const r = results[detail]!;
     console.log(`  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}`);
   }
+  if (nr.received === 0 || nr2.received === 0) throw new Error('Node-RED delivered nothing: the baseline did not run');
   report('Meridian (minimal) vs Node-RED', results.minimal!.perSecond, baseline.perSecond, 'msg/s', 1.0);
   for (const detail of ['standard', 'full'] as const) {
     const cost = 1 - results[detail]!.perSecond / results.minimal!.perSecond;
@@ -131,7 +112,7 @@ try {
   }
 } finally {
   await nodeRed.stop();
-  await bench.close();
+  await meridian.stop();
   await stopAllChildren();
 }
 process.exit(0);

@@ -4,7 +4,12 @@ import type { Clock } from '../../../platform/clock.js';
 import type { NodeServices } from '../nodes/node-services.js';
 import type { NodeContext } from '../nodes/node-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { ExecutionRow, ExecutionsRepository, FinishRecord } from './executions.repository.js';
+import type {
+  ExecutionRow,
+  ExecutionsRepository,
+  FinishRecord,
+  NodeRunRow,
+} from './executions.repository.js';
 import { GraphRun } from './graph-runner.js';
 
 export interface EngineOptions {
@@ -51,14 +56,21 @@ export class ExecutionEngine {
   private polling = false;
   private wokenWhilePolling = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Node runs (other than device writes) waiting for the next bookkeeping turn, in the order saved. */
+  private readonly runs: NodeRunRow[] = [];
   /** Ends of executions waiting for the next bookkeeping turn. */
-  private readonly finishing: { record: FinishRecord; recorded: (held: boolean) => void }[] = [];
+  private readonly finishing: { record: FinishRecord | null; recorded: (held: boolean) => void }[] = [];
 
   constructor(private readonly options: EngineOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = options.concurrency ?? 64;
     this.inlineWaitMs = options.inlineWaitMs ?? 1000;
+  }
+
+  /** How many executions this replica runs at once. */
+  get concurrencyLimit(): number {
+    return this.concurrency;
   }
 
   /** The services its nodes use (also for asking a node's side effect: sideEffectOfNode). */
@@ -91,7 +103,7 @@ export class ExecutionEngine {
   }
 
   private async poll(): Promise<void> {
-    if (this.stopped && this.finishing.length === 0) return;
+    if (this.stopped && this.finishing.length === 0 && this.runs.length === 0) return;
     // A wake-up while claiming is not lost: the claim loop runs again at once after this one.
     if (this.polling) {
       this.wokenWhilePolling = true;
@@ -103,42 +115,62 @@ export class ExecutionEngine {
     try {
       for (;;) {
         const finishes = this.finishing.splice(0);
+        const runs = this.runs.splice(0);
         const free = this.stopped ? 0 : this.concurrency - this.running;
-        if (finishes.length === 0 && free <= 0) break;
+        if (finishes.length === 0 && runs.length === 0 && free <= 0) break;
         let turn: { finished: Set<string>; claimed: ExecutionRow[] };
         try {
           turn = await this.options.repo.finishAndClaim(
             this.replica,
-            finishes.map((f) => f.record),
+            { runs, finishes: finishes.flatMap((f) => (f.record ? [f.record] : [])) },
             this.options.clock.now(),
             this.leaseMs,
             free,
           );
         } catch (error) {
-          // Nothing of the turn was stored: its finishes are recorded by the next one.
+          // Nothing of the turn was stored: its runs and finishes are recorded by the next one.
           this.finishing.unshift(...finishes);
+          this.runs.unshift(...runs);
           throw error;
         }
-        for (const f of finishes) f.recorded(turn.finished.has(f.record.id));
+        for (const f of finishes) f.recorded(f.record === null || turn.finished.has(f.record.id));
         for (const execution of turn.claimed) this.launch(execution);
-        if (turn.claimed.length < free && this.finishing.length === 0) break;
+        if (turn.claimed.length < free && this.finishing.length === 0 && this.runs.length === 0) break;
       }
     } catch (error) {
       failed = true;
       this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
       // Stopping and the database refuses: the executions stay running with their lease, and are taken
       // over when it expires, as after a crash.
-      if (this.stopped) for (const f of this.finishing.splice(0)) f.recorded(false);
+      if (this.stopped) {
+        for (const f of this.finishing.splice(0)) f.recorded(false);
+        this.runs.length = 0;
+      }
     } finally {
       this.polling = false;
-      const again = this.wokenWhilePolling || (this.finishing.length > 0 && !failed);
-      if (!this.stopped || this.finishing.length > 0)
-        this.schedule(again ? 0 : failed && this.finishing.length > 0 ? 100 : this.pollMs);
+      const pending = this.finishing.length > 0 || this.runs.length > 0;
+      const again = this.wokenWhilePolling || (pending && !failed);
+      if (!this.stopped || pending) this.schedule(again ? 0 : failed && pending ? 100 : this.pollMs);
     }
   }
 
-  /** Records an execution's end in the next bookkeeping turn; answers whether this replica still held it. */
-  private record(record: FinishRecord): Promise<boolean> {
+  /**
+   * Stores a node run: a device write's at once (it must be on disk before the write, so that a crash
+   * never re-runs it), the others with the next bookkeeping turn, before the end of their execution.
+   * Losing those in a crash costs nothing: such nodes run again when the execution is resumed.
+   */
+  private saveRun(run: NodeRunRow): Promise<void> {
+    if (run.sideEffect === 'writes-device') return this.options.repo.saveNodeRun(run);
+    this.runs.push({ ...run, attempts: [...run.attempts] });
+    this.schedule(0);
+    return Promise.resolve();
+  }
+
+  /**
+   * Records an execution's end in the next bookkeeping turn; answers whether this replica still held it.
+   * With null, only waits for that turn.
+   */
+  private record(record: FinishRecord | null): Promise<boolean> {
     return new Promise((recorded) => {
       this.finishing.push({ record, recorded });
       this.schedule(0);
@@ -181,12 +213,19 @@ export class ExecutionEngine {
     renew.unref();
     try {
       const outcome = await new GraphRun(
-        { ...this.options, inlineWaitMs: this.inlineWaitMs, leaseLost: () => leaseLost },
+        {
+          ...this.options,
+          inlineWaitMs: this.inlineWaitMs,
+          leaseLost: () => leaseLost,
+          saveRun: (run) => this.saveRun(run),
+        },
         execution,
       ).run();
       release();
       if (leaseLost || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {
+        // Its runs are stored before it is parked: whoever resumes it reads them.
+        await this.turnDone();
         if (await repo.park(execution.id, this.replica, outcome.until, outcome.checkpoint))
           this.wakeAt(outcome.until);
         return;
@@ -202,6 +241,11 @@ export class ExecutionEngine {
     } finally {
       clearInterval(renew);
     }
+  }
+
+  /** Settles after a bookkeeping turn that began after this call (so what was buffered is stored). */
+  private turnDone(): Promise<boolean> {
+    return this.record(null);
   }
 
   /** Looks for work when a parked execution is due (the poll would find it too, a little later). */

@@ -144,18 +144,19 @@ export class ExecutionsRepository extends ExecutionReads {
 
   /**
    * One bookkeeping turn of an engine in one transaction (one commit, so one disk sync, whatever the
-   * number): records `finishes` (finishExecutions), then claims up to `max` executions. Answers the ids
-   * that were finished and the claimed executions.
+   * number): stores node runs (the last state of each), records `finishes` (finishExecutions), then
+   * claims up to `max` executions. Answers the ids that were finished and the claimed executions.
    */
   async finishAndClaim(
     replica: string,
-    finishes: FinishRecord[],
+    turn: { runs: NodeRunRow[]; finishes: FinishRecord[] },
     now: number,
     leaseMs: number,
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
     return this.db.transaction().execute(async (trx) => {
-      const finished = await finishExecutions(trx, replica, finishes);
+      await saveNodeRuns(trx, turn.runs);
+      const finished = await finishExecutions(trx, replica, turn.finishes);
       const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
       return { finished, claimed };
     });
@@ -317,36 +318,77 @@ export class ExecutionsRepository extends ExecutionReads {
   }
 
   async saveNodeRun(run: NodeRunRow): Promise<void> {
-    const row: EngineNodeRunTable = {
-      id: run.id,
-      execution_id: run.executionId,
-      node_id: run.nodeId,
-      node_name: run.nodeName,
-      type: run.type,
-      run_index: run.runIndex,
-      status: run.status,
-      port: run.port,
-      attempts: JSON.stringify(run.attempts),
-      input: run.input === undefined ? null : JSON.stringify(run.input),
-      output: run.output === undefined ? null : JSON.stringify(run.output),
-      error: run.error && JSON.stringify(run.error),
-      started_at: run.startedAt,
-      finished_at: run.finishedAt,
-      duration_ms: run.durationMs,
-      iteration: run.iteration,
-      iteration_key: run.iterationKey,
-      side_effect: run.sideEffect ?? null,
-      seq: run.seq ?? 0,
-    };
-    const { id: _, execution_id: _e, ...changes } = row;
-    await this.db
-      .insertInto('engine_node_runs')
-      .values(row)
-      .onConflict((oc) => oc.column('id').doUpdateSet(changes))
-      .execute();
+    await saveNodeRuns(this.db, [run]);
   }
 
   static isFinal(status: ExecutionStatus): boolean {
     return FINAL.includes(status);
   }
+}
+
+/** The stored row of a node run. */
+function nodeRunRow(run: NodeRunRow): EngineNodeRunTable {
+  return {
+    id: run.id,
+    execution_id: run.executionId,
+    node_id: run.nodeId,
+    node_name: run.nodeName,
+    type: run.type,
+    run_index: run.runIndex,
+    status: run.status,
+    port: run.port,
+    attempts: JSON.stringify(run.attempts),
+    input: run.input === undefined ? null : JSON.stringify(run.input),
+    output: run.output === undefined ? null : JSON.stringify(run.output),
+    error: run.error && JSON.stringify(run.error),
+    started_at: run.startedAt,
+    finished_at: run.finishedAt,
+    duration_ms: run.durationMs,
+    iteration: run.iteration,
+    iteration_key: run.iterationKey,
+    side_effect: run.sideEffect ?? null,
+    seq: run.seq ?? 0,
+  };
+}
+
+/** Every column a later save of a run changes (all but its id and execution). */
+const RUN_COLUMNS = [
+  'node_id',
+  'node_name',
+  'type',
+  'run_index',
+  'status',
+  'port',
+  'attempts',
+  'input',
+  'output',
+  'error',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'iteration',
+  'iteration_key',
+  'side_effect',
+  'seq',
+] as const;
+
+/**
+ * Inserts or updates node runs, 500 a statement; of several saves of one run (they come in the order
+ * they were made) the last is stored, as one statement may not change a row twice on PostgreSQL.
+ */
+export async function saveNodeRuns(db: Kysely<Database>, runs: NodeRunRow[]): Promise<void> {
+  if (runs.length === 0) return;
+  const last = new Map<string, NodeRunRow>();
+  for (const run of runs) last.set(run.id, run);
+  const rows = [...last.values()].map(nodeRunRow);
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('engine_node_runs')
+      .values(rows.slice(i, i + 500))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet((eb) => Object.fromEntries(RUN_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)]))),
+      )
+      .execute();
 }

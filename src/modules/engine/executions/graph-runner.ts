@@ -2,7 +2,7 @@ import { nodeType, outputsOf } from '../nodes/node-types.js';
 import { directNodes, loopBodies } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
 import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from './executions.repository.js';
-import { type NodeRunDeps, runNode, sideEffectOf } from './node-runner.js';
+import { type NodeRunDeps, runNode, saveRun, sideEffectOf } from './node-runner.js';
 
 /** How a claim of an execution ended. */
 export type Outcome =
@@ -271,7 +271,7 @@ export class GraphRun {
     const detail = this.execution.definition.settings.historyDetail;
     const stored = entry.runId === undefined ? undefined : this.runsById.get(entry.runId);
     if (stored && detail !== 'minimal')
-      await this.deps.repo.saveNodeRun({
+      await saveRun(this.deps, {
         ...stored,
         port: 'done',
         output: detail === 'full' ? results : null,
@@ -291,7 +291,7 @@ export class GraphRun {
     await sleep(Math.max(0, remaining));
     if (this.execution.definition.settings.historyDetail === 'minimal') return;
     const now = this.deps.clock.now();
-    await this.deps.repo.saveNodeRun({
+    await saveRun(this.deps, {
       ...run,
       status: 'succeeded',
       finishedAt: now,
@@ -309,7 +309,7 @@ export class GraphRun {
     const stored = this.runsById.get(waiting.runId);
     const now = this.deps.clock.now();
     if (stored)
-      await this.deps.repo.saveNodeRun({
+      await saveRun(this.deps, {
         ...stored,
         status: 'succeeded',
         port: 'out',

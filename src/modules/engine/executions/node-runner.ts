@@ -48,7 +48,16 @@ export interface NodeRunDeps {
   publish: (organizationId: string, topic: string, value: unknown, quality?: number) => Promise<void>;
   /** Storage and modules for data and integration nodes (node-services.ts). */
   services?: NodeServices | undefined;
+  /**
+   * Stores a node run (default: at once, `repo.saveNodeRun`). The engine stores a device write's run at
+   * once and the others with its next bookkeeping turn (they are never needed to avoid a re-run).
+   */
+  saveRun?: (run: NodeRunRow) => Promise<void>;
 }
+
+/** Stores `run` as `deps` says (saveRun, else at once). */
+export const saveRun = (deps: NodeRunDeps, run: NodeRunRow): Promise<void> =>
+  deps.saveRun ? deps.saveRun(run) : deps.repo.saveNodeRun(run);
 
 /** One try of `type.run`, ended with a timeout error after `timeoutMs` whatever the node does. */
 async function attempt(type: NodeType, context: NodeContext, timeoutMs: number): Promise<NodeResult> {
@@ -81,7 +90,7 @@ export async function runNode(
   outputs: Record<string, { data: unknown }>,
   place: NodeRunPlace,
 ): Promise<{ result?: NodeResult; error?: { code: string; message: string }; run: NodeRunRow }> {
-  const { repo, clock, sandbox } = deps;
+  const { clock, sandbox } = deps;
   const settings: PipelineSettings = execution.definition.settings;
   const detail = settings.historyDetail;
   const type = nodeType(node.type)!;
@@ -114,7 +123,7 @@ export async function runNode(
     sideEffect: type.sideEffect === 'writes-device' ? 'writes-device' : null,
     seq: place.seq ?? 0,
   };
-  if (writes()) await repo.saveNodeRun(run);
+  if (writes()) await saveRun(deps, run);
   const context: NodeContext = {
     organizationId: execution.organizationId,
     parameters: node.parameters,
@@ -136,7 +145,7 @@ export async function runNode(
     services: deps.services,
     beforeDeviceWrite: async () => {
       run.sideEffect = 'writes-device';
-      await repo.saveNodeRun(run);
+      await saveRun(deps, run);
     },
   };
   if (input.inputs) context.inputs = input.inputs;
@@ -156,7 +165,7 @@ export async function runNode(
         finishedAt: waits ? null : clock.now(),
         durationMs: waits ? null : clock.now() - startedAt,
       });
-      if (keep()) await repo.saveNodeRun(run);
+      if (keep()) await saveRun(deps, run);
       return { result, run };
     } catch (error) {
       lastError = describeError(error);
@@ -177,6 +186,6 @@ export async function runNode(
     finishedAt: clock.now(),
     durationMs: clock.now() - startedAt,
   });
-  await repo.saveNodeRun(run);
+  await saveRun(deps, run);
   return { error: lastError!, run };
 }
