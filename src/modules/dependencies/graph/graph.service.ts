@@ -72,8 +72,8 @@ export function checkEntityRef(ref: EntityRef, field: string): EntityRef {
 export class DependencyGraphService {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
-  private async load(organizationId: string, focus?: EntityRef) {
-    const rows = await edgesOf(this.deps.db, organizationId);
+  private async load(organizationId: string, focus?: EntityRef, db: Kysely<Database> = this.deps.db) {
+    const rows = await edgesOf(db, organizationId);
     return new DependencyGraph(rows, focus?.type === 'topic' ? [focus.id] : []);
   }
 
@@ -214,7 +214,8 @@ export class DependencyGraphService {
   /**
    * Refuses a delete or stop (409 `conflict` with the impact) while something active depends on the
    * entity (of `blockingTypes`, when given). The caller has the write scope of the entity; dependents of types it cannot
-   * read are counted but redacted.
+   * read are counted but redacted. `db`: the transaction that deletes or stops it, which has locked
+   * its row (see `impactCheck`), so that what it reads is what the delete goes ahead against.
    */
   async guard(
     organizationId: string,
@@ -222,14 +223,15 @@ export class DependencyGraphService {
     action: 'delete' | 'stop' | 'disable',
     scopes: ReadonlySet<string>,
     blockingTypes?: readonly EntityType[],
+    db: Kysely<Database> = this.deps.db,
   ): Promise<void> {
-    const graph = await this.load(organizationId);
+    const graph = await this.load(organizationId, undefined, db);
     const start = nodeKey(ref.type, ref.id);
     if (graph.dependentsOf(start).length === 0) return;
     // An entity the organization does not have: the route answers its own 404.
-    if ((await lookupEntities(this.deps.db, organizationId, [start])).size === 0) return;
+    if ((await lookupEntities(db, organizationId, [start])).size === 0) return;
     const reached = graph.walk(start, 'dependents');
-    const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
+    const facts = await lookupEntities(db, organizationId, reached.keys());
     const show = new NodePresenter(facts, new Set([...scopes, READ_SCOPE[ref.type]]), graph.unresolved);
     const affected = assessImpact(graph, start, action, (key) => ({
       label: show.label(key),
