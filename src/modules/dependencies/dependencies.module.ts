@@ -16,7 +16,7 @@ export async function installDependencies(
   deps: { storage: Storage; clock: Clock },
 ): Promise<DependencyGraphService> {
   const db = deps.storage.db;
-  const graph = new DependencyGraphService({ db });
+  const graph = new DependencyGraphService({ db, clock: deps.clock });
   app.decorate('dependencyGraph', graph);
   app.addHook('onReady', async () => {
     if (await rebuildEdgesIfStale(db, deps.clock.now())) app.log.info('dependency graph rebuilt');

@@ -125,13 +125,18 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: DependencyGraphServ
         tags,
         summary: 'Unused entities',
         description:
-          'Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders. Only types the caller can read (naming an unreadable one in `types` is 403).',
+          'Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders; topics (leaves of the tree) that no pipeline, model binding or dashboard reads, that no pipeline or function publishes to (filters that match them count) and that received no value in the last `quietDays` days. Only types the caller can read (naming an unreadable one in `types` is 403).',
         querystring: OrphansQuery,
         response: { 200: OrphanList },
       },
     },
     async (request) => ({
-      data: await graph.orphans(org(request), typesOf(request.query.types), request.grantedScopes),
+      data: await graph.orphans(
+        org(request),
+        typesOf(request.query.types),
+        request.grantedScopes,
+        request.query.quietDays ?? 30,
+      ),
     }),
   );
 };

@@ -195,7 +195,21 @@ export const ImpactConflictBody = Type.Object({
   impact: Type.Optional(ImpactSchema),
 });
 
-export const OrphansQuery = Type.Object({ types: TypesList }, { additionalProperties: false });
+export const OrphansQuery = Type.Object(
+  {
+    types: TypesList,
+    quietDays: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 3650,
+        default: 30,
+        description:
+          'Topics: one nothing reads, publishes or binds is unused only if it received no value in this many days.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const OrphanList = Type.Object({
   data: Type.Array(Type.Object({ entity: NodeViewSchema, reason: Type.String() })),

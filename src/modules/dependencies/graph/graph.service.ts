@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
 import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './dependency-graph.js';
@@ -14,6 +15,7 @@ import {
   type Severity,
 } from './impact.js';
 import type { EntityType } from './references.js';
+import { unusedTopics } from './unused-topics.js';
 
 export const ENTITY_TYPES: readonly EntityType[] = [
   'connection',
@@ -70,7 +72,7 @@ export function checkEntityRef(ref: EntityRef, field: string): EntityRef {
 
 /** The dependency graph of an organization: focused views, dependents, dependencies, impact, unused entities. */
 export class DependencyGraphService {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
 
   private async load(organizationId: string, focus?: EntityRef, db: Kysely<Database> = this.deps.db) {
     const rows = await edgesOf(db, organizationId);
@@ -255,22 +257,28 @@ export class DependencyGraphService {
   /**
    * Entities nothing uses: functions no pipeline calls that publish nothing, connections without
    * functions that no pipeline uses, models no pipeline or model uses and that are bound to no topic,
-   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders.
+   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders, topics
+   * nothing reads, publishes or binds that received no value in the last `quietDays` days.
    */
   async orphans(
     organizationId: string,
     types: readonly EntityType[] | undefined,
     scopes: ReadonlySet<string>,
+    quietDays = 30,
   ) {
     const wanted = (
-      types ?? (['connection', 'function', 'model', 'pipeline', 'folder'] as EntityType[])
-    ).filter((t) => t !== 'topic' && t !== 'dashboard');
+      types ?? (['connection', 'function', 'model', 'pipeline', 'folder', 'topic'] as EntityType[])
+    ).filter((t) => t !== 'dashboard');
     for (const t of types ?? []) {
       if (!scopes.has(READ_SCOPE[t])) throw insufficientScope(`the scope ${READ_SCOPE[t]}`, READ_SCOPE[t]);
     }
     const readable = wanted.filter((t) => scopes.has(READ_SCOPE[t]));
     const graph = await this.load(organizationId);
-    const entities = await allEntities(this.deps.db, organizationId, readable);
+    const entities = await allEntities(
+      this.deps.db,
+      organizationId,
+      readable.filter((t) => t !== 'topic'),
+    );
     const folderUse = new Set<string>();
     if (readable.includes('folder')) {
       for (const r of await this.deps.db
@@ -287,6 +295,11 @@ export class DependencyGraphService {
     for (const e of entities) {
       const reason = unusedReason(graph, e, folderUse);
       if (reason) out.push({ entity: show.view(nodeKey(e.type, e.id)), reason });
+    }
+    if (readable.includes('topic')) {
+      const quietSinceUs = (this.deps.clock.now() - quietDays * 86_400_000) * 1000;
+      for (const t of await unusedTopics(this.deps.db, organizationId, graph, quietSinceUs, quietDays))
+        out.push({ entity: show.view(nodeKey('topic', t.path)), reason: t.reason });
     }
     return out.sort(
       (a, b) =>
