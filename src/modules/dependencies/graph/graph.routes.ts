@@ -106,14 +106,22 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: DependencyGraphServ
       schema: {
         tags,
         summary: 'Impact of an action',
-        description: `Everything that depends on the entity, transitively, with a severity each (\`breaks\`, \`degrades\`, \`info\`), a reason and the path that explains it. \`blocking\` tells whether a delete or stop would be refused (409) without \`force=true\`. ${scopeNote}`,
+        description: `Everything that depends on the entity, transitively, with a severity each (\`breaks\`, \`degrades\`, \`info\`), a reason and the path that explains it. \`blocking\` tells whether a delete or stop would be refused (409) without \`force=true\`. For \`update\`, \`proposed\` (the proposed body) lets each dependent be judged by what the change removes or alters. ${scopeNote}`,
         body: ImpactBody,
         response: { 200: ImpactResponse, 404: errorResponse('The organization has no such entity.') },
       },
     },
     async (request) => {
       const ref = checkEntityRef(request.body.entity, 'entity.id');
-      return { data: await graph.impact(org(request), ref, request.body.action, request.grantedScopes) };
+      return {
+        data: await graph.impact(
+          org(request),
+          ref,
+          request.body.action,
+          request.grantedScopes,
+          request.body.proposed,
+        ),
+      };
     },
   );
 

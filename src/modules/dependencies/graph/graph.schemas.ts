@@ -150,6 +150,13 @@ export const ImpactBody = Type.Object(
       },
       { additionalProperties: false },
     ),
+    proposed: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        description:
+          "`update` only: the proposed body of the entity (members as in its PUT; absent ones are unchanged). Read: a connection's `protocol` and `readOnly`; a function's `type`, `parameters` and `uns`; a model's `fields`; a pipeline's `nodes` and `enabled`. Each dependent is then `breaks` (the change removes what it uses), `degrades` (it keeps working differently) or `info`, the reason naming the member. Without it every dependent of an update is `info`. A member the type does not have, or of the wrong type, is 400.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,8 @@ import {
 } from './impact.js';
 import type { EntityType } from './references.js';
 import { unusedTopics } from './unused-topics.js';
+import { loadUpdateFacts } from './update-context.js';
+import { classifyUpdate } from './update-rules.js';
 
 export const ENTITY_TYPES: readonly EntityType[] = [
   'connection',
@@ -160,13 +162,19 @@ export class DependencyGraphService {
       });
   }
 
-  /** What `action` on the entity does to everything that depends on it. */
+  /**
+   * What `action` on the entity does to everything that depends on it; for `update`, `proposed` (the
+   * proposed body of the entity) lets each dependent be judged by the update rules.
+   */
   async impact(
     organizationId: string,
     ref: EntityRef,
     action: ImpactAction,
     scopes: ReadonlySet<string>,
+    proposed?: unknown,
   ): Promise<ImpactView> {
+    if (proposed !== undefined && action !== 'update')
+      throw badRequest(`proposed: only an update has a proposed change, not a ${action}`);
     if (!ACTIONS_OF[ref.type].includes(action)) {
       const allowed = ACTIONS_OF[ref.type];
       throw badRequest(
@@ -181,10 +189,19 @@ export class DependencyGraphService {
     const reached = graph.walk(start, 'dependents');
     const show = await this.presenter(organizationId, graph, reached.keys(), scopes);
     const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
-    const affected = assessImpact(graph, start, action, (key) => ({
-      label: show.label(key),
-      active: facts.get(key)?.active ?? true,
-    }));
+    const updateFacts =
+      proposed === undefined
+        ? undefined
+        : await loadUpdateFacts(this.deps.db, organizationId, ref, proposed, reached.keys(), (k) =>
+            show.label(k),
+          );
+    const affected = assessImpact(
+      graph,
+      start,
+      action,
+      (key) => ({ label: show.label(key), active: facts.get(key)?.active ?? true }),
+      updateFacts && ((nodes, edges) => classifyUpdate(updateFacts, nodes, edges)),
+    );
     return this.impactView(show, start, action, affected);
   }
 
