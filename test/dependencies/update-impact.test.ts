@@ -149,6 +149,13 @@ for (const dialect of testDialects()) {
       assert.equal(r.severity, 'degrades');
       assert.match(r.reason, /it depends on pipeline 'Average U', which breaks: protocol/);
       assert.equal(of(`pipeline:${cfg.Q.id}`).severity, 'info', 'a disabled pipeline');
+      const whole = await api.post(`${GRAPH}/impact`, {
+        action: 'update',
+        entity: { type: 'connection', id: cfg.C.id },
+        proposed: { protocol: 'mqtt' },
+      });
+      assert.ok(whole.body.data.summary.breaks >= 2, JSON.stringify(whole.body.data.summary));
+      assert.equal(whole.body.data.blocking, false, 'nothing refuses an update');
       assert.match(of(`pipeline:${cfg.Q.id}`).reason, /is disabled/);
     });
 

@@ -7777,7 +7777,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -8699,7 +8699,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -10900,7 +10900,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -19594,7 +19594,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -20355,7 +20355,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -21269,7 +21269,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };

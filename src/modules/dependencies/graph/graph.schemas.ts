@@ -190,7 +190,9 @@ export const ImpactSchema = Type.Object({
     }),
   ),
   summary: Type.Object({ breaks: Type.Integer(), degrades: Type.Integer(), info: Type.Integer() }),
-  blocking: Type.Boolean({ description: 'A delete or stop is refused (409) unless forced.' }),
+  blocking: Type.Boolean({
+    description: 'A delete or stop is refused (409) unless forced; always false for an update.',
+  }),
 });
 
 export const ImpactResponse = Type.Object({ data: ImpactSchema });

@@ -226,7 +226,8 @@ export class DependencyGraphService {
         })),
       })),
       summary,
-      blocking: isBlocking(affected),
+      // Nothing refuses an update: only a delete, stop or disable can be blocked.
+      blocking: action !== 'update' && isBlocking(affected),
     };
   }
 

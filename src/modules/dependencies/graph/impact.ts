@@ -150,10 +150,11 @@ function severityOf(
         reason: `${reason}; the proposed change was not given (send \`proposed\`), so it may need to follow the change`,
       };
     const verdict = classify(nodes, edges);
-    if (verdict.severity !== 'info' && inactive)
+    const off = inactive ? facts(inactive).label : edges.find((e) => e.disabled)?.via;
+    if (verdict.severity !== 'info' && off !== undefined)
       return {
         severity: 'info',
-        reason: `${reason}; ${verdict.detail}; but ${facts(inactive).label} is disabled`,
+        reason: `${reason}; ${verdict.detail}; but ${inactive ? off : `node '${off}'`} is disabled`,
       };
     return { severity: verdict.severity, reason: `${reason}; ${verdict.detail}` };
   }
