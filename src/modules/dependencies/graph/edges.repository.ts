@@ -229,11 +229,11 @@ async function checkNewReferences(
   }
   if (fresh.length === 0) return;
   const byOrg = new Map<string, { type: EntityType; id: string }[]>();
-  for (const f of fresh)
-    byOrg.set(f.owner.organizationId, [
-      ...(byOrg.get(f.owner.organizationId) ?? []),
-      { type: f.ref.targetType, id: f.ref.targetId! },
-    ]);
+  for (const f of fresh) {
+    const list = byOrg.get(f.owner.organizationId) ?? [];
+    list.push({ type: f.ref.targetType, id: f.ref.targetId! });
+    byOrg.set(f.owner.organizationId, list);
+  }
   for (const [organizationId, targets] of byOrg) {
     const state = await lockReferenced(trx, organizationId, targets);
     const of = (key: string) =>
@@ -245,9 +245,14 @@ async function checkNewReferences(
         `the ${ref.targetType} ${ref.targetId} that '${ref.via}' refers to was deleted while this was being saved; nothing was saved`,
       );
     }
-    const missing = [...state.missing]
-      .map(of)
-      .find((f) => f.owner.from.type === 'pipeline' && f.owner.active && !f.ref.disabled);
+    const missing = fresh.find(
+      (f) =>
+        f.owner.organizationId === organizationId &&
+        state.missing.has(f.key) &&
+        f.owner.from.type === 'pipeline' &&
+        f.owner.active &&
+        !f.ref.disabled,
+    );
     if (missing)
       throw badRequest(
         `node '${missing.ref.via}' refers to a ${missing.ref.targetType} the organization does not have (${missing.ref.targetId}); an enabled pipeline can only refer to existing ones`,

@@ -59,13 +59,16 @@ export async function lockReferenced(
   targets: readonly { type: EntityType; id: string }[],
 ): Promise<ReferencedState> {
   const state: ReferencedState = { missing: new Set(), deletedMeanwhile: new Set() };
-  const byType = new Map<LockableType, string[]>();
+  const byType = new Map<LockableType, Set<string>>();
   for (const t of targets) {
     if (t.type === 'topic') continue;
-    byType.set(t.type, [...(byType.get(t.type) ?? []), t.id]);
+    const ids = byType.get(t.type) ?? new Set<string>();
+    ids.add(t.id);
+    byType.set(t.type, ids);
   }
   const postgres = isPostgres(trx);
-  for (const [type, ids] of byType) {
+  for (const [type, idSet] of byType) {
+    const ids = [...idSet];
     const query = () =>
       trx
         .selectFrom(TABLE_OF[type])
