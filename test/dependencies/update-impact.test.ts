@@ -248,6 +248,47 @@ for (const dialect of testDialects()) {
       assert.match(mapped(`pipeline:${PM.id}`).reason, /fields: 'v' is removed, and node 'Map' maps it/);
     });
 
+    it('model: removing the field a read topic is bound to breaks the reader; retyping it degrades it', async () => {
+      const bound = await api.post(`/api/v1/engine/models/${M2.id}/bindings`, { topicPrefix: 'v1/pumps/p7' });
+      assert.equal(bound.status, 201, bound.text);
+      const reader = created(
+        await api.post('/api/v1/uns/dashboards', {
+          title: 'Pump 7',
+          panels: [
+            {
+              id: 'w',
+              type: 'timeseries',
+              gridPos: { x: 0, y: 0, w: 12, h: 8 },
+              queries: [{ filter: 'v1/pumps/p7/w' }],
+            },
+          ],
+        }),
+      );
+      const removed = await impact('model', M2.id, { fields: [{ name: 'v', type: 'number' }] });
+      const d = removed(`dashboard:${reader.id}`);
+      assert.equal(d.severity, 'breaks');
+      assert.match(d.reason, /fields: 'w' is removed, so v1\/pumps\/p7\/w is no longer bound to the model/);
+      assert.deepEqual(
+        d.path.map((s) => [s.key, s.relation]),
+        [
+          [`dashboard:${reader.id}`, 'reads-topic'],
+          ['topic:v1/pumps/p7/w', 'binds-topic'],
+          [`model:${M2.id}`, undefined],
+        ],
+      );
+      const retyped = await impact('model', M2.id, {
+        fields: [
+          { name: 'v', type: 'number' },
+          { name: 'w', type: 'string' },
+        ],
+      });
+      assert.equal(retyped(`dashboard:${reader.id}`).severity, 'degrades');
+      assert.match(
+        retyped(`dashboard:${reader.id}`).reason,
+        /fields: values of v1\/pumps\/p7\/w are validated against the changed fields \(w\)/,
+      );
+    });
+
     it('pipeline: no longer publishing a topic breaks the dashboard reading it; disabling degrades its runner', async () => {
       const unpublished = await impact('pipeline', cfg.P.id, { nodes: [manual] });
       const d = unpublished(`dashboard:${cfg.D.id}`);

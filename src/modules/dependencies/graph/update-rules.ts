@@ -13,7 +13,8 @@ import type { ProposedChange } from './proposed-change.js';
  *   `parameters` drops a parameter a calling node passes; `uns` stops publishing the topic a
  *   dashboard or pipeline reads;
  * - model: `fields` removes a field, or changes its type, that a `model.map` node maps, that a
- *   `model.validate` node validates, or that a model embedding it carries;
+ *   `model.validate` node validates, or that a model embedding it carries; removes the field a
+ *   topic read by a dashboard or pipeline is bound to (the topic is no longer bound);
  * - pipeline: `nodes` no longer publish the topic a dashboard or pipeline reads.
  * degrades (it keeps working, differently):
  * - connection: `readOnly` becomes true under a pipeline node that writes through it;
@@ -178,6 +179,14 @@ function touchVerdict(
       const changed = [...d.removed, ...d.retyped];
       const what = (f: string) => (d.removed.includes(f) ? `'${f}' is removed` : `'${f}' changes type`);
       if (topic !== null && lastEdge.relation === 'binds-topic') {
+        // The edge's `via` is the bound leaf's field path (`bearing/temperature`).
+        const leaf = (lastEdge.via ?? '').replaceAll('/', '.');
+        const gone = d.removed.find((f) => leaf === f || leaf.startsWith(`${f}.`));
+        if (gone)
+          return {
+            severity: 'breaks',
+            detail: `fields: '${gone}' is removed, so ${topic} is no longer bound to the model`,
+          };
         const all = [...changed, ...d.required];
         return all.length > 0
           ? {
