@@ -2,9 +2,18 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { DataRepository } from '../../uns/data/data.repository.js';
 import { type DependencyGraph, splitKey } from './dependency-graph.js';
-import { topicsOverlap } from './topic-overlap.js';
 
 const isFilter = (text: string) => text.split('/').some((s) => s === '+' || s === '#');
+
+/** Whether an MQTT filter (split in segments) matches a topic path (split): `+` one segment, `#` the rest. */
+function matches(filter: readonly string[], path: readonly string[]): boolean {
+  for (let i = 0; i < filter.length; i++) {
+    const f = filter[i];
+    if (f === '#') return true;
+    if (i >= path.length || (f !== '+' && f !== path[i])) return false;
+  }
+  return filter.length === path.length;
+}
 
 /**
  * The organization's topics nothing depends on and nothing feeds, quiet for the window: leaf topics
@@ -21,11 +30,11 @@ export async function unusedTopics(
   quietDays: number,
 ): Promise<{ path: string; reason: string }[]> {
   const named = new Set<string>();
-  const filters: string[] = [];
+  const filters: string[][] = [];
   for (const node of graph.nodes) {
     const { type, id } = splitKey(node);
     if (type !== 'topic') continue;
-    if (isFilter(id)) filters.push(id);
+    if (isFilter(id)) filters.push(id.split('/'));
     else named.add(id);
   }
   const topics = await new DataRepository(db).topicsWithLatestReceipt(organizationId);
@@ -34,7 +43,8 @@ export async function unusedTopics(
   for (const t of topics) {
     if (parents.has(t.path) || named.has(t.path)) continue;
     if (t.receivedUs !== null && t.receivedUs >= quietSinceUs) continue;
-    if (filters.some((f) => topicsOverlap(f, t.path))) continue;
+    const segments = t.path.split('/');
+    if (filters.some((f) => matches(f, segments))) continue;
     out.push({
       path: t.path,
       reason: `nothing reads it, publishes to it or binds it to a model, and it ${
