@@ -9,8 +9,8 @@ import './graph/guard-impact.js';
 /**
  * Installs the dependency graph under `/api/v1/dependencies/graph` and decorates the app with it, so
  * that delete and stop routes of other modules refuse what others depend on inside their transaction
- * (`impactCheck`, guard-impact.ts). Edges
- * written by an older extraction (or none, after the migration) are rebuilt before the app is ready.
+ * (`impactCheck`, guard-impact.ts). Edges written by an older extraction (or none, after the
+ * migration) are rebuilt before the app is ready.
  */
 export async function installDependencies(
   app: FastifyInstance,
