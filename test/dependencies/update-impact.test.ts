@@ -189,6 +189,79 @@ for (const dialect of testDialects()) {
       assert.match(back(`pipeline:${PW.id}`).reason, /type: node 'Write' now reads from the device/);
     });
 
+    it('function: a subscription made a read breaks its trigger; a read made a subscription breaks its call', async () => {
+      const mq = created(
+        await api.post('/api/v1/connections', {
+          name: 'Broker U',
+          protocol: 'mqtt',
+          config: { url: 'mqtt://127.0.0.1:1' },
+        }),
+      );
+      const sub = created(
+        await api.post(`/api/v1/connections/${mq.id}/functions`, {
+          name: 'alarms',
+          type: 'mqtt.subscribe',
+          config: { topic: 'plant/alarms' },
+        }),
+      );
+      const read = created(
+        await api.post(`/api/v1/connections/${mq.id}/functions`, {
+          name: 'last alarm',
+          type: 'mqtt.read',
+          config: { topic: 'plant/alarms' },
+        }),
+      );
+      const triggered = created(
+        await api.post('/api/v1/engine/pipelines', {
+          name: 'On alarm',
+          nodes: [
+            {
+              id: 'on',
+              name: 'On message',
+              type: 'trigger.connection',
+              parameters: { connectionId: mq.id, functionId: sub.id },
+            },
+          ],
+          edges: [],
+        }),
+      );
+      const caller = created(
+        await api.post('/api/v1/engine/pipelines', {
+          name: 'Poll alarm',
+          nodes: [
+            manual,
+            {
+              id: 'get',
+              name: 'Get alarm',
+              type: 'connection.call',
+              parameters: { connectionId: mq.id, functionId: read.id },
+            },
+          ],
+          edges: [{ source: 'start', target: 'get' }],
+        }),
+      );
+      await enable(triggered.id, caller.id);
+      const trigger = (await impact('function', sub.id, { type: 'mqtt.read' }))(`pipeline:${triggered.id}`);
+      assert.equal(trigger.severity, 'breaks');
+      assert.match(
+        trigger.reason,
+        /type: it is no longer a subscription \(mqtt.read\), so node 'On message' is never triggered/,
+      );
+      assert.deepEqual(
+        trigger.path.map((s) => [s.key, s.relation]),
+        [
+          [`pipeline:${triggered.id}`, 'triggered-by'],
+          [`function:${sub.id}`, undefined],
+        ],
+      );
+      const call = (await impact('function', read.id, { type: 'mqtt.subscribe' }))(`pipeline:${caller.id}`);
+      assert.equal(call.severity, 'breaks');
+      assert.match(
+        call.reason,
+        /type: it becomes a subscription \(mqtt.subscribe\), which node 'Get alarm' cannot call/,
+      );
+    });
+
     it('function: dropping a parameter a caller passes breaks it', async () => {
       const of = await impact('function', W.id, { parameters: [{ name: 'state', type: 'boolean' }] });
       const pw = of(`pipeline:${PW.id}`);
