@@ -7601,7 +7601,7 @@ export interface paths {
         put?: never;
         /**
          * Impact of an action
-         * @description Everything that depends on the entity, transitively, with a severity each (`breaks`, `degrades`, `info`), a reason and the path that explains it. `blocking` tells whether a delete or stop would be refused (409) without `force=true`. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
+         * @description Everything that depends on the entity, transitively, with a severity each (`breaks`, `degrades`, `info`), a reason and the path that explains it. `blocking` tells whether a delete or stop would be refused (409) without `force=true`. For `update`, `proposed` (the proposed body) lets each dependent be judged by what the change removes or alters. Needs the read scope of the entity asked about (`connectors:read`, `models:read`, `pipelines:read`, `dashboards:read`, `uns:read` for topics; 403 naming it); other entities the caller cannot read appear with `redacted: true`.
          *
          *     Requires any valid credential.
          */
@@ -7631,6 +7631,8 @@ export interface paths {
                             type: "connection" | "function" | "model" | "pipeline" | "dashboard" | "folder" | "topic";
                             id: string;
                         };
+                        /** @description `update` only: the proposed body of the entity (members as in its PUT; absent ones are unchanged). Read: a connection's `protocol` and `readOnly`; a function's `type`, `parameters` and `uns`; a model's `fields`; a pipeline's `nodes` and `enabled`. Each dependent is then `breaks` (the change removes what it uses), `degrades` (it keeps working differently) or `info`, the reason naming the member. Without it every dependent of an update is `info`. A member the type does not have, or of the wrong type, is 400. */
+                        proposed?: Record<string, never>;
                     };
                 };
             };
@@ -7775,7 +7777,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -7852,7 +7854,7 @@ export interface paths {
         };
         /**
          * Unused entities
-         * @description Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders. Only types the caller can read (naming an unreadable one in `types` is 403).
+         * @description Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders; topics (leaves of the tree) that no pipeline, model binding or dashboard reads, that no pipeline or function publishes to (filters that match them count) and that received no value in the last `quietDays` days. Only types the caller can read (naming an unreadable one in `types` is 403).
          *
          *     Requires any valid credential.
          */
@@ -7861,6 +7863,8 @@ export interface paths {
                 query?: {
                     /** @description Comma-separated entity types to list (default: all). */
                     types?: string;
+                    /** @description Topics: one nothing reads, publishes or binds is unused only if it received no value in this many days. */
+                    quietDays?: number;
                 };
                 header: {
                     /** @description The organization this request acts in. */
@@ -8695,7 +8699,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -10896,7 +10900,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -19590,7 +19594,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -20351,7 +20355,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };
@@ -21265,7 +21269,7 @@ export interface paths {
                                     degrades: number;
                                     info: number;
                                 };
-                                /** @description A delete or stop is refused (409) unless forced. */
+                                /** @description A delete or stop is refused (409) unless forced; always false for an update. */
                                 blocking: boolean;
                             };
                         };

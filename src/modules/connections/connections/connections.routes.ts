@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
 import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { guardImpact } from '../../dependencies/graph/guard-impact.js';
+import { guardImpact, impactCheck } from '../../dependencies/graph/guard-impact.js';
 import { DRIVERS } from '../protocols/protocol-registry.js';
 import {
   CloneConnectionBody,
@@ -141,13 +141,15 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
       },
     },
     async (request, reply) => {
-      await guardImpact(
-        request,
-        { type: 'connection', id: request.params.id },
-        'delete',
-        request.query.force,
+      const ref = { type: 'connection', id: request.params.id } as const;
+      // Before the running session is stopped; the check in the delete's transaction decides.
+      await guardImpact(request, ref, 'delete', request.query.force);
+      await connections.remove(
+        request.organization!.id,
+        request.params.id,
+        actorOf(request),
+        impactCheck(request, ref, 'delete', request.query.force),
       );
-      await connections.remove(request.organization!.id, request.params.id, actorOf(request));
       return reply.code(204).send(null);
     },
   );

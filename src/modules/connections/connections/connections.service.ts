@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
+import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
@@ -241,10 +242,11 @@ export class ConnectionsService {
     return this.get(organizationId, id);
   }
 
-  async remove(organizationId: string, id: string, actor: Actor): Promise<void> {
+  async remove(organizationId: string, id: string, actor: Actor, check?: ImpactCheck): Promise<void> {
     const row = await this.get(organizationId, id);
     await this.deps.changes?.deleted(id);
     await this.deps.db.transaction().execute(async (trx) => {
+      await check?.(trx);
       await this.deps.repository.in(trx).delete(id);
       await auditConnection(trx, this.deps.clock.now(), {
         organizationId,
@@ -268,11 +270,14 @@ export class ConnectionsService {
     action: RuntimeAction,
     actor: Actor,
     rawReason?: string,
+    /** Runs first in the transaction (the dependency graph's refusal of a stop). */
+    check?: ImpactCheck,
   ): Promise<void> {
     const reason = changeReason(rawReason, false);
     const row = await this.get(organizationId, id);
     const desired = action === 'stop' ? 'stopped' : 'running';
     await this.deps.db.transaction().execute(async (trx) => {
+      await check?.(trx);
       await this.deps.repository.in(trx).update(id, { desired_state: desired });
       await auditConnection(trx, this.deps.clock.now(), {
         organizationId,

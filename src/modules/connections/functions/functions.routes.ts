@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
 import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { guardImpact } from '../../dependencies/graph/guard-impact.js';
+import { impactCheck } from '../../dependencies/graph/guard-impact.js';
 import {
   ConnectorFunction,
   CreateFunctionBody,
@@ -155,17 +155,17 @@ export const functionsRoutes: FastifyPluginAsyncTypebox<{ functions: FunctionsSe
       },
     },
     async (request, reply) => {
-      await guardImpact(
-        request,
-        { type: 'function', id: request.params.functionId },
-        'delete',
-        request.query.force,
-      );
       await functions.remove(
         request.organization!.id,
         request.params.id,
         request.params.functionId,
         actorOf(request),
+        impactCheck(
+          request,
+          { type: 'function', id: request.params.functionId },
+          'delete',
+          request.query.force,
+        ),
       );
       return reply.code(204).send(null);
     },

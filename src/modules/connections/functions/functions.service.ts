@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
+import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
@@ -81,6 +82,8 @@ export class FunctionsService {
       after: FunctionRow[];
     },
     write: (repository: FunctionsRepository) => Promise<void>,
+    /** Runs first in the transaction (the dependency graph's refusal of a delete). */
+    check?: ImpactCheck,
   ): Promise<void> {
     const view = (rows: FunctionRow[]) => ({
       functions: Object.fromEntries(
@@ -88,6 +91,7 @@ export class FunctionsService {
       ),
     });
     await this.deps.db.transaction().execute(async (trx) => {
+      await check?.(trx);
       await write(this.deps.repository.in(trx));
       await auditConnection(trx, this.deps.clock.now(), {
         organizationId: change.organizationId,
@@ -213,11 +217,12 @@ export class FunctionsService {
     return this.toFunction({ ...row, ...patch }, connection.protocol);
   }
 
-  async remove(organizationId: string, connectionId: string, id: string, actor: Actor) {
+  async remove(organizationId: string, connectionId: string, id: string, actor: Actor, check?: ImpactCheck) {
     const { connection, row } = await this.get(organizationId, connectionId, id);
     await this.audited(
       { organizationId, connection, actor, action: 'function_deleted', before: [row], after: [] },
       (repository) => repository.delete(id),
+      check,
     );
     if (row.uns) this.deps.changes?.(connectionId);
   }

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, IdParams, Timestamp } from '../../../platform/schemas.js';
 import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { guardImpact } from '../../dependencies/graph/guard-impact.js';
+import { impactCheck } from '../../dependencies/graph/guard-impact.js';
 import { ChangeReason, RuntimeStateSchema } from '../connections/connections.schemas.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { ConnectionSupervisor } from './supervisor.js';
@@ -123,16 +123,16 @@ export const runtimeRoutes: FastifyPluginAsyncTypebox<{
       },
       async (request, reply) => {
         const connection = await connections.get(request.organization!.id, request.params.id);
-        if (action === 'stop' && connection.desired_state === 'running') {
-          const { force } = request.query as { force?: boolean };
-          await guardImpact(request, { type: 'connection', id: connection.id }, 'stop', force);
-        }
+        const { force } = request.query as { force?: boolean };
         await connections.recordRuntimeAction(
           request.organization!.id,
           connection.id,
           action,
           actorOf(request),
           request.body?.reason,
+          action === 'stop' && connection.desired_state === 'running'
+            ? impactCheck(request, { type: 'connection', id: connection.id }, 'stop', force)
+            : undefined,
         );
         if (action === 'start') await supervisor.startConnection(connection.id);
         else if (action === 'stop') await supervisor.stopConnection(connection.id);

@@ -1,6 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
+import { badRequest, conflict } from '../../../platform/errors.js';
 import type { Database, DependencyEdgeTable } from '../../../storage/tables.js';
 import { protocolOf } from '../../connections/protocols/protocol-registry.js';
+import { lockReferenced } from './entity-locks.js';
 import {
   dashboardReferences,
   distinctReferences,
@@ -39,6 +41,8 @@ interface Extracted {
   organizationId: string;
   from: { type: EntityType; id: string };
   references: Reference[];
+  /** False for a disabled pipeline: only an active owner must refer to entities that exist. */
+  active: boolean;
 }
 
 /** Reads the owners' stored rows (one query) and extracts their references, by owner id; a row that is gone is absent. */
@@ -57,7 +61,12 @@ async function extractMany(
         .where('id', 'in', ids)
         .execute();
       for (const row of rows)
-        out.set(row.id, { organizationId: row.organization_id, from: { type, id: row.id }, references: [] });
+        out.set(row.id, {
+          organizationId: row.organization_id,
+          from: { type, id: row.id },
+          references: [],
+          active: true,
+        });
       break;
     }
     case 'function': {
@@ -72,6 +81,7 @@ async function extractMany(
           organizationId: row.organization_id,
           from: { type, id: row.id },
           references: functionReferences(row, directionOf(row.protocol ?? undefined, row.type)),
+          active: true,
         });
       break;
     }
@@ -86,6 +96,7 @@ async function extractMany(
           organizationId: row.organization_id,
           from: { type, id: row.id },
           references: modelReferences(row),
+          active: true,
         });
       break;
     }
@@ -96,13 +107,14 @@ async function extractMany(
           organizationId: row.organization_id,
           from: { type: 'model', id: row.model_id },
           references: modelBindingReferences(row),
+          active: true,
         });
       break;
     }
     case 'pipeline': {
       const rows = await trx
         .selectFrom('pipelines')
-        .select(['id', 'organization_id', 'nodes'])
+        .select(['id', 'organization_id', 'nodes', 'enabled'])
         .where('id', 'in', ids)
         .execute();
       for (const row of rows)
@@ -110,6 +122,7 @@ async function extractMany(
           organizationId: row.organization_id,
           from: { type, id: row.id },
           references: pipelineReferences(row),
+          active: Boolean(row.enabled),
         });
       break;
     }
@@ -124,6 +137,7 @@ async function extractMany(
           organizationId: row.organization_id,
           from: { type, id: row.id },
           references: dashboardReferences(row),
+          active: true,
         });
       break;
     }
@@ -169,6 +183,83 @@ async function insertRows(trx: Kysely<Database>, rows: StoredEdge[]): Promise<vo
   }
 }
 
+/** The targets (`<type>:<id>`, entities only) of the stored edges of each owner, before a save rewrites them. */
+async function storedTargets(
+  trx: Kysely<Database>,
+  ownerType: EdgeOwnerType,
+  ownerIds: string[],
+): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  if (ownerIds.length === 0) return out;
+  const rows = await trx
+    .selectFrom('dependency_edges')
+    .select(['owner_id', 'to_type', 'to_id'])
+    .where('owner_type', '=', ownerType)
+    .where('owner_id', 'in', ownerIds)
+    .where('to_type', '!=', 'topic')
+    .execute();
+  for (const r of rows) {
+    const set = out.get(r.owner_id) ?? new Set<string>();
+    set.add(`${r.to_type}:${r.to_id}`);
+    out.set(r.owner_id, set);
+  }
+  return out;
+}
+
+/**
+ * Before the edges a save adds are written: locks the entities they start to refer to (see
+ * entity-locks.ts) and refuses the save when one was deleted by a transaction it waited for (409), or,
+ * for an enabled pipeline, when one does not exist (400; a disabled pipeline may refer to what is not
+ * there yet, and the graph shows it as missing). References the owner already had are not checked, so
+ * an entity deleted with `force=true` does not make its dependents unsaveable.
+ */
+async function checkNewReferences(
+  trx: Kysely<Database>,
+  saved: readonly Extracted[],
+  before: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<void> {
+  const fresh: { owner: Extracted; ref: Reference; key: string }[] = [];
+  for (const owner of saved) {
+    const had = before.get(owner.from.id);
+    for (const ref of owner.references) {
+      if (ref.targetType === 'topic' || ref.targetId === null || ref.dynamic) continue;
+      const key = `${ref.targetType}:${ref.targetId}`;
+      if (!had?.has(key)) fresh.push({ owner, ref, key });
+    }
+  }
+  if (fresh.length === 0) return;
+  const byOrg = new Map<string, { type: EntityType; id: string }[]>();
+  for (const f of fresh) {
+    const list = byOrg.get(f.owner.organizationId) ?? [];
+    list.push({ type: f.ref.targetType, id: f.ref.targetId! });
+    byOrg.set(f.owner.organizationId, list);
+  }
+  for (const [organizationId, targets] of byOrg) {
+    const state = await lockReferenced(trx, organizationId, targets);
+    const of = (key: string) =>
+      fresh.find((f) => f.owner.organizationId === organizationId && f.key === key)!;
+    const gone = [...state.deletedMeanwhile][0];
+    if (gone) {
+      const { ref } = of(gone);
+      throw conflict(
+        `the ${ref.targetType} ${ref.targetId} that '${ref.via}' refers to was deleted while this was being saved; nothing was saved`,
+      );
+    }
+    const missing = fresh.find(
+      (f) =>
+        f.owner.organizationId === organizationId &&
+        state.missing.has(f.key) &&
+        f.owner.from.type === 'pipeline' &&
+        f.owner.active &&
+        !f.ref.disabled,
+    );
+    if (missing)
+      throw badRequest(
+        `node '${missing.ref.via}' refers to a ${missing.ref.targetType} the organization does not have (${missing.ref.targetId}); an enabled pipeline can only refer to existing ones`,
+      );
+  }
+}
+
 /**
  * Rewrites the edges of one owner from its stored row, inside the transaction that saved or deleted it
  * (call it after the write): the row's references replace its edges; a row that is gone leaves none.
@@ -179,6 +270,7 @@ export async function syncEdges(
   ownerType: EdgeOwnerType,
   ownerId: string,
 ): Promise<void> {
+  const before = await storedTargets(trx, ownerType, [ownerId]);
   await trx
     .deleteFrom('dependency_edges')
     .where('owner_type', '=', ownerType)
@@ -198,6 +290,7 @@ export async function syncEdges(
     }
     return;
   }
+  await checkNewReferences(trx, [extracted], before);
   await insertRows(trx, toRows(ownerType, ownerId, extracted));
 }
 
@@ -216,12 +309,14 @@ export async function syncEdgesMany(
   const rows: StoredEdge[] = [];
   for (let i = 0; i < ownerIds.length; i += OWNER_CHUNK) {
     const ids = ownerIds.slice(i, i + OWNER_CHUNK);
+    const before = await storedTargets(trx, ownerType, ids);
     await trx
       .deleteFrom('dependency_edges')
       .where('owner_type', '=', ownerType)
       .where('owner_id', 'in', ids)
       .execute();
     const extracted = await extractMany(trx, ownerType, ids);
+    await checkNewReferences(trx, [...extracted.values()], before);
     for (const id of ids) {
       const e = extracted.get(id);
       if (e) rows.push(...toRows(ownerType, id, e));

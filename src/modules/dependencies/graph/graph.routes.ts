@@ -106,14 +106,22 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: DependencyGraphServ
       schema: {
         tags,
         summary: 'Impact of an action',
-        description: `Everything that depends on the entity, transitively, with a severity each (\`breaks\`, \`degrades\`, \`info\`), a reason and the path that explains it. \`blocking\` tells whether a delete or stop would be refused (409) without \`force=true\`. ${scopeNote}`,
+        description: `Everything that depends on the entity, transitively, with a severity each (\`breaks\`, \`degrades\`, \`info\`), a reason and the path that explains it. \`blocking\` tells whether a delete or stop would be refused (409) without \`force=true\`. For \`update\`, \`proposed\` (the proposed body) lets each dependent be judged by what the change removes or alters. ${scopeNote}`,
         body: ImpactBody,
         response: { 200: ImpactResponse, 404: errorResponse('The organization has no such entity.') },
       },
     },
     async (request) => {
       const ref = checkEntityRef(request.body.entity, 'entity.id');
-      return { data: await graph.impact(org(request), ref, request.body.action, request.grantedScopes) };
+      return {
+        data: await graph.impact(
+          org(request),
+          ref,
+          request.body.action,
+          request.grantedScopes,
+          request.body.proposed,
+        ),
+      };
     },
   );
 
@@ -125,13 +133,18 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: DependencyGraphServ
         tags,
         summary: 'Unused entities',
         description:
-          'Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders. Only types the caller can read (naming an unreadable one in `types` is 403).',
+          'Functions no pipeline calls that publish nothing; connections without functions no pipeline uses; models nothing uses and bound to no topic; disabled pipelines no pipeline runs; empty folders; topics (leaves of the tree) that no pipeline, model binding or dashboard reads, that no pipeline or function publishes to (filters that match them count) and that received no value in the last `quietDays` days. Only types the caller can read (naming an unreadable one in `types` is 403).',
         querystring: OrphansQuery,
         response: { 200: OrphanList },
       },
     },
     async (request) => ({
-      data: await graph.orphans(org(request), typesOf(request.query.types), request.grantedScopes),
+      data: await graph.orphans(
+        org(request),
+        typesOf(request.query.types),
+        request.grantedScopes,
+        request.query.quietDays ?? 30,
+      ),
     }),
   );
 };

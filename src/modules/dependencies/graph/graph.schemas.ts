@@ -150,6 +150,13 @@ export const ImpactBody = Type.Object(
       },
       { additionalProperties: false },
     ),
+    proposed: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        description:
+          "`update` only: the proposed body of the entity (members as in its PUT; absent ones are unchanged). Read: a connection's `protocol` and `readOnly`; a function's `type`, `parameters` and `uns`; a model's `fields`; a pipeline's `nodes` and `enabled`. Each dependent is then `breaks` (the change removes what it uses), `degrades` (it keeps working differently) or `info`, the reason naming the member. Without it every dependent of an update is `info`. A member the type does not have, or of the wrong type, is 400.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -183,7 +190,9 @@ export const ImpactSchema = Type.Object({
     }),
   ),
   summary: Type.Object({ breaks: Type.Integer(), degrades: Type.Integer(), info: Type.Integer() }),
-  blocking: Type.Boolean({ description: 'A delete or stop is refused (409) unless forced.' }),
+  blocking: Type.Boolean({
+    description: 'A delete or stop is refused (409) unless forced; always false for an update.',
+  }),
 });
 
 export const ImpactResponse = Type.Object({ data: ImpactSchema });
@@ -195,7 +204,21 @@ export const ImpactConflictBody = Type.Object({
   impact: Type.Optional(ImpactSchema),
 });
 
-export const OrphansQuery = Type.Object({ types: TypesList }, { additionalProperties: false });
+export const OrphansQuery = Type.Object(
+  {
+    types: TypesList,
+    quietDays: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 3650,
+        default: 30,
+        description:
+          'Topics: one nothing reads, publishes or binds is unused only if it received no value in this many days.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const OrphanList = Type.Object({
   data: Type.Array(Type.Object({ entity: NodeViewSchema, reason: Type.String() })),

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
 import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './dependency-graph.js';
@@ -14,6 +15,9 @@ import {
   type Severity,
 } from './impact.js';
 import type { EntityType } from './references.js';
+import { unusedTopics } from './unused-topics.js';
+import { loadUpdateFacts } from './update-context.js';
+import { classifyUpdate } from './update-rules.js';
 
 export const ENTITY_TYPES: readonly EntityType[] = [
   'connection',
@@ -70,10 +74,10 @@ export function checkEntityRef(ref: EntityRef, field: string): EntityRef {
 
 /** The dependency graph of an organization: focused views, dependents, dependencies, impact, unused entities. */
 export class DependencyGraphService {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
 
-  private async load(organizationId: string, focus?: EntityRef) {
-    const rows = await edgesOf(this.deps.db, organizationId);
+  private async load(organizationId: string, focus?: EntityRef, db: Kysely<Database> = this.deps.db) {
+    const rows = await edgesOf(db, organizationId);
     return new DependencyGraph(rows, focus?.type === 'topic' ? [focus.id] : []);
   }
 
@@ -158,13 +162,19 @@ export class DependencyGraphService {
       });
   }
 
-  /** What `action` on the entity does to everything that depends on it. */
+  /**
+   * What `action` on the entity does to everything that depends on it; for `update`, `proposed` (the
+   * proposed body of the entity) lets each dependent be judged by the update rules.
+   */
   async impact(
     organizationId: string,
     ref: EntityRef,
     action: ImpactAction,
     scopes: ReadonlySet<string>,
+    proposed?: unknown,
   ): Promise<ImpactView> {
+    if (proposed !== undefined && action !== 'update')
+      throw badRequest(`proposed: only an update has a proposed change, not a ${action}`);
     if (!ACTIONS_OF[ref.type].includes(action)) {
       const allowed = ACTIONS_OF[ref.type];
       throw badRequest(
@@ -179,10 +189,19 @@ export class DependencyGraphService {
     const reached = graph.walk(start, 'dependents');
     const show = await this.presenter(organizationId, graph, reached.keys(), scopes);
     const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
-    const affected = assessImpact(graph, start, action, (key) => ({
-      label: show.label(key),
-      active: facts.get(key)?.active ?? true,
-    }));
+    const updateFacts =
+      proposed === undefined
+        ? undefined
+        : await loadUpdateFacts(this.deps.db, organizationId, ref, proposed, reached.keys(), (k) =>
+            show.label(k),
+          );
+    const affected = assessImpact(
+      graph,
+      start,
+      action,
+      (key) => ({ label: show.label(key), active: facts.get(key)?.active ?? true }),
+      updateFacts && ((nodes, edges) => classifyUpdate(updateFacts, nodes, edges)),
+    );
     return this.impactView(show, start, action, affected);
   }
 
@@ -207,14 +226,16 @@ export class DependencyGraphService {
         })),
       })),
       summary,
-      blocking: isBlocking(affected),
+      // Nothing refuses an update: only a delete, stop or disable can be blocked.
+      blocking: action !== 'update' && isBlocking(affected),
     };
   }
 
   /**
    * Refuses a delete or stop (409 `conflict` with the impact) while something active depends on the
    * entity (of `blockingTypes`, when given). The caller has the write scope of the entity; dependents of types it cannot
-   * read are counted but redacted.
+   * read are counted but redacted. `db`: the transaction that deletes or stops it, which has locked
+   * its row (see `impactCheck`), so that what it reads is what the delete goes ahead against.
    */
   async guard(
     organizationId: string,
@@ -222,14 +243,15 @@ export class DependencyGraphService {
     action: 'delete' | 'stop' | 'disable',
     scopes: ReadonlySet<string>,
     blockingTypes?: readonly EntityType[],
+    db: Kysely<Database> = this.deps.db,
   ): Promise<void> {
-    const graph = await this.load(organizationId);
+    const graph = await this.load(organizationId, undefined, db);
     const start = nodeKey(ref.type, ref.id);
     if (graph.dependentsOf(start).length === 0) return;
     // An entity the organization does not have: the route answers its own 404.
-    if ((await lookupEntities(this.deps.db, organizationId, [start])).size === 0) return;
+    if ((await lookupEntities(db, organizationId, [start])).size === 0) return;
     const reached = graph.walk(start, 'dependents');
-    const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
+    const facts = await lookupEntities(db, organizationId, reached.keys());
     const show = new NodePresenter(facts, new Set([...scopes, READ_SCOPE[ref.type]]), graph.unresolved);
     const affected = assessImpact(graph, start, action, (key) => ({
       label: show.label(key),
@@ -253,22 +275,28 @@ export class DependencyGraphService {
   /**
    * Entities nothing uses: functions no pipeline calls that publish nothing, connections without
    * functions that no pipeline uses, models no pipeline or model uses and that are bound to no topic,
-   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders.
+   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders, topics
+   * nothing reads, publishes or binds that received no value in the last `quietDays` days.
    */
   async orphans(
     organizationId: string,
     types: readonly EntityType[] | undefined,
     scopes: ReadonlySet<string>,
+    quietDays = 30,
   ) {
     const wanted = (
-      types ?? (['connection', 'function', 'model', 'pipeline', 'folder'] as EntityType[])
-    ).filter((t) => t !== 'topic' && t !== 'dashboard');
+      types ?? (['connection', 'function', 'model', 'pipeline', 'folder', 'topic'] as EntityType[])
+    ).filter((t) => t !== 'dashboard');
     for (const t of types ?? []) {
       if (!scopes.has(READ_SCOPE[t])) throw insufficientScope(`the scope ${READ_SCOPE[t]}`, READ_SCOPE[t]);
     }
     const readable = wanted.filter((t) => scopes.has(READ_SCOPE[t]));
     const graph = await this.load(organizationId);
-    const entities = await allEntities(this.deps.db, organizationId, readable);
+    const entities = await allEntities(
+      this.deps.db,
+      organizationId,
+      readable.filter((t) => t !== 'topic'),
+    );
     const folderUse = new Set<string>();
     if (readable.includes('folder')) {
       for (const r of await this.deps.db
@@ -285,6 +313,11 @@ export class DependencyGraphService {
     for (const e of entities) {
       const reason = unusedReason(graph, e, folderUse);
       if (reason) out.push({ entity: show.view(nodeKey(e.type, e.id)), reason });
+    }
+    if (readable.includes('topic')) {
+      const quietSinceUs = (this.deps.clock.now() - quietDays * 86_400_000) * 1000;
+      for (const t of await unusedTopics(this.deps.db, organizationId, graph, quietSinceUs, quietDays))
+        out.push({ entity: show.view(nodeKey('topic', t.path)), reason: t.reason });
     }
     return out.sort(
       (a, b) =>

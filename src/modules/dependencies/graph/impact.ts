@@ -45,6 +45,15 @@ export interface AffectedEntry {
   path: PathStep[];
 }
 
+/**
+ * For `update`: the verdict on one affected entity from its path (nodes and edges, from it to the
+ * entity updated), given the proposed change (update-rules.ts). Absent: the change was not given.
+ */
+export type UpdateClassifier = (
+  nodes: NodeKey[],
+  edges: GraphEdge[],
+) => { severity: Severity; detail: string };
+
 /** A reference without which the dependent cannot do its work (the rest carry data: topics). */
 const HARD: ReadonlySet<Relation> = new Set([
   'uses-connection',
@@ -79,8 +88,10 @@ const RANK: Record<Severity, number> = { breaks: 0, degrades: 1, info: 2 };
  * - `breaks`: it refers to the entity itself (uses, calls, runs, is triggered by, validates with) and is active;
  * - `degrades`: it depends on it through something else, or only through data (topics it reads);
  * - `info`: it is inactive (a disabled pipeline, a disabled node on the way), the path only passes a
- *   model's validation of a topic, the action is an update, or it goes along with the entity (the
- *   functions of a deleted or stopped connection).
+ *   model's validation of a topic, or it goes along with the entity (the functions of a deleted or
+ *   stopped connection).
+ * An update is judged by `classify` (the rules of update-rules.ts), an inactive dependent being info;
+ * without it (no proposed change given) every dependent is info.
  * The functions of a connection go with it, so a path that reaches the connection through one of its
  * functions counts from the function.
  */
@@ -89,6 +100,7 @@ export function assessImpact(
   start: NodeKey,
   action: ImpactAction,
   facts: (key: NodeKey) => NodeFacts,
+  classify?: UpdateClassifier,
 ): AffectedEntry[] {
   const reached = graph.walk(start, 'dependents');
   const out: AffectedEntry[] = [];
@@ -115,6 +127,7 @@ export function assessImpact(
         action,
         facts,
         reason,
+        classify,
       ),
     });
   }
@@ -127,9 +140,24 @@ function severityOf(
   action: ImpactAction,
   facts: (key: NodeKey) => NodeFacts,
   reason: string,
+  classify: UpdateClassifier | undefined,
 ): { severity: Severity; reason: string } {
-  if (action === 'update') return { severity: 'info', reason: `${reason}; it may need to follow the change` };
   const inactive = nodes.slice(0, -1).find((n) => !facts(n).active);
+  if (action === 'update') {
+    if (!classify)
+      return {
+        severity: 'info',
+        reason: `${reason}; the proposed change was not given (send \`proposed\`), so it may need to follow the change`,
+      };
+    const verdict = classify(nodes, edges);
+    const off = inactive ? facts(inactive).label : edges.find((e) => e.disabled)?.via;
+    if (verdict.severity !== 'info' && off !== undefined)
+      return {
+        severity: 'info',
+        reason: `${reason}; ${verdict.detail}; but ${inactive ? off : `node '${off}'`} is disabled`,
+      };
+    return { severity: verdict.severity, reason: `${reason}; ${verdict.detail}` };
+  }
   if (inactive) return { severity: 'info', reason: `${reason}; ${facts(inactive).label} is disabled` };
   const disabledNode = edges.find((e) => e.disabled);
   if (disabledNode) return { severity: 'info', reason: `${reason}; node '${disabledNode.via}' is disabled` };

@@ -6,7 +6,7 @@ import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
 import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { guardImpact } from '../../dependencies/graph/guard-impact.js';
+import { impactCheck } from '../../dependencies/graph/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { toBinding, toModel } from './model-views.js';
@@ -181,14 +181,14 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await guardImpact(request, { type: 'model', id: request.params.id }, 'delete', request.query.force, [
-        'pipeline',
-      ]);
       await models.delete(
         org(request),
         request.params.id,
         request.query.acknowledgeBreaking === true,
         actorOf(request),
+        impactCheck(request, { type: 'model', id: request.params.id }, 'delete', request.query.force, [
+          'pipeline',
+        ]),
       );
       return reply.code(204).send(null);
     },

@@ -7,6 +7,7 @@ import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
+import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import { UNS_TOPICS } from '../../uns/uns-invalidation.js';
 import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { checkTopicPrefix, ModelBinder } from './model-binder.js';
@@ -403,9 +404,12 @@ export class ModelsService {
     id: string,
     acknowledgeBreaking: boolean,
     actor: Actor,
+    /** Runs first in the transaction: the dependency graph's refusal while pipelines use it. */
+    check?: ImpactCheck,
   ): Promise<void> {
     let unbound = false;
     await this.deps.db.transaction().execute(async (trx) => {
+      await check?.(trx);
       const model = await this.deps.repo.get(organizationId, id, trx);
       if (!model) throw notFound('model');
       const referrers = (await this.deps.repo.all(organizationId, trx)).filter(

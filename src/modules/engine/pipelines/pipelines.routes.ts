@@ -6,7 +6,7 @@ import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
 import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { guardImpact } from '../../dependencies/graph/guard-impact.js';
+import { impactCheck } from '../../dependencies/graph/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
@@ -181,8 +181,12 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await guardImpact(request, { type: 'pipeline', id: request.params.id }, 'delete', request.query.force);
-      await pipelines.delete(org(request), request.params.id, actorOf(request));
+      await pipelines.delete(
+        org(request),
+        request.params.id,
+        actorOf(request),
+        impactCheck(request, { type: 'pipeline', id: request.params.id }, 'delete', request.query.force),
+      );
       return reply.code(204).send(null);
     },
   );

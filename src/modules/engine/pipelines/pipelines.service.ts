@@ -5,6 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { type ApiError, badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
+import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
@@ -324,9 +325,18 @@ export class PipelinesService {
     });
   }
 
-  /** Deletes a pipeline with its history; its executions stay until retention. */
-  async delete(organizationId: string, id: string, actor: Actor = { userId: null }): Promise<void> {
+  /**
+   * Deletes a pipeline with its history; its executions stay until retention. `check` runs first in
+   * the transaction (the dependency graph's refusal while others depend on it).
+   */
+  async delete(
+    organizationId: string,
+    id: string,
+    actor: Actor = { userId: null },
+    check?: ImpactCheck,
+  ): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
+      await check?.(trx);
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
       await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);

@@ -107,6 +107,27 @@ export class DataRepository {
     return q.orderBy('t.path').limit(limit).execute();
   }
 
+  /**
+   * Every topic of the organization with its parent and when its latest value was received (epoch
+   * microseconds; null: never), in one query (the dependency graph's unused topics).
+   */
+  async topicsWithLatestReceipt(
+    organizationId: string,
+  ): Promise<{ path: string; parentPath: string | null; receivedUs: number | null }[]> {
+    await this.settle();
+    const rows = await this.db
+      .selectFrom('uns_topics as t')
+      .leftJoin('uns_latest as l', 'l.topic_id', 't.id')
+      .select(['t.path', 't.parent_path', 'l.received_us'])
+      .where('t.organization_id', '=', organizationId)
+      .execute();
+    return rows.map((r) => ({
+      path: r.path,
+      parentPath: r.parent_path,
+      receivedUs: r.received_us === null ? null : Number(r.received_us),
+    }));
+  }
+
   /** The latest value row of one topic, if it has one. */
   latestOf(topicId: number) {
     return this.db
