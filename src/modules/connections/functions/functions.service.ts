@@ -6,6 +6,8 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
+import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
@@ -13,6 +15,11 @@ import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { parseCsvRows } from './csv-rows.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
+import {
+  FUNCTION_ENTITY,
+  type FunctionSnapshot,
+  recordFunctionVersions,
+} from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
@@ -37,6 +44,7 @@ export interface FunctionsServiceDeps {
   repository: FunctionsRepository;
   connections: ConnectionsService;
   clock: Clock;
+  versions: EntityVersionsRepository;
   topicPrefix: string;
   executor: () => FunctionExecutor;
   changes?: (connectionId: string) => void;
@@ -44,9 +52,13 @@ export interface FunctionsServiceDeps {
 
 export { functionTypeOf, type UnsTarget } from './function-definition.js';
 
-/** Functions of a connection: CRUD, clone, import and execute. */
+/** Functions of a connection: CRUD, clone, import, revert and execute; every change a version. */
 export class FunctionsService {
-  constructor(private readonly deps: FunctionsServiceDeps) {}
+  readonly history: VersionHistory;
+
+  constructor(private readonly deps: FunctionsServiceDeps) {
+    this.history = new VersionHistory(deps.versions, FUNCTION_ENTITY, 'function');
+  }
 
   toFunction(row: FunctionRow, protocol: string): ConnectorFunction {
     return {
@@ -60,6 +72,7 @@ export class FunctionsService {
       config: JSON.parse(row.config) as Record<string, unknown>,
       parameters: JSON.parse(row.parameters) as FunctionParameter[],
       uns: row.uns ? (JSON.parse(row.uns) as UnsTarget) : null,
+      version: row.version,
       createdAt: isoTime(row.created_at),
       createdBy: row.created_by,
       updatedAt: isoTime(row.updated_at),
@@ -68,8 +81,9 @@ export class FunctionsService {
   }
 
   /**
-   * Writes function rows with `write` and records the change in the connection's audit log, in one
-   * transaction: each function under `/functions/<id>`, as the API shows it, before and after.
+   * Writes function rows with `write` and records the change in the connection's audit log and as
+   * versions of the functions, in one transaction: each function under `/functions/<id>`, as the API
+   * shows it, before and after.
    */
   private async audited(
     change: {
@@ -79,6 +93,7 @@ export class FunctionsService {
       action: string;
       before: FunctionRow[];
       after: FunctionRow[];
+      change?: VersionedChange;
     },
     write: (repository: FunctionsRepository) => Promise<void>,
   ): Promise<void> {
@@ -88,8 +103,10 @@ export class FunctionsService {
       ),
     });
     await this.deps.db.transaction().execute(async (trx) => {
+      const at = this.deps.clock.now();
       await write(this.deps.repository.in(trx));
-      await auditConnection(trx, this.deps.clock.now(), {
+      await recordFunctionVersions(this.history, trx, { ...change, at });
+      await auditConnection(trx, at, {
         organizationId: change.organizationId,
         actor: change.actor,
         action: change.action,
@@ -134,6 +151,7 @@ export class FunctionsService {
       config: JSON.stringify(body.config),
       parameters: JSON.stringify(body.parameters ?? []),
       uns: body.uns ? JSON.stringify(body.uns) : null,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
@@ -171,8 +189,10 @@ export class FunctionsService {
     id: string,
     body: UpdateFunctionBody,
     actor: Actor,
+    change: VersionedChange = {},
   ) {
     const { connection, row } = await this.get(organizationId, connectionId, id);
+    if (body.version !== undefined) this.history.checkBasedOn(row.version, body.version);
     const current = this.toFunction(row, connection.protocol);
     const next = {
       type: body.type ?? current.type,
@@ -195,6 +215,7 @@ export class FunctionsService {
       config: JSON.stringify(next.config),
       parameters: JSON.stringify(next.parameters),
       uns: next.uns ? JSON.stringify(next.uns) : null,
+      version: row.version + 1,
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     };
@@ -203,14 +224,37 @@ export class FunctionsService {
         organizationId,
         connection,
         actor,
-        action: 'function_updated',
+        action: change.changeType === 'revert' ? 'function_reverted' : 'function_updated',
         before: [row],
         after: [{ ...row, ...patch }],
+        change,
       },
-      (repository) => repository.update(id, patch),
+      async (repository) => {
+        if (!(await repository.update(id, patch, row.version))) this.history.changedMeanwhile();
+      },
     );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
     return this.toFunction({ ...row, ...patch }, connection.protocol);
+  }
+
+  /** Restores `version`'s content as a new version of the function (history is never rewritten). */
+  async revert(
+    organizationId: string,
+    connectionId: string,
+    id: string,
+    version: EntityVersion,
+    actor: Actor,
+  ) {
+    const { row } = await this.get(organizationId, connectionId, id);
+    const { name, description, type, config, parameters, uns } = version.snapshot as FunctionSnapshot;
+    return this.update(
+      organizationId,
+      connectionId,
+      id,
+      { name, description, type, config, parameters, uns, version: row.version },
+      actor,
+      { changeType: 'revert', revertedFrom: version.version },
+    );
   }
 
   async remove(organizationId: string, connectionId: string, id: string, actor: Actor) {
@@ -240,13 +284,22 @@ export class FunctionsService {
       id: randomUUID(),
       name: cloneName,
       uns: null,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
     };
     await this.audited(
-      { organizationId, connection, actor, action: 'function_cloned', before: [], after: [copy] },
+      {
+        organizationId,
+        connection,
+        actor,
+        action: 'function_cloned',
+        before: [],
+        after: [copy],
+        change: { changeType: 'clone' },
+      },
       (repository) => repository.insert([copy]),
     );
     return this.toFunction(copy, connection.protocol);
@@ -260,12 +313,21 @@ export class FunctionsService {
       id: randomUUID(),
       organization_id: organizationId,
       connection_id: toId,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
     }));
     await this.deps.repository.in(trx).insert(rows);
+    await recordFunctionVersions(this.history, trx, {
+      organizationId,
+      before: [],
+      after: rows,
+      change: { changeType: 'clone' },
+      actor,
+      at: now,
+    });
   }
 
   /** Bulk import, all or nothing: 400 listing every bad row (1-based), nothing created then. */
@@ -334,7 +396,15 @@ export class FunctionsService {
     });
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
     await this.audited(
-      { organizationId, connection, actor, action: 'functions_imported', before: [], after: rows },
+      {
+        organizationId,
+        connection,
+        actor,
+        action: 'functions_imported',
+        before: [],
+        after: rows,
+        change: { changeType: 'import' },
+      },
       (repository) => repository.insert(rows),
     );
     return rows.map((r) => this.toFunction(r, connection.protocol));
