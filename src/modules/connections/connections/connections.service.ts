@@ -31,8 +31,6 @@ import type {
 import type { Connection, CreateConnectionBody, UpdateConnectionBody } from './connections.schemas.js';
 import { openSecrets, sealSecrets } from './secret-box.js';
 
-export { SECRET_SET } from './connection-snapshot.js';
-
 /** Told when a connection's settings change or it goes, so a running session follows. */
 export interface ConnectionChanges {
   changed(connectionId: string): void;

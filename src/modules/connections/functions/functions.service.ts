@@ -13,13 +13,9 @@ import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
-import { parseCsvRows } from './csv-rows.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
-import {
-  FUNCTION_ENTITY,
-  type FunctionSnapshot,
-  recordFunctionVersions,
-} from './function-versions.js';
+import { importRows } from './function-import.js';
+import { FUNCTION_ENTITY, type FunctionSnapshot, recordFunctionVersions } from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
@@ -338,62 +334,9 @@ export class FunctionsService {
     actor: Actor,
   ) {
     const connection = await this.connectionOf(organizationId, connectionId);
-    const errors: string[] = [];
-    let items: unknown[];
-    if (input.csv !== undefined) {
-      items = parseCsvRows(input.csv).map((r, i) => {
-        try {
-          return {
-            name: r.name,
-            ...(r.description ? { description: r.description } : {}),
-            type: r.type,
-            config: r.config ? JSON.parse(r.config) : {},
-            parameters: r.parameters ? JSON.parse(r.parameters) : [],
-          };
-        } catch {
-          errors.push(`row ${i + 1}: config and parameters must be JSON`);
-          return null;
-        }
-      });
-    } else items = input.functions ?? [];
-    if (items.length === 0) throw badRequest('nothing to import: no rows');
     const names = await this.deps.repository.namesOf(connectionId);
-    const rows: FunctionRow[] = [];
-    items.forEach((item, i) => {
-      if (item === null) return;
-      const at = `row ${i + 1}: `;
-      const body = item as CreateFunctionBody;
-      try {
-        if (
-          typeof body !== 'object' ||
-          typeof body.name !== 'string' ||
-          body.name.length < 1 ||
-          body.name.length > 100
-        ) {
-          throw badRequest('name must be a string of 1 to 100 characters');
-        }
-        if (typeof body.type !== 'string') throw badRequest('type is required');
-        if (typeof body.config !== 'object' || body.config === null || Array.isArray(body.config))
-          throw badRequest('config must be an object');
-        if (body.parameters !== undefined && !Array.isArray(body.parameters))
-          throw badRequest('parameters must be an array');
-        checkDefinition(
-          connection.protocol,
-          {
-            type: body.type,
-            config: body.config,
-            parameters: (body.parameters ?? []) as FunctionParameter[],
-            uns: null,
-          },
-          this.deps.topicPrefix,
-        );
-        if (names.has(body.name)) throw badRequest(`name '${body.name}' already exists in this connection`);
-        names.add(body.name);
-        rows.push(this.newRow(organizationId, connectionId, { ...body, uns: null }, actor));
-      } catch (error) {
-        errors.push(at + (error as Error).message);
-      }
-    });
+    const { bodies, errors } = importRows(input, names, connection.protocol, this.deps.topicPrefix);
+    const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
     await this.audited(
       {
