@@ -144,6 +144,22 @@ for (const dialect of testDialects()) {
       const free = await api.patch(`${CONNECTIONS}/${id}`, { description: 'three' });
       assert.equal(free.status, 200);
       assert.equal(free.body.data.version, 3);
+
+      // Bad input changes nothing either: a version that is no integer, a revert to no version.
+      const rowsNow = await versionRows();
+      for (const version of ['3', 0, 1.5]) {
+        const bad = await api.patch(`${CONNECTIONS}/${id}`, { description: 'four', version });
+        assert.equal(bad.status, 400, `${JSON.stringify(version)}: ${bad.text}`);
+        assert.equal(bad.body.error, 'bad_request');
+        assert.match(bad.body.message, /version/);
+      }
+      assert.equal((await api.post(`${CONNECTIONS}/${id}/versions/0/revert`, {})).status, 400);
+      const missing = await api.post(`${CONNECTIONS}/${id}/versions/99/revert`, {});
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error, 'not_found');
+      assert.equal((await api.get(`${CONNECTIONS}/${id}/versions/3/diff?against=0`)).status, 400);
+      assert.equal((await api.get(`${CONNECTIONS}/${id}`)).body.data.version, 3);
+      assert.equal(await versionRows(), rowsNow);
     });
 
     it('refuses a revert to a version whose secret is no longer stored, naming it', async () => {
@@ -257,6 +273,19 @@ for (const dialect of testDialects()) {
       assert.equal(wrong.status, 404);
       assert.equal(wrong.body.error, 'not_found');
       assert.equal((await api.get(`${path}/versions/99`)).status, 404);
+
+      // A bulk import records each new function as version 1 of type import.
+      const imported = await api.post(`${CONNECTIONS}/${id}/functions/import`, {
+        functions: [{ name: 'more coils', type: 'modbus.readCoils', config: { address: 3 } }],
+      });
+      assert.equal(imported.status, 201, imported.text);
+      const importedHistory = await api.get(
+        `${CONNECTIONS}/${id}/functions/${imported.body.data[0].id}/versions`,
+      );
+      assert.deepEqual(
+        importedHistory.body.data.map((v: any) => [v.version, v.changeType]),
+        [[1, 'import']],
+      );
     });
 
     it("another organization's ids are 404 and scopes are enforced", async () => {
