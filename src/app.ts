@@ -178,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     runtime: deps.connectionRuntime,
     bus,
+    versions,
   });
   await installBundles(app, {
     config,

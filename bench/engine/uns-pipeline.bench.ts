@@ -104,7 +104,8 @@ try {
     const r = results[detail]!;
     console.log(`  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}`);
   }
-  if (nr.received === 0 || nr2.received === 0) throw new Error('Node-RED delivered nothing: the baseline did not run');
+  if (nr.received === 0 || nr2.received === 0)
+    throw new Error('Node-RED delivered nothing: the baseline did not run');
   report('Meridian (minimal) vs Node-RED', results.minimal!.perSecond, baseline.perSecond, 'msg/s', 1.0);
   for (const detail of ['standard', 'full'] as const) {
     const cost = 1 - results[detail]!.perSecond / results.minimal!.perSecond;

@@ -293,7 +293,7 @@ export interface UnsSettingsTable {
 /** One version of a versioned configuration entity (see modules/versions). */
 export interface EntityVersionTable {
   organization_id: string;
-  /** `model`, `pipeline`, `dashboard`, `connection`. */
+  /** `model`, `pipeline`, `dashboard`, `connection`, `function`. */
   entity_type: string;
   entity_id: string;
   version: number;
@@ -423,6 +423,8 @@ export interface ConnectionTable {
   read_only: number;
   auto_start: number;
   desired_state: 'running' | 'stopped';
+  /** Raised by every change; its snapshots are in entity_versions (type `connection`). */
+  version: number;
   created_at: number;
   created_by: string | null;
   updated_at: number;
@@ -441,6 +443,8 @@ export interface ConnectionFunctionTable {
   parameters: string;
   /** JSON text `{ topic, intervalMs }` or null. */
   uns: string | null;
+  /** Raised by every change; its snapshots are in entity_versions (type `function`). */
+  version: number;
   created_at: number;
   created_by: string | null;
   updated_at: number;

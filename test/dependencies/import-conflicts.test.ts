@@ -122,6 +122,65 @@ for (const dialect of testDialects()) {
       assert.deepEqual(connection.config.bearerToken, { configured: true });
     });
 
+    it('an overwrite of a connection and its function is a version of each, and reverting restores them', async () => {
+      const b = a.inOrg(await buildOrganization(server));
+      const first = (await importInto(b, {})).report;
+      const connectionId = first.idMap['connection:PLC line 1'];
+      const functionKey = Object.keys(first.idMap).find((k) => k.startsWith('function:'))!;
+      const functionId = first.idMap[functionKey];
+      const connectionPath = `/api/v1/connections/${connectionId}`;
+      const functionPath = `${connectionPath}/functions/${functionId}`;
+      const original = (await b.get(connectionPath)).body.data;
+      assert.equal(original.version, 1);
+      // The connection as a row made before connections were versioned: no history yet.
+      await server.storage.db.deleteFrom('entity_versions').where('entity_id', '=', connectionId).execute();
+
+      const changed = resealed(bundle, (x) => {
+        const c = x.entities.connections.find((e: any) => e.name === 'PLC line 1');
+        c.description = 'changed upstream';
+        c.config.baseUrl = 'http://127.0.0.1:9/changed';
+        c.functions[0].config = { path: '/changed' };
+      });
+      await importInto(b, { conflict: 'overwrite' }, changed);
+      const overwritten = (await b.get(connectionPath)).body.data;
+      assert.equal(overwritten.description, 'changed upstream');
+      assert.equal(overwritten.version, 2);
+      const history = (await b.get(`${connectionPath}/versions`)).body.data;
+      assert.deepEqual(
+        history.map((v: any) => [v.version, v.changeType]),
+        [
+          [2, 'import'],
+          [1, 'create'],
+        ],
+      );
+      assert.ok(history[0].summary.changed.includes('/config/baseUrl'), JSON.stringify(history[0].summary));
+      const functionHistory = (await b.get(`${functionPath}/versions`)).body.data;
+      assert.deepEqual(
+        functionHistory.map((v: any) => [v.version, v.changeType]),
+        [
+          [2, 'import'],
+          [1, 'import'],
+        ],
+      );
+
+      const reverted = await b.post(`${connectionPath}/versions/1/revert`, {});
+      assert.equal(reverted.status, 200, reverted.text);
+      const restored = (await b.get(connectionPath)).body.data;
+      assert.equal(restored.version, 3);
+      assert.equal(restored.description, original.description);
+      assert.deepEqual(restored.config, original.config);
+      assert.deepEqual(restored.config.bearerToken, { configured: true });
+      const fnReverted = await b.post(`${functionPath}/versions/1/revert`, {});
+      assert.equal(fnReverted.status, 200, fnReverted.text);
+      assert.deepEqual((await b.get(functionPath)).body.data.config, { path: '/temp' });
+      const bodies = [
+        (await b.get(`${connectionPath}/versions/1`)).text,
+        (await b.get(`${connectionPath}/versions/2`)).text,
+        (await b.get(`${connectionPath}/versions/2/diff`)).text,
+      ].join('\n');
+      for (const value of Object.values(inputs)) assert.ok(!bodies.includes(value), 'no secret in versions');
+    });
+
     it('carries the organization settings when chosen, with the default dashboard remapped', async () => {
       const settings = (await a.get('/api/v1/organizations/settings')).body.data;
       const patched = await a.patch('/api/v1/organizations/settings', {

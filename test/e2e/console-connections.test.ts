@@ -68,4 +68,37 @@ describe('console: connections', () => {
     await page.locator('[data-state="connected"]').first().waitFor();
     assert.deepEqual(errors, []);
   });
+
+  it('lists the versions of the connection, compares two and reverts to the first', async () => {
+    await page.getByRole('link', { name: 'Press line' }).click();
+    await page.getByRole('heading', { name: 'Press line' }).waitFor();
+    const id = page.url().split('/').pop()!;
+    const path = `/api/v1/connections/${id}`;
+    const first = (await server.admin.get(path)).body.data;
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('timeoutMs').fill('4500');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved.').waitFor();
+
+    await page.getByRole('tab', { name: 'Versions' }).click();
+    await page.locator('tr[data-version="2"]').getByText('config/timeoutMs').waitFor();
+    await page.locator('tr[data-version="1"]').getByText('create').waitFor();
+    await page.getByLabel('Compare version 1').check();
+    await page.getByLabel('Compare version 2').check();
+    const changes = page.getByRole('region', { name: 'Changes from v1 to v2' });
+    await changes.getByText('/config/timeoutMs').waitFor();
+    await screenshot(page, 'connection-versions');
+    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Revert to v1' }).click();
+    await page.locator('tr[data-version="3"]').getByText('revert (to v1)').waitFor();
+    const reverted = (await server.admin.get(path)).body.data;
+    assert.equal(reverted.version, 3);
+    assert.deepEqual(reverted.config, first.config);
+
+    // A function's versions open in its card.
+    await page.getByRole('tab', { name: 'Functions' }).click();
+    const fn = page.getByRole('listitem', { name: 'Function pressure' });
+    await fn.getByRole('button', { name: 'Versions of pressure' }).click();
+    await fn.locator('tr[data-version="1"]').getByText('create').waitFor();
+    assert.deepEqual(errors, []);
+  });
 });

@@ -5,6 +5,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
+import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
+import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
 import { ConnectionsService } from './connections/connections.service.js';
@@ -56,6 +58,8 @@ export async function installConnections(
     runtime?: ConnectionRuntimeOptions;
     /** The bus between replicas (executes are forwarded to the replica that runs the connection). */
     bus?: InvalidationBus;
+    /** The version history connections and functions record their changes in. */
+    versions: EntityVersionsRepository;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
@@ -65,6 +69,7 @@ export async function installConnections(
     repository: new ConnectionsRepository(db),
     clock,
     keyEncryptionKey: resolveKeyEncryptionKey(config),
+    versions: deps.versions,
   });
   const functionsRepository = new FunctionsRepository(db);
   const history = new StateHistoryRepository(db);
@@ -86,6 +91,7 @@ export async function installConnections(
     repository: functionsRepository,
     connections,
     clock,
+    versions: deps.versions,
     topicPrefix: config.topicPrefix,
     executor: () => supervisor,
     changes: (id) => supervisor.changed(id),
@@ -103,6 +109,13 @@ export async function installConnections(
   await app.register(runtimeRoutes, { prefix, connections, supervisor });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });
+  await app.register(connectionVersionsRoutes, {
+    prefix,
+    connections,
+    functions,
+    versions: deps.versions,
+    db,
+  });
 
   const labelNames = ['organization', 'connection', 'state'] as const;
   const gauge = (

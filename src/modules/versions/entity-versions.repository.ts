@@ -153,10 +153,11 @@ export class EntityVersionsRepository {
     entityType: string,
     entityId: string,
     params: Pick<ListParams, 'limit' | 'offset'>,
+    db: Kysely<Database> = this.db,
   ): Promise<{ rows: Omit<EntityVersion, 'snapshot'>[]; pagination: Pagination }> {
     const limit = params.limit ?? 50;
     const offset = params.offset ?? 0;
-    const scope = this.db
+    const scope = db
       .selectFrom('entity_versions')
       .where('organization_id', '=', organizationId)
       .where('entity_type', '=', entityType)
@@ -185,6 +186,54 @@ export class EntityVersionsRepository {
       }),
       pagination: { total: Number(counted?.total ?? 0), limit, offset },
     };
+  }
+
+  /**
+   * The first versions in `baselines` whose entity has no version 1 yet (rows made before their type
+   * was versioned): one query per 500 entities, so an import can record them in a batch.
+   */
+  async withoutFirstVersion(
+    db: Kysely<Database>,
+    organizationId: string,
+    baselines: RecordVersion[],
+  ): Promise<RecordVersion[]> {
+    const have = new Set<string>();
+    for (let i = 0; i < baselines.length; i += 500) {
+      const ids = baselines.slice(i, i + 500).map((b) => b.entityId);
+      const rows = await db
+        .selectFrom('entity_versions')
+        .select(['entity_type', 'entity_id'])
+        .where('organization_id', '=', organizationId)
+        .where('version', '=', 1)
+        .where('entity_id', 'in', ids)
+        .execute();
+      for (const row of rows) have.add(`${row.entity_type} ${row.entity_id}`);
+    }
+    return baselines.filter((b) => !have.has(`${b.entityType} ${b.entityId}`));
+  }
+
+  /**
+   * Records `input` unless the entity already has that version (a concurrent writer recorded it):
+   * the first version of a row made before its entity type was versioned, recorded when first needed.
+   */
+  async recordBaseline(trx: Kysely<Database>, input: RecordVersion): Promise<void> {
+    await trx
+      .insertInto('entity_versions')
+      .values({
+        organization_id: input.organizationId,
+        entity_type: input.entityType,
+        entity_id: input.entityId,
+        version: input.version,
+        change_type: input.changeType,
+        snapshot: JSON.stringify(input.snapshot),
+        summary: JSON.stringify(input.summary ?? summarizeChanges([])),
+        reverted_from: null,
+        created_at: input.at,
+        created_by: input.actor.userId,
+        created_by_client: input.actor.clientId ?? null,
+      })
+      .onConflict((oc) => oc.columns(['entity_type', 'entity_id', 'version']).doNothing())
+      .execute();
   }
 
   /** Removes an entity's whole history (with the entity, in its transaction). */

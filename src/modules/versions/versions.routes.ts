@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type { TSchema } from 'typebox';
+import { type TObject, type TSchema, Type } from 'typebox';
 import { type Actor, actorOf } from '../../platform/actor.js';
 import { badRequest, notFound } from '../../platform/errors.js';
 import { IdParams, isoTime } from '../../platform/schemas.js';
@@ -13,8 +13,11 @@ import {
   VersionDiff,
   VersionList,
   VersionListQuery,
-  VersionParams,
+  VersionNumber,
 } from './versions.schemas.js';
+
+/** The path parameters of an entity (`id`, or a nested one such as a function's). */
+type EntityParams = Record<string, string>;
 
 export interface VersionRoutesOptions {
   /** Stored entity type, e.g. `model`. */
@@ -25,8 +28,15 @@ export interface VersionRoutesOptions {
   readScope: string;
   writeScope: string;
   versions: EntityVersionsRepository;
+  /** The entity's path under the prefix (default `/:id`), and its parameters (default `{id}`). */
+  path?: string;
+  params?: TObject;
+  /** The entity id among the path parameters (default `id`). */
+  idOf?(params: EntityParams): string;
   /** Whether the entity exists in the organization (another organization's id: false, so 404). */
-  exists(organizationId: string, id: string): Promise<boolean>;
+  exists(organizationId: string, id: string, params: EntityParams): Promise<boolean>;
+  /** Runs before every read: records a missing first version (entities versioned after they existed). */
+  backfill?(organizationId: string, id: string, params: EntityParams): Promise<void>;
   /** Restores `version`'s content as a new version through the entity's own rules; answers the entity. */
   revert(
     organizationId: string,
@@ -58,39 +68,54 @@ export const versionRoutes: FastifyPluginAsyncTypebox<VersionRoutesOptions> = as
   const { entityType, noun, tags, versions } = options;
   const read = { access: { scope: options.readScope } };
   const organizationOf = (request: FastifyRequest) => request.organization!.id;
+  const path = options.path ?? '/:id';
+  const EntityParams = options.params ?? IdParams;
+  const VersionParams = Type.Object({ ...EntityParams.properties, version: VersionNumber });
+  const idOf = options.idOf ?? ((params: EntityParams) => params.id!);
+
+  /** The entity id of a request, after checking that the entity exists (404 otherwise). */
+  async function entityOf(request: FastifyRequest): Promise<string> {
+    const organizationId = organizationOf(request);
+    const params = request.params as EntityParams;
+    const id = idOf(params);
+    if (!(await options.exists(organizationId, id, params))) throw notFound(noun);
+    await options.backfill?.(organizationId, id, params);
+    return id;
+  }
 
   async function load(request: FastifyRequest, id: string, version: number): Promise<EntityVersion> {
-    const organizationId = organizationOf(request);
-    const found = await versions.get(organizationId, entityType, id, version);
+    const found = await versions.get(organizationOf(request), entityType, id, version);
     if (found) return found;
-    if (!(await options.exists(organizationId, id))) throw notFound(noun);
     throw notFound(`version ${version} of this ${noun}`);
   }
 
   app.get(
-    '/:id/versions',
+    `${path}/versions`,
     {
       config: read,
       schema: {
         tags,
         summary: `List the versions of a ${noun}`,
         description: 'Newest first, without snapshots; each with its change summary, actor and time.',
-        params: IdParams,
+        params: EntityParams,
         querystring: VersionListQuery,
         response: { 200: VersionList },
       },
     },
     async (request) => {
-      const { id } = request.params;
-      const organizationId = organizationOf(request);
-      if (!(await options.exists(organizationId, id))) throw notFound(noun);
-      const { rows, pagination } = await versions.list(organizationId, entityType, id, request.query);
+      const id = await entityOf(request);
+      const { rows, pagination } = await versions.list(
+        organizationOf(request),
+        entityType,
+        id,
+        request.query,
+      );
       return { data: rows.map(wire), pagination };
     },
   );
 
   app.get(
-    '/:id/versions/:version',
+    `${path}/versions/:version`,
     {
       config: read,
       schema: {
@@ -101,13 +126,13 @@ export const versionRoutes: FastifyPluginAsyncTypebox<VersionRoutesOptions> = as
       },
     },
     async (request) => {
-      const found = await load(request, request.params.id, request.params.version);
+      const found = await load(request, await entityOf(request), request.params.version);
       return { data: { ...wire(found), snapshot: found.snapshot } };
     },
   );
 
   app.get(
-    '/:id/versions/:version/diff',
+    `${path}/versions/:version/diff`,
     {
       config: read,
       schema: {
@@ -121,9 +146,10 @@ export const versionRoutes: FastifyPluginAsyncTypebox<VersionRoutesOptions> = as
       },
     },
     async (request) => {
-      const { id, version } = request.params;
+      const { version } = request.params;
       const against = request.query.against ?? version - 1;
       if (against < 1) throw badRequest('against: version 1 has no version before it; name one');
+      const id = await entityOf(request);
       const [older, newer] = await Promise.all([load(request, id, against), load(request, id, version)]);
       const changes = diffJson(older.snapshot, newer.snapshot);
       return { data: { from: against, to: version, changes, summary: summarizeChanges(changes) } };
@@ -131,7 +157,7 @@ export const versionRoutes: FastifyPluginAsyncTypebox<VersionRoutesOptions> = as
   );
 
   app.post(
-    '/:id/versions/:version/revert',
+    `${path}/versions/:version/revert`,
     {
       config: { access: { scope: options.writeScope } },
       schema: {
@@ -143,14 +169,9 @@ export const versionRoutes: FastifyPluginAsyncTypebox<VersionRoutesOptions> = as
       },
     },
     async (request) => {
-      const found = await load(request, request.params.id, request.params.version);
-      const data = await options.revert(
-        organizationOf(request),
-        request.params.id,
-        found,
-        actorOf(request),
-        request,
-      );
+      const id = await entityOf(request);
+      const found = await load(request, id, request.params.version);
+      const data = await options.revert(organizationOf(request), id, found, actorOf(request), request);
       return { data };
     },
   );

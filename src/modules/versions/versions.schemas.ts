@@ -49,9 +49,15 @@ export const VersionDiff = Type.Object({
   }),
 });
 
+export const VersionNumber = Type.Integer({
+  minimum: 1,
+  maximum: 2_147_483_647,
+  description: 'Version number.',
+});
+
 export const VersionParams = Type.Object({
   id: Type.String({ format: 'uuid', description: 'Resource id.' }),
-  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Version number.' }),
+  version: VersionNumber,
 });
 
 export const VersionListQuery = Type.Object(

@@ -17,6 +17,7 @@ import { webhookTokens } from './0015-webhook-tokens.js';
 import { nodeState } from './0016-node-state.js';
 import { executionFlow } from './0017-execution-flow.js';
 import { unsRollupJob } from './0019-uns-rollup-job.js';
+import { connectionVersions } from './0020-connection-versions.js';
 import { engineClaimOrder } from './0021-engine-claim-order.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
@@ -39,5 +40,6 @@ export const migrations: MeridianMigration[] = [
   nodeState,
   executionFlow,
   unsRollupJob,
+  connectionVersions,
   engineClaimOrder,
 ];

@@ -20418,6 +20418,8 @@ export interface paths {
                         autoStart?: boolean;
                         /** @description Why: recorded with the change in the organization's audit log (1 to 500 characters). */
                         reason?: string;
+                        /** @description The version this change is based on: another one answers 409 `conflict` and changes nothing. Left out, the change applies to the stored version. */
+                        version?: number;
                     };
                 };
             };
@@ -21349,6 +21351,8 @@ export interface paths {
                                 [key: string]: string;
                             };
                         } | null;
+                        /** @description The version this change is based on: another one answers 409 `conflict` and changes nothing. Left out, the change applies to the stored version. */
+                        version?: number;
                     };
                 };
             };
@@ -21630,6 +21634,970 @@ export interface paths {
                 };
                 /** @description A write on a read-only connection. */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a connection
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a connection
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a connection
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a connection to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-9"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of a function
+         * @description Newest first, without snapshots; each with its change summary, actor and time.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Rows to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View one version of a function
+         * @description Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                version: number;
+                                changeType: "create" | "update" | "revert" | "import" | "clone";
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                                /** @description The version a revert restored. */
+                                revertedFrom: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The acting user. */
+                                createdBy: string | null;
+                                /** @description The OAuth2 client, if any. */
+                                createdByClient: string | null;
+                                /** @description The whole entity then. */
+                                snapshot: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two versions of a function
+         * @description Every difference as a JSON pointer with the value before and after, computed on the server.
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The older side; default the version before. */
+                    against?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                from: number;
+                                to: number;
+                                changes: {
+                                    /** @description JSON pointer (RFC 6901) into the entity. */
+                                    path: string;
+                                    kind: "added" | "removed" | "changed";
+                                    from?: unknown;
+                                    to?: unknown;
+                                }[];
+                                /** @description JSON pointers added, removed and changed against the previous version. */
+                                summary: {
+                                    added: string[];
+                                    removed: string[];
+                                    changed: string[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/functions/{functionId}/versions/{version}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a function to an earlier version
+         * @description Records a new version with the old content; history is never rewritten.
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    id: string;
+                    functionId: string;
+                    /** @description Version number. */
+                    version: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -22920,6 +23888,8 @@ export interface components {
             /** @description What the runtime supervisor converges to; persists across restarts. */
             desiredState: "running" | "stopped";
             state: "idle" | "connecting" | "connected" | "degraded" | "reconnecting" | "error" | "stopping";
+            /** @description Raised by every change of content; `GET /api/v1/connections/{id}/versions` lists them. */
+            version: number;
             /** Format: date-time */
             createdAt: string;
             createdBy: string | null;
@@ -22966,6 +23936,8 @@ export interface components {
                 };
             } | null;
             direction: "read" | "write" | "subscribe";
+            /** @description Raised by every change; see `.../versions`. */
+            version: number;
             /** Format: date-time */
             createdAt: string;
             createdBy: string | null;

@@ -59,9 +59,33 @@ export class ConnectionsRepository {
     await this.db.updateTable('connections').set(patch).where('id', '=', id).execute();
   }
 
-  /** Deletes the connection with its functions, runtime and state history (run it in a transaction). */
+  /** Saves `patch` only while the stored version is `basedOn`; answers whether it did. */
+  async updateAtVersion(id: string, patch: Partial<ConnectionRow>, basedOn: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('connections')
+      .set(patch)
+      .where('id', '=', id)
+      .where('version', '=', basedOn)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Deletes the connection with its functions, runtime, state history and the version histories of
+   * the connection and its functions (run it in a transaction).
+   */
   async delete(id: string): Promise<void> {
     const db = this.db;
+    const functions = db.selectFrom('connection_functions').select('id').where('connection_id', '=', id);
+    await db
+      .deleteFrom('entity_versions')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('entity_type', '=', 'connection'), eb('entity_id', '=', id)]),
+          eb.and([eb('entity_type', '=', 'function'), eb('entity_id', 'in', functions)]),
+        ]),
+      )
+      .execute();
     await db.deleteFrom('connection_state_events').where('connection_id', '=', id).execute();
     await db.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
     await db.deleteFrom('connection_functions').where('connection_id', '=', id).execute();

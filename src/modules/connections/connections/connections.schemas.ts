@@ -55,6 +55,10 @@ export const Connection = Type.Object(
       description: 'What the runtime supervisor converges to; persists across restarts.',
     }),
     state: RuntimeStateSchema,
+    version: Type.Integer({
+      minimum: 1,
+      description: 'Raised by every change of content; `GET /api/v1/connections/{id}/versions` lists them.',
+    }),
     createdAt: Timestamp,
     createdBy: Type.Union([Type.String(), Type.Null()]),
     updatedAt: Timestamp,
@@ -88,6 +92,14 @@ export const UpdateConnectionBody = Type.Object(
     readOnly: Type.Optional(Type.Boolean()),
     autoStart: Type.Optional(Type.Boolean()),
     reason: Type.Optional(ChangeReason),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        description:
+          'The version this change is based on: another one answers 409 `conflict` and changes nothing. Left out, the change applies to the stored version.',
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -6,10 +6,23 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
+import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
-import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
+import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
+import {
+  CONNECTION_ENTITY,
+  type ConnectionSnapshot,
+  connectionChangeSummary,
+  connectionSnapshot,
+  keptSecrets,
+  missingSecrets,
+  SECRET_SET,
+  splitConfig,
+} from './connection-snapshot.js';
 import type {
   ConnectionFilters,
   ConnectionRow,
@@ -18,12 +31,6 @@ import type {
 } from './connections.repository.js';
 import type { Connection, CreateConnectionBody, UpdateConnectionBody } from './connections.schemas.js';
 import { openSecrets, sealSecrets } from './secret-box.js';
-
-/** What a read shows in place of a stored secret. */
-export const SECRET_SET = Object.freeze({ configured: true });
-
-const isSecretPlaceholder = (value: unknown) =>
-  typeof value === 'object' && value !== null && (value as { configured?: unknown }).configured === true;
 
 /** Told when a connection's settings change or it goes, so a running session follows. */
 export interface ConnectionChanges {
@@ -46,12 +53,20 @@ export interface ConnectionsServiceDeps {
   repository: ConnectionsRepository;
   clock: Clock;
   keyEncryptionKey: Buffer;
+  versions: EntityVersionsRepository;
   changes?: ConnectionChanges;
 }
 
-/** Connections: create, list, view, update, delete, clone; config validated, secrets sealed. */
+/**
+ * Connections: create, list, view, update, delete, clone, revert; config validated, secrets sealed;
+ * every change of content recorded as a version (secrets only as whether they are set).
+ */
 export class ConnectionsService {
-  constructor(private readonly deps: ConnectionsServiceDeps) {}
+  readonly history: VersionHistory;
+
+  constructor(private readonly deps: ConnectionsServiceDeps) {
+    this.history = new VersionHistory(deps.versions, CONNECTION_ENTITY, 'connection');
+  }
 
   set changes(changes: ConnectionChanges) {
     this.deps.changes = changes;
@@ -76,6 +91,7 @@ export class ConnectionsService {
       autoStart: row.auto_start === 1,
       desiredState: row.desired_state,
       state: row.state,
+      version: row.version,
       createdAt: isoTime(row.created_at),
       createdBy: row.created_by,
       updatedAt: isoTime(row.updated_at),
@@ -96,36 +112,26 @@ export class ConnectionsService {
     return row.secrets ? openSecrets(row.secrets, row.id, this.deps.keyEncryptionKey) : {};
   }
 
+  /** The row as a version holds it: secrets reduced to whether each is set. */
+  snapshotOf(row: ConnectionRow): ConnectionSnapshot {
+    return connectionSnapshot(row, this.secretsOf(row));
+  }
+
+  /** Records version 1 of a row made before connections were versioned (see `ensureBaseline`). */
+  ensureBaseline(db: Kysely<Database>, row: ConnectionRow): Promise<void> {
+    return this.history.ensureBaseline(db, {
+      organizationId: row.organization_id,
+      entityId: row.id,
+      version: row.version,
+      snapshot: this.snapshotOf(row),
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+    });
+  }
+
   /** The full config a driver needs: stored fields with the secrets put back. Never leaves the server. */
   driverConfig(row: ConnectionRow): Record<string, unknown> {
     return { ...(JSON.parse(row.config) as Record<string, unknown>), ...this.secretsOf(row) };
-  }
-
-  /**
-   * Validates a config against the protocol's schema and splits it into the stored part and the
-   * secrets. A secret sent as `{configured: true}` or left out keeps the previous one.
-   */
-  private splitConfig(
-    protocol: string,
-    config: Record<string, unknown>,
-    previous: Record<string, string>,
-  ): { config: Record<string, unknown>; secrets: Record<string, string> } {
-    const { validateConfig, secretFields } = protocolOf(protocol);
-    const full: Record<string, unknown> = { ...config };
-    for (const field of secretFields) {
-      if (full[field] === undefined || isSecretPlaceholder(full[field])) {
-        if (previous[field] !== undefined) full[field] = previous[field];
-        else delete full[field];
-      }
-    }
-    assertValid(validateConfig, full, 'config');
-    const stored: Record<string, unknown> = {};
-    const secrets: Record<string, string> = {};
-    for (const [key, value] of Object.entries(full)) {
-      if (secretFields.includes(key)) secrets[key] = value as string;
-      else stored[key] = value;
-    }
-    return { config: stored, secrets };
   }
 
   private seal(secrets: Record<string, string>, id: string): string | null {
@@ -148,7 +154,7 @@ export class ConnectionsService {
     body: CreateConnectionBody,
     actor: Actor,
   ): Promise<ConnectionWithState> {
-    const { config, secrets } = this.splitConfig(body.protocol, body.config, {});
+    const { config, secrets } = splitConfig(body.protocol, body.config, {});
     if (await this.deps.repository.nameTaken(organizationId, body.name)) {
       throw conflict(`a connection named '${body.name}' already exists in this organization`);
     }
@@ -167,6 +173,7 @@ export class ConnectionsService {
       read_only: body.readOnly ? 1 : 0,
       auto_start: autoStart ? 1 : 0,
       desired_state: autoStart ? 'running' : 'stopped',
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
@@ -174,6 +181,14 @@ export class ConnectionsService {
     };
     await this.deps.db.transaction().execute(async (trx) => {
       await this.deps.repository.in(trx).insert(row);
+      await this.history.record(trx, {
+        organizationId,
+        entityId: id,
+        version: 1,
+        snapshot: this.snapshotOf(row),
+        actor,
+        at: now,
+      });
       await auditConnection(trx, now, {
         organizationId,
         actor,
@@ -188,23 +203,34 @@ export class ConnectionsService {
     return this.get(organizationId, id);
   }
 
+  /**
+   * Changes a connection: a new version. With `version` (the one the caller edited) a stale one answers
+   * 409 and changes nothing; without it the change applies to whatever is stored (as before versions).
+   */
   async update(
     organizationId: string,
     id: string,
     body: UpdateConnectionBody,
     actor: Actor,
+    change: VersionedChange = {},
   ): Promise<ConnectionWithState> {
     const reason = changeReason(body.reason, false);
     const row = await this.get(organizationId, id);
+    if (body.version !== undefined) this.history.checkBasedOn(row.version, body.version);
     const protocol = body.protocol ?? row.protocol;
     if (body.protocol !== undefined && body.protocol !== row.protocol && body.config === undefined) {
       protocolOf(body.protocol);
       throw badRequest('config is required when the protocol changes');
     }
-    const patch: Partial<ConnectionRow> = { updated_at: this.deps.clock.now(), updated_by: actor.userId };
+    const now = this.deps.clock.now();
+    const patch: Partial<ConnectionRow> = {
+      updated_at: now,
+      updated_by: actor.userId,
+      version: row.version + 1,
+    };
     if (body.config !== undefined || body.protocol !== undefined) {
-      const previous = protocol === row.protocol ? this.secretsOf(row) : {};
-      const split = this.splitConfig(
+      const previous = keptSecrets(row.protocol, this.secretsOf(row), protocol, change);
+      const split = splitConfig(
         protocol,
         body.config ?? (JSON.parse(row.config) as Record<string, unknown>),
         previous,
@@ -223,15 +249,30 @@ export class ConnectionsService {
     if (body.labels !== undefined) patch.labels = JSON.stringify(body.labels);
     if (body.readOnly !== undefined) patch.read_only = body.readOnly ? 1 : 0;
     if (body.autoStart !== undefined) patch.auto_start = body.autoStart ? 1 : 0;
+    const next = { ...row, ...patch };
     await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.repository.in(trx).update(id, patch);
-      await auditConnection(trx, patch.updated_at!, {
+      await this.ensureBaseline(trx, row);
+      if (!(await this.deps.repository.in(trx).updateAtVersion(id, patch, row.version)))
+        this.history.changedMeanwhile();
+      await syncEdges(trx, 'connection', id);
+      const [before, after] = [this.snapshotOf(row), this.snapshotOf(next)];
+      await this.history.record(trx, {
+        organizationId,
+        entityId: id,
+        version: next.version,
+        snapshot: after,
+        change,
+        summary: connectionChangeSummary(before, this.secretsOf(row), after, this.secretsOf(next)),
+        actor,
+        at: now,
+      });
+      await auditConnection(trx, now, {
         organizationId,
         actor,
-        action: 'updated',
+        action: change.changeType === 'revert' ? 'reverted' : 'updated',
         connectionId: id,
         before: this.auditView(row),
-        after: this.auditView({ ...row, ...patch }),
+        after: this.auditView(next),
         reason,
         secretFields: [
           ...new Set([...protocolOf(row.protocol).secretFields, ...protocolOf(protocol).secretFields]),
@@ -240,6 +281,29 @@ export class ConnectionsService {
     });
     this.deps.changes?.changed(id);
     return this.get(organizationId, id);
+  }
+
+  /**
+   * Restores `version`'s content as a new version (history is never rewritten). The secrets stored now
+   * are kept; a secret the old version had set and none is stored now answers 400 naming it.
+   */
+  async revert(organizationId: string, id: string, version: EntityVersion, actor: Actor) {
+    const row = await this.get(organizationId, id);
+    const snapshot = version.snapshot as ConnectionSnapshot;
+    const kept = keptSecrets(row.protocol, this.secretsOf(row), snapshot.protocol, { changeType: 'revert' });
+    const missing = missingSecrets(snapshot, kept);
+    if (missing.length > 0)
+      throw badRequest(
+        `${missing.join(', ')}: version ${version.version} had this secret set and none is stored now; set it with PATCH /api/v1/connections/${id}, then revert`,
+      );
+    const { name, description, protocol, config, labels, readOnly, autoStart } = snapshot;
+    return this.update(
+      organizationId,
+      id,
+      { name, description, protocol, config, labels, readOnly, autoStart, version: row.version },
+      actor,
+      { changeType: 'revert', revertedFrom: version.version },
+    );
   }
 
   async remove(organizationId: string, id: string, actor: Actor, check?: ImpactCheck): Promise<void> {
@@ -312,6 +376,7 @@ export class ConnectionsService {
       name: cloneName,
       secrets: this.seal(this.secretsOf(row), cloneId),
       desired_state: 'stopped',
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
@@ -319,6 +384,15 @@ export class ConnectionsService {
     };
     await this.deps.db.transaction().execute(async (trx) => {
       await this.deps.repository.in(trx).insert(copy);
+      await this.history.record(trx, {
+        organizationId,
+        entityId: cloneId,
+        version: 1,
+        snapshot: this.snapshotOf(copy),
+        change: { changeType: 'clone' },
+        actor,
+        at: now,
+      });
       await this.deps.changes?.cloned?.(id, cloneId, organizationId, actor, trx);
       await auditConnection(trx, now, {
         organizationId,

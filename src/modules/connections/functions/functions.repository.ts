@@ -59,11 +59,20 @@ export class FunctionsRepository {
     return this.db.isTransaction ? work(this.db) : this.db.transaction().execute(work);
   }
 
-  async update(id: string, patch: Partial<FunctionRow>): Promise<void> {
+  /** Saves `patch` only while the stored version is `basedOn`; answers whether it did. */
+  async update(id: string, patch: Partial<FunctionRow>, basedOn: number): Promise<boolean> {
+    let saved = false;
     await this.inTransaction(async (trx) => {
-      await trx.updateTable('connection_functions').set(patch).where('id', '=', id).execute();
-      await syncEdges(trx, 'function', id);
+      const result = await trx
+        .updateTable('connection_functions')
+        .set(patch)
+        .where('id', '=', id)
+        .where('version', '=', basedOn)
+        .executeTakeFirst();
+      saved = Number(result.numUpdatedRows) === 1;
+      if (saved) await syncEdges(trx, 'function', id);
     });
+    return saved;
   }
 
   async delete(id: string): Promise<void> {

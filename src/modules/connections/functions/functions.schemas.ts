@@ -68,6 +68,7 @@ export const ConnectorFunction = Type.Object(
     connectionId: Type.String({ format: 'uuid' }),
     ...fields,
     direction: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('subscribe')]),
+    version: Type.Integer({ minimum: 1, description: 'Raised by every change; see `.../versions`.' }),
     createdAt: Timestamp,
     createdBy: Type.Union([Type.String(), Type.Null()]),
     updatedAt: Timestamp,
@@ -98,6 +99,14 @@ export const UpdateFunctionBody = Type.Object(
     config: Type.Optional(fields.config),
     parameters: Type.Optional(fields.parameters),
     uns: Type.Optional(fields.uns),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_147_483_647,
+        description:
+          'The version this change is based on: another one answers 409 `conflict` and changes nothing. Left out, the change applies to the stored version.',
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );

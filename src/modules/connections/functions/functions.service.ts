@@ -7,13 +7,16 @@ import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
-import { parseCsvRows } from './csv-rows.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
+import { importRows } from './function-import.js';
+import { FUNCTION_ENTITY, type FunctionSnapshot, recordFunctionVersions } from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
@@ -38,6 +41,7 @@ export interface FunctionsServiceDeps {
   repository: FunctionsRepository;
   connections: ConnectionsService;
   clock: Clock;
+  versions: EntityVersionsRepository;
   topicPrefix: string;
   executor: () => FunctionExecutor;
   changes?: (connectionId: string) => void;
@@ -45,9 +49,13 @@ export interface FunctionsServiceDeps {
 
 export { functionTypeOf, type UnsTarget } from './function-definition.js';
 
-/** Functions of a connection: CRUD, clone, import and execute. */
+/** Functions of a connection: CRUD, clone, import, revert and execute; every change a version. */
 export class FunctionsService {
-  constructor(private readonly deps: FunctionsServiceDeps) {}
+  readonly history: VersionHistory;
+
+  constructor(private readonly deps: FunctionsServiceDeps) {
+    this.history = new VersionHistory(deps.versions, FUNCTION_ENTITY, 'function');
+  }
 
   toFunction(row: FunctionRow, protocol: string): ConnectorFunction {
     return {
@@ -61,6 +69,7 @@ export class FunctionsService {
       config: JSON.parse(row.config) as Record<string, unknown>,
       parameters: JSON.parse(row.parameters) as FunctionParameter[],
       uns: row.uns ? (JSON.parse(row.uns) as UnsTarget) : null,
+      version: row.version,
       createdAt: isoTime(row.created_at),
       createdBy: row.created_by,
       updatedAt: isoTime(row.updated_at),
@@ -69,8 +78,9 @@ export class FunctionsService {
   }
 
   /**
-   * Writes function rows with `write` and records the change in the connection's audit log, in one
-   * transaction: each function under `/functions/<id>`, as the API shows it, before and after.
+   * Writes function rows with `write` and records the change in the connection's audit log and as
+   * versions of the functions, in one transaction: each function under `/functions/<id>`, as the API
+   * shows it, before and after.
    */
   private async audited(
     change: {
@@ -80,6 +90,7 @@ export class FunctionsService {
       action: string;
       before: FunctionRow[];
       after: FunctionRow[];
+      change?: VersionedChange;
     },
     write: (repository: FunctionsRepository) => Promise<void>,
     /** Runs first in the transaction (the dependency graph's refusal of a delete). */
@@ -92,8 +103,10 @@ export class FunctionsService {
     });
     await this.deps.db.transaction().execute(async (trx) => {
       await check?.(trx);
+      const at = this.deps.clock.now();
       await write(this.deps.repository.in(trx));
-      await auditConnection(trx, this.deps.clock.now(), {
+      await recordFunctionVersions(this.history, trx, { ...change, at });
+      await auditConnection(trx, at, {
         organizationId: change.organizationId,
         actor: change.actor,
         action: change.action,
@@ -138,6 +151,7 @@ export class FunctionsService {
       config: JSON.stringify(body.config),
       parameters: JSON.stringify(body.parameters ?? []),
       uns: body.uns ? JSON.stringify(body.uns) : null,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
@@ -175,8 +189,10 @@ export class FunctionsService {
     id: string,
     body: UpdateFunctionBody,
     actor: Actor,
+    change: VersionedChange = {},
   ) {
     const { connection, row } = await this.get(organizationId, connectionId, id);
+    if (body.version !== undefined) this.history.checkBasedOn(row.version, body.version);
     const current = this.toFunction(row, connection.protocol);
     const next = {
       type: body.type ?? current.type,
@@ -199,6 +215,7 @@ export class FunctionsService {
       config: JSON.stringify(next.config),
       parameters: JSON.stringify(next.parameters),
       uns: next.uns ? JSON.stringify(next.uns) : null,
+      version: row.version + 1,
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     };
@@ -207,14 +224,37 @@ export class FunctionsService {
         organizationId,
         connection,
         actor,
-        action: 'function_updated',
+        action: change.changeType === 'revert' ? 'function_reverted' : 'function_updated',
         before: [row],
         after: [{ ...row, ...patch }],
+        change,
       },
-      (repository) => repository.update(id, patch),
+      async (repository) => {
+        if (!(await repository.update(id, patch, row.version))) this.history.changedMeanwhile();
+      },
     );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
     return this.toFunction({ ...row, ...patch }, connection.protocol);
+  }
+
+  /** Restores `version`'s content as a new version of the function (history is never rewritten). */
+  async revert(
+    organizationId: string,
+    connectionId: string,
+    id: string,
+    version: EntityVersion,
+    actor: Actor,
+  ) {
+    const { row } = await this.get(organizationId, connectionId, id);
+    const { name, description, type, config, parameters, uns } = version.snapshot as FunctionSnapshot;
+    return this.update(
+      organizationId,
+      connectionId,
+      id,
+      { name, description, type, config, parameters, uns, version: row.version },
+      actor,
+      { changeType: 'revert', revertedFrom: version.version },
+    );
   }
 
   async remove(organizationId: string, connectionId: string, id: string, actor: Actor, check?: ImpactCheck) {
@@ -245,13 +285,22 @@ export class FunctionsService {
       id: randomUUID(),
       name: cloneName,
       uns: null,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
     };
     await this.audited(
-      { organizationId, connection, actor, action: 'function_cloned', before: [], after: [copy] },
+      {
+        organizationId,
+        connection,
+        actor,
+        action: 'function_cloned',
+        before: [],
+        after: [copy],
+        change: { changeType: 'clone' },
+      },
       (repository) => repository.insert([copy]),
     );
     return this.toFunction(copy, connection.protocol);
@@ -265,12 +314,21 @@ export class FunctionsService {
       id: randomUUID(),
       organization_id: organizationId,
       connection_id: toId,
+      version: 1,
       created_at: now,
       created_by: actor.userId,
       updated_at: now,
       updated_by: actor.userId,
     }));
     await this.deps.repository.in(trx).insert(rows);
+    await recordFunctionVersions(this.history, trx, {
+      organizationId,
+      before: [],
+      after: rows,
+      change: { changeType: 'clone' },
+      actor,
+      at: now,
+    });
   }
 
   /** Bulk import, all or nothing: 400 listing every bad row (1-based), nothing created then. */
@@ -281,65 +339,20 @@ export class FunctionsService {
     actor: Actor,
   ) {
     const connection = await this.connectionOf(organizationId, connectionId);
-    const errors: string[] = [];
-    let items: unknown[];
-    if (input.csv !== undefined) {
-      items = parseCsvRows(input.csv).map((r, i) => {
-        try {
-          return {
-            name: r.name,
-            ...(r.description ? { description: r.description } : {}),
-            type: r.type,
-            config: r.config ? JSON.parse(r.config) : {},
-            parameters: r.parameters ? JSON.parse(r.parameters) : [],
-          };
-        } catch {
-          errors.push(`row ${i + 1}: config and parameters must be JSON`);
-          return null;
-        }
-      });
-    } else items = input.functions ?? [];
-    if (items.length === 0) throw badRequest('nothing to import: no rows');
     const names = await this.deps.repository.namesOf(connectionId);
-    const rows: FunctionRow[] = [];
-    items.forEach((item, i) => {
-      if (item === null) return;
-      const at = `row ${i + 1}: `;
-      const body = item as CreateFunctionBody;
-      try {
-        if (
-          typeof body !== 'object' ||
-          typeof body.name !== 'string' ||
-          body.name.length < 1 ||
-          body.name.length > 100
-        ) {
-          throw badRequest('name must be a string of 1 to 100 characters');
-        }
-        if (typeof body.type !== 'string') throw badRequest('type is required');
-        if (typeof body.config !== 'object' || body.config === null || Array.isArray(body.config))
-          throw badRequest('config must be an object');
-        if (body.parameters !== undefined && !Array.isArray(body.parameters))
-          throw badRequest('parameters must be an array');
-        checkDefinition(
-          connection.protocol,
-          {
-            type: body.type,
-            config: body.config,
-            parameters: (body.parameters ?? []) as FunctionParameter[],
-            uns: null,
-          },
-          this.deps.topicPrefix,
-        );
-        if (names.has(body.name)) throw badRequest(`name '${body.name}' already exists in this connection`);
-        names.add(body.name);
-        rows.push(this.newRow(organizationId, connectionId, { ...body, uns: null }, actor));
-      } catch (error) {
-        errors.push(at + (error as Error).message);
-      }
-    });
+    const { bodies, errors } = importRows(input, names, connection.protocol, this.deps.topicPrefix);
+    const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
     await this.audited(
-      { organizationId, connection, actor, action: 'functions_imported', before: [], after: rows },
+      {
+        organizationId,
+        connection,
+        actor,
+        action: 'functions_imported',
+        before: [],
+        after: rows,
+        change: { changeType: 'import' },
+      },
       (repository) => repository.insert(rows),
     );
     return rows.map((r) => this.toFunction(r, connection.protocol));

@@ -3,8 +3,6 @@ import { Value } from 'typebox/value';
 import type { Actor } from '../../../platform/actor.js';
 import { ApiError, badRequest } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
-import { openSecrets, sealSecrets } from '../../connections/connections/secret-box.js';
-import { assertValid, protocolOf } from '../../connections/protocols/protocol-registry.js';
 import { normalizeDefinition, normalizeTags } from '../../dashboards/dashboards/dashboard-rules.js';
 import { ModelsRepository } from '../../engine/models/models.repository.js';
 import { checkContent as checkModel } from '../../engine/models/models.service.js';
@@ -17,6 +15,7 @@ import { syncEdgesMany } from '../graph/edges.repository.js';
 import type { Bundle, BundleRef } from './bundle-format.js';
 import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
+import { insertChunked, writeConnections } from './import-connections.js';
 import type { ImportOptions, Plan, PlanAction } from './import-plan.js';
 
 export interface WriteContext {
@@ -27,17 +26,6 @@ export interface WriteContext {
   keyEncryptionKey: Buffer;
   topicPrefix: string;
   versions: EntityVersionsRepository;
-}
-
-/** Multi-row inserts of 100 rows each: a few round trips instead of one per entity. */
-async function insertChunked<
-  T extends 'connections' | 'connection_functions' | 'dashboards' | 'dashboard_tags',
->(trx: Kysely<Database>, table: T, rows: Insertable<Database[T]>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 100)
-    await trx
-      .insertInto(table)
-      .values(rows.slice(i, i + 100) as never)
-      .execute();
 }
 
 /** A write that failed on one entity: 400 naming it, and the whole import rolls back. */
@@ -68,7 +56,6 @@ export async function writePlan(
   const writes = (a: PlanAction | undefined): a is PlanAction =>
     !!a && a.action !== 'skip' && a.action !== 'bind';
   const stamp = { updated_at: now, updated_by: actor.userId };
-  const start: string[] = [];
 
   for (const f of bundle.entities.folders) {
     const a = byKey.get(f.key);
@@ -93,92 +80,15 @@ export async function writePlan(
       .execute();
   }
 
-  const newConnections: Insertable<Database['connections']>[] = [];
-  const written = { connection: [] as string[], function: [] as string[], dashboard: [] as string[] };
-  for (const c of bundle.entities.connections) {
-    const a = byKey.get(c.key)!;
-    if (writes(a)) {
-      const { secretFields, validateConfig } = protocolOf(c.protocol);
-      const existing = catalog.connections.find((r) => r.id === a.targetId);
-      const secrets: Record<string, string> =
-        a.action === 'update' && existing?.secrets && existing.protocol === c.protocol
-          ? openSecrets(existing.secrets, existing.id, ctx.keyEncryptionKey)
-          : {};
-      for (const input of bundle.inputs)
-        if (input.entity === c.key && inputs[input.key] !== undefined)
-          secrets[input.path.replace(/^config\./, '')] = inputs[input.key]!;
-      const stored = Object.fromEntries(
-        Object.entries(c.config ?? {}).filter(([k]) => !secretFields.includes(k)),
-      );
-      try {
-        assertValid(validateConfig, { ...stored, ...secrets }, 'config');
-      } catch (error) {
-        entityError(c.key, error);
-      }
-      const desired = options.activate && c.autoStart ? 'running' : 'stopped';
-      const values = {
-        name: nameOf(a),
-        description: c.description ?? '',
-        protocol: c.protocol,
-        config: JSON.stringify(stored),
-        secrets:
-          Object.keys(secrets).length === 0 ? null : sealSecrets(secrets, a.targetId, ctx.keyEncryptionKey),
-        labels: JSON.stringify(c.labels ?? []),
-        read_only: c.readOnly ? 1 : 0,
-        auto_start: c.autoStart ? 1 : 0,
-        ...stamp,
-      };
-      if (a.action === 'update')
-        await trx.updateTable('connections').set(values).where('id', '=', a.targetId).execute();
-      else
-        newConnections.push({
-          id: a.targetId,
-          organization_id: org,
-          ...values,
-          desired_state: desired,
-          created_at: now,
-          created_by: actor.userId,
-        });
-      written.connection.push(a.targetId);
-      if (desired === 'running') start.push(a.targetId);
-    }
-  }
-  await insertChunked(trx, 'connections', newConnections);
-  await syncEdgesMany(trx, 'connection', written.connection);
-
-  const newFunctions: Insertable<Database['connection_functions']>[] = [];
-  for (const c of bundle.entities.connections) {
-    const a = byKey.get(c.key)!;
-    for (const f of c.functions ?? []) {
-      const fa = byKey.get(f.key);
-      if (!writes(fa)) continue;
-      if (!protocolOf(c.protocol).functionTypes.has(f.type))
-        throw badRequest(`${f.key}: ${JSON.stringify(f.type)} is not a function type of ${c.protocol}`);
-      const values = {
-        name: f.name,
-        description: f.description ?? '',
-        type: f.type,
-        config: JSON.stringify(f.config ?? {}),
-        parameters: JSON.stringify(f.parameters ?? []),
-        uns: f.uns ? JSON.stringify(f.uns) : null,
-        ...stamp,
-      };
-      if (fa.action === 'update')
-        await trx.updateTable('connection_functions').set(values).where('id', '=', fa.targetId).execute();
-      else
-        newFunctions.push({
-          id: fa.targetId,
-          organization_id: org,
-          connection_id: a.targetId,
-          ...values,
-          created_at: now,
-          created_by: actor.userId,
-        });
-      written.function.push(fa.targetId);
-    }
-  }
-  await insertChunked(trx, 'connection_functions', newFunctions);
-  await syncEdgesMany(trx, 'function', written.function);
+  const { start } = await writeConnections(
+    ctx,
+    bundle,
+    { byKey, writes, nameOf, entityError },
+    catalog,
+    options,
+    inputs,
+  );
+  const written = { dashboard: [] as string[] };
 
   const models = new ModelsRepository(trx);
   const newModels: Parameters<ModelsRepository['insertMany']>[1] = [];

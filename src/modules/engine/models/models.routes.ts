@@ -263,7 +263,9 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: Type.Object({ data: Type.Array(ModelBinding) }) },
       },
     },
-    async (request) => ({ data: (await models.bindings(org(request), request.params.id)).map(toBinding) }),
+    async (request) => ({
+      data: (await models.binding.list(org(request), request.params.id)).map(toBinding),
+    }),
   );
 
   app.post(
@@ -282,7 +284,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const made = await models.bind(org(request), request.params.id, request.body, actorOf(request));
+      const made = await models.binding.bind(org(request), request.params.id, request.body, actorOf(request));
       return reply
         .code(made.created ? 201 : 200)
         .send({ data: { ...toBinding(made.binding), skipped: made.skipped } });
@@ -304,7 +306,12 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await models.unbind(org(request), request.params.id, request.params.bindingId, actorOf(request));
+      await models.binding.unbind(
+        org(request),
+        request.params.id,
+        request.params.bindingId,
+        actorOf(request),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -322,8 +329,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
       const saved = await models.revert(
         organizationId,
         id,
-        version.version,
-        version.snapshot,
+        version,
         actor,
         query.acknowledgeBreaking === 'true',
       );

@@ -2,17 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
-import { recordChange } from '../../audit/record-change.js';
 import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
-import { UNS_TOPICS } from '../../uns/uns-invalidation.js';
-import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
-import { checkTopicPrefix, ModelBinder } from './model-binder.js';
+import type {
+  ChangeType,
+  EntityVersion,
+  EntityVersionsRepository,
+} from '../../versions/entity-versions.repository.js';
+import { revertOf, type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { ModelBinder } from './model-binder.js';
+import { auditModel, bindingDependent, ModelBindingsService } from './model-bindings.service.js';
 import { breakingChanges, modelChangeSummary } from './model-changes.js';
-import { checkFields, type ModelField, ModelInputError, referencesOf } from './model-fields.js';
+import {
+  asBadRequest,
+  checkContent,
+  type ModelContent,
+  type ModelInput,
+  snapshotOf,
+} from './model-content.js';
+import { referencesOf } from './model-fields.js';
 import {
   checkDefaults,
   compileModelSchema,
@@ -24,100 +35,12 @@ import {
   valueErrors,
 } from './model-json-schema.js';
 import { toBinding, toModel } from './model-views.js';
-import type { ModelBindingRow, ModelRow, ModelsRepository } from './models.repository.js';
+import type { ModelRow, ModelsRepository } from './models.repository.js';
 
 export const ENTITY_TYPE = 'model';
-/** The audit log's target type for models and their bindings. */
-export const AUDIT_TARGET = 'model';
-const MAX_LABELS = 20;
+export { AUDIT_TARGET } from './model-bindings.service.js';
 
-/** What a model's content is: what a version snapshot holds and what a revert restores. */
-export interface ModelContent {
-  name: string;
-  description: string | null;
-  labels: string[];
-  fields: ModelField[];
-}
-
-export interface ModelInput {
-  name?: unknown;
-  description?: unknown;
-  labels?: unknown;
-  fields?: unknown;
-}
-
-const asBadRequest = (error: unknown) =>
-  error instanceof ModelInputError ? withDetails(badRequest(error.message), { path: error.path }) : error;
-
-const snapshotOf = (m: ModelContent): ModelContent => ({
-  name: m.name,
-  description: m.description,
-  labels: m.labels,
-  fields: m.fields,
-});
-
-function checkName(input: unknown): string {
-  if (typeof input !== 'string')
-    throw new ModelInputError('/name', 'is required: a string of 2 to 100 characters');
-  const chars = [...input];
-  if (chars.length < 2 || chars.length > 100)
-    throw new ModelInputError('/name', `must be 2 to 100 characters (got ${chars.length})`);
-  if (input.trim() !== input) throw new ModelInputError('/name', 'must not start or end with white space');
-  if (
-    chars.some(
-      (c) =>
-        c.codePointAt(0)! < 0x20 ||
-        c.codePointAt(0) === 0x7f ||
-        (c.codePointAt(0)! >= 0xd800 && c.codePointAt(0)! <= 0xdfff),
-    )
-  )
-    throw new ModelInputError('/name', 'must not contain control characters or invalid Unicode');
-  return input;
-}
-
-function checkDescription(input: unknown): string | null {
-  if (input === undefined || input === null) return null;
-  if (typeof input !== 'string') throw new ModelInputError('/description', 'must be a string or null');
-  if ([...input].length > 1000) throw new ModelInputError('/description', 'must be at most 1000 characters');
-  if (input.includes('\u0000')) throw new ModelInputError('/description', 'must not contain NUL');
-  return input;
-}
-
-function checkLabels(input: unknown): string[] {
-  if (input === undefined) return [];
-  if (!Array.isArray(input) || input.length > MAX_LABELS)
-    throw new ModelInputError('/labels', `must be an array of at most ${MAX_LABELS} labels`);
-  const seen = new Set<string>();
-  return input.map((label, i) => {
-    if (typeof label !== 'string' || label.length < 1 || [...label].length > 50)
-      throw new ModelInputError(`/labels/${i}`, 'must be a string of 1 to 50 characters');
-    if ([...label].some((c) => c.codePointAt(0)! < 0x20 || c.codePointAt(0) === 0x7f))
-      throw new ModelInputError(`/labels/${i}`, 'must not contain control characters');
-    if (seen.has(label))
-      throw new ModelInputError(`/labels/${i}`, `repeats the label ${JSON.stringify(label)}`);
-    seen.add(label);
-    return label;
-  });
-}
-
-/** Checks every member of a model body except references and defaults (which need other models). */
-export function checkContent(input: ModelInput): ModelContent {
-  return {
-    name: checkName(input.name),
-    description: checkDescription(input.description),
-    labels: checkLabels(input.labels),
-    fields: input.fields === undefined ? [] : checkFields(input.fields),
-  };
-}
-
-/** A dependent that makes a breaking change need acknowledgement. */
-export interface Dependent {
-  type: 'model-binding';
-  id: string;
-  topicPrefix: string;
-  model: { id: string; name: string };
-}
-
+export { checkContent, type ModelContent, type ModelInput } from './model-content.js';
 /**
  * The rules of data models: validation (field rules, references and their cycles, defaults), versions
  * (every create, update, revert and clone recorded with its snapshot in the same transaction; stale
@@ -125,6 +48,9 @@ export interface Dependent {
  */
 export class ModelsService {
   private readonly binder: ModelBinder;
+  private readonly history: VersionHistory;
+  /** Bindings of models to UNS topic prefixes: list, bind, unbind. */
+  readonly binding: ModelBindingsService;
 
   constructor(
     private readonly deps: {
@@ -137,34 +63,16 @@ export class ModelsService {
       topicPrefix: string;
     },
   ) {
+    this.history = new VersionHistory(deps.versions, ENTITY_TYPE, 'model');
     this.binder = new ModelBinder({
       repo: deps.repo,
       versionPrefix: deps.topicPrefix,
       now: () => deps.clock.now(),
     });
-  }
-
-  /** Records a change to a model (or its bindings) in the audit log, inside the change's transaction. */
-  private audit(
-    trx: Kysely<Database>,
-    at: number,
-    change: {
-      organizationId: string;
-      actor: Actor;
-      action: string;
-      id: string;
-      before: unknown;
-      after: unknown;
-    },
-  ) {
-    return recordChange(trx, at, {
-      organizationId: change.organizationId,
-      actor: change.actor,
-      action: `model.${change.action}`,
-      targetType: AUDIT_TARGET,
-      targetId: change.id,
-      before: change.before,
-      after: change.after,
+    this.binding = new ModelBindingsService({
+      ...deps,
+      binder: this.binder,
+      lookup: (organizationId, db) => this.lookup(organizationId, db),
     });
   }
 
@@ -175,7 +83,7 @@ export class ModelsService {
       if (!current) return undefined;
       if (version === undefined || version === current.version) return current;
       if (version > current.version) return undefined;
-      const found = await this.deps.versions.get(organizationId, ENTITY_TYPE, id, version, db);
+      const found = await this.history.get(organizationId, id, version, db);
       if (!found) return undefined;
       const content = found.snapshot as ModelContent;
       return { id, version, name: content.name, description: content.description, fields: content.fields };
@@ -265,18 +173,17 @@ export class ModelsService {
       await this.ensureNameFree(trx, organizationId, model.name);
       await this.checkAgainstModels(trx, organizationId, model);
       await this.deps.repo.insert(trx, model);
-      await this.deps.versions.record(trx, {
+      await this.history.record(trx, {
         organizationId,
-        entityType: ENTITY_TYPE,
         entityId: model.id,
         version: 1,
-        changeType,
+        change: { changeType },
         snapshot: snapshotOf(model),
         summary: modelChangeSummary(undefined, model),
         actor,
         at: now,
       });
-      await this.audit(trx, now, {
+      await auditModel(trx, now, {
         organizationId,
         actor,
         action: changeType === 'clone' ? 'cloned' : 'created',
@@ -304,22 +211,15 @@ export class ModelsService {
     id: string,
     input: ModelInput & { version?: unknown },
     actor: Actor,
-    options: { acknowledgeBreaking?: boolean; changeType?: ChangeType; revertedFrom?: number } = {},
+    options: VersionedChange & { acknowledgeBreaking?: boolean } = {},
   ): Promise<ModelRow> {
     const content = this.content(input);
-    const changeType = options.changeType ?? 'update';
+    const changeType = VersionHistory.changeTypeOf(options);
     let rebound = false;
     const saved = await this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('model');
-      const basedOn = changeType === 'revert' ? current.version : input.version;
-      if (basedOn !== current.version)
-        throw withDetails(
-          conflict(
-            `the model is at version ${current.version}, not ${JSON.stringify(basedOn)}; reload it and apply your change again`,
-          ),
-          { currentVersion: current.version },
-        );
+      this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
       const now = this.deps.clock.now();
       const next: ModelRow = {
         ...current,
@@ -345,21 +245,18 @@ export class ModelsService {
           { breakingChanges: breaking, dependents },
         );
       }
-      if (!(await this.deps.repo.update(trx, next, current.version)))
-        throw conflict('the model changed meanwhile; reload it and apply your change again');
-      await this.deps.versions.record(trx, {
+      if (!(await this.deps.repo.update(trx, next, current.version))) this.history.changedMeanwhile();
+      await this.history.record(trx, {
         organizationId,
-        entityType: ENTITY_TYPE,
         entityId: id,
         version: next.version,
-        changeType,
+        change: options,
         snapshot: snapshotOf(next),
         summary: modelChangeSummary(current, next),
-        revertedFrom: options.revertedFrom ?? null,
         actor,
         at: now,
       });
-      await this.audit(trx, now, {
+      await auditModel(trx, now, {
         organizationId,
         actor,
         action: changeType === 'revert' ? 'reverted' : 'updated',
@@ -383,14 +280,12 @@ export class ModelsService {
   revert(
     organizationId: string,
     id: string,
-    version: number,
-    snapshot: unknown,
+    version: EntityVersion,
     actor: Actor,
     acknowledgeBreaking: boolean,
   ) {
-    return this.update(organizationId, id, snapshot as ModelInput, actor, {
-      changeType: 'revert',
-      revertedFrom: version,
+    return this.update(organizationId, id, version.snapshot as ModelInput, actor, {
+      ...revertOf(version),
       acknowledgeBreaking,
     });
   }
@@ -428,13 +323,13 @@ export class ModelsService {
           conflict(
             `the model is bound to ${bindings.map((b) => b.topicPrefix).join(', ')}; send acknowledgeBreaking=true to delete it with its bindings`,
           ),
-          { dependents: bindings.map((b) => this.dependent(b, model)) },
+          { dependents: bindings.map((b) => bindingDependent(b, model)) },
         );
       for (const binding of bindings) await this.binder.remove(trx, binding);
       unbound = bindings.length > 0;
-      await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
+      await this.history.deleteAll(trx, organizationId, id);
       await this.deps.repo.delete(trx, organizationId, id);
-      await this.audit(trx, this.deps.clock.now(), {
+      await auditModel(trx, this.deps.clock.now(), {
         organizationId,
         actor,
         action: 'deleted',
@@ -444,85 +339,6 @@ export class ModelsService {
       });
     });
     if (unbound) await this.announceBindings(organizationId);
-  }
-
-  async bindings(organizationId: string, id: string): Promise<ModelBindingRow[]> {
-    await this.get(organizationId, id);
-    return this.deps.repo.bindingsOf(organizationId, [id]);
-  }
-
-  /**
-   * Binds the model's current version to a topic prefix (or remakes its binding there): one UNS schema
-   * binding per leaf field. Answers the binding, the array fields left out, and whether it is new.
-   */
-  async bind(
-    organizationId: string,
-    id: string,
-    input: { topicPrefix: unknown; mode?: 'normal' | 'strict' | undefined },
-    actor: Actor,
-  ) {
-    const topicPrefix = checkTopicPrefix(input.topicPrefix, this.deps.topicPrefix);
-    const result = await this.deps.db.transaction().execute(async (trx) => {
-      const model = await this.deps.repo.get(organizationId, id, trx);
-      if (!model) throw notFound('model');
-      const held = await this.deps.repo.bindingAt(organizationId, topicPrefix, trx);
-      if (held && held.modelId !== id)
-        throw withDetails(conflict(`${topicPrefix} is bound to another model; unbind it first`), {
-          dependents: [{ type: 'model-binding', id: held.id, topicPrefix, model: { id: held.modelId } }],
-        });
-      const now = this.deps.clock.now();
-      const binding = held
-        ? { ...held, mode: input.mode ?? held.mode }
-        : {
-            id: randomUUID(),
-            organizationId,
-            modelId: id,
-            topicPrefix,
-            mode: input.mode ?? ('normal' as const),
-            createdAt: now,
-            createdBy: actor.userId,
-          };
-      const made = await this.binder.apply(trx, binding, model, this.lookup(organizationId, trx));
-      await this.audit(trx, now, {
-        organizationId,
-        actor,
-        action: held ? 'rebound' : 'bound',
-        id,
-        before: held ? toBinding(held) : null,
-        after: toBinding(made.binding),
-      });
-      return { ...made, created: !held };
-    });
-    await this.announceBindings(organizationId);
-    return result;
-  }
-
-  async unbind(organizationId: string, id: string, bindingId: string, actor: Actor): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
-      const binding = (await this.deps.repo.bindingsOf(organizationId, [id], trx)).find(
-        (b) => b.id === bindingId,
-      );
-      if (!binding) throw notFound('model binding');
-      await this.binder.remove(trx, binding);
-      await this.audit(trx, this.deps.clock.now(), {
-        organizationId,
-        actor,
-        action: 'unbound',
-        id,
-        before: toBinding(binding),
-        after: null,
-      });
-    });
-    await this.announceBindings(organizationId);
-  }
-
-  private dependent(binding: ModelBindingRow, model: { id: string; name: string }): Dependent {
-    return {
-      type: 'model-binding',
-      id: binding.id,
-      topicPrefix: binding.topicPrefix,
-      model: { id: model.id, name: model.name },
-    };
   }
 
   /**
@@ -544,10 +360,10 @@ export class ModelsService {
     }
     const bindings = await this.deps.repo.bindingsOf(organizationId, [...following], trx);
     const byId = new Map(models.map((m) => [m.id, m]));
-    return { bindings, dependents: bindings.map((b) => this.dependent(b, byId.get(b.modelId)!)) };
+    return { bindings, dependents: bindings.map((b) => bindingDependent(b, byId.get(b.modelId)!)) };
   }
 
   private announceBindings(organizationId: string): Promise<void> {
-    return this.deps.bus.publish({ topic: UNS_TOPICS.bindings, id: organizationId });
+    return this.binding.announce(organizationId);
   }
 }

@@ -274,7 +274,7 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
     versions,
     exists: (organizationId, id) => pipelines.exists(organizationId, id),
     revert: async (organizationId, id, version, actor) =>
-      toPipeline(await pipelines.revert(organizationId, id, version.version, version.snapshot, actor)),
+      toPipeline(await pipelines.revert(organizationId, id, version, actor)),
     revertResponse: dataEnvelope(Pipeline),
   });
 

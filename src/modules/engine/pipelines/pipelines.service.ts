@@ -6,7 +6,12 @@ import { type ApiError, badRequest, conflict, notFound, withDetails } from '../.
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
-import type { ChangeType, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type {
+  ChangeType,
+  EntityVersion,
+  EntityVersionsRepository,
+} from '../../versions/entity-versions.repository.js';
+import { revertOf, type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
 import { auditPipeline } from './pipeline-audit.js';
@@ -122,6 +127,8 @@ function invalidGraph(problems: GraphProblem[]): ApiError {
 
 /** The rules of pipelines: validation, versions (every change recorded in its transaction), enable and manual runs. */
 export class PipelinesService {
+  private readonly history: VersionHistory;
+
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
@@ -132,7 +139,9 @@ export class PipelinesService {
       /** Called after an execution was queued (wakes the engine). */
       onQueued?: () => void;
     },
-  ) {}
+  ) {
+    this.history = new VersionHistory(deps.versions, ENTITY_TYPE, 'pipeline');
+  }
 
   async get(organizationId: string, id: string): Promise<PipelineRow> {
     const pipeline = await this.deps.repo.get(organizationId, id);
@@ -201,14 +210,12 @@ export class PipelinesService {
     await this.deps.db.transaction().execute(async (trx) => {
       await this.ensureNameFree(trx, organizationId, pipeline.name);
       await this.deps.repo.insert(trx, pipeline);
-      await this.deps.versions.record(trx, {
+      await this.history.record(trx, {
         organizationId,
-        entityType: ENTITY_TYPE,
         entityId: pipeline.id,
         version: 1,
-        changeType,
+        change: { changeType },
         snapshot: snapshotOf(pipeline),
-        previous: null,
         actor,
         at: now,
       });
@@ -247,10 +254,7 @@ export class PipelinesService {
     id: string,
     input: PipelineInput,
     actor: Actor,
-    options: {
-      changeType?: ChangeType;
-      revertedFrom?: number;
-      basedOnCurrent?: boolean;
+    options: VersionedChange & {
       /** The audit log's action (default: `reverted` for a revert, else `updated`). */
       auditAction?: string;
     } = {},
@@ -259,14 +263,8 @@ export class PipelinesService {
     return this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
-      const basedOn = options.basedOnCurrent ? current.version : input.version;
-      if (basedOn !== current.version)
-        throw withDetails(
-          conflict(
-            `the pipeline is at version ${current.version}, not ${JSON.stringify(basedOn)}; reload it and apply your change again`,
-          ),
-          { currentVersion: current.version },
-        );
+      const changeType = VersionHistory.changeTypeOf(options);
+      this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
       if (content.enabled) {
         const problems = this.problems(content);
         if (problems.length > 0) throw invalidGraph(problems);
@@ -280,20 +278,17 @@ export class PipelinesService {
         updatedBy: actor.userId,
       };
       await this.ensureNameFree(trx, organizationId, next.name, id);
-      if (!(await this.deps.repo.update(trx, next, current.version)))
-        throw conflict('the pipeline changed meanwhile; reload it and apply your change again');
-      await this.deps.versions.record(trx, {
+      if (!(await this.deps.repo.update(trx, next, current.version))) this.history.changedMeanwhile();
+      await this.history.record(trx, {
         organizationId,
-        entityType: ENTITY_TYPE,
         entityId: id,
         version: next.version,
-        changeType: options.changeType ?? 'update',
+        change: options,
         snapshot: snapshotOf(next),
-        revertedFrom: options.revertedFrom ?? null,
         actor,
         at: now,
       });
-      const action = options.auditAction ?? (options.changeType === 'revert' ? 'reverted' : 'updated');
+      const action = options.auditAction ?? (changeType === 'revert' ? 'reverted' : 'updated');
       await auditPipeline(trx, now, { organizationId, actor, action, id, before: current, after: next });
       return next;
     });
@@ -317,12 +312,9 @@ export class PipelinesService {
     return saved;
   }
 
-  revert(organizationId: string, id: string, version: number, snapshot: unknown, actor: Actor) {
-    return this.update(organizationId, id, snapshot as PipelineInput, actor, {
-      changeType: 'revert',
-      revertedFrom: version,
-      basedOnCurrent: true,
-    });
+  /** Restores an old version's content as a new version (history is never rewritten). */
+  revert(organizationId: string, id: string, version: EntityVersion, actor: Actor) {
+    return this.update(organizationId, id, version.snapshot as PipelineInput, actor, revertOf(version));
   }
 
   /**
@@ -339,7 +331,7 @@ export class PipelinesService {
       await check?.(trx);
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
-      await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
+      await this.history.deleteAll(trx, organizationId, id);
       await this.deps.repo.delete(trx, organizationId, id);
       await auditPipeline(trx, this.deps.clock.now(), {
         organizationId,

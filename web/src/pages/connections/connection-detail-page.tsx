@@ -4,18 +4,19 @@ import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
 import { ErrorMessage, Loading } from '../../components/states';
+import { VersionHistory } from '../../components/version-history';
 import { graphLink } from '../dependencies/dependencies-api';
 import { ImpactConfirmDialog } from '../dependencies/impact-confirm-dialog';
-import type { Connection, ObjectSchema, Protocol } from './connections-api';
+import { type Connection, connectionVersions, type ObjectSchema, type Protocol } from './connections-api';
 import './connections.css';
 import { FunctionsPanel } from './functions-panel';
 import { HistoryPanel } from './history-panel';
 import { type FormValues, initialValues, SchemaForm, toConfig } from './schema-form';
 import { StateBadge } from './state-badge';
 
-type Tab = 'runtime' | 'functions' | 'history' | 'settings';
+type Tab = 'runtime' | 'functions' | 'history' | 'versions' | 'settings';
 
-/** One connection: runtime with actions and metrics, functions, state history, settings. */
+/** One connection: runtime with actions and metrics, functions, state history, versions, settings. */
 export default function ConnectionDetailPage({ id }: { id: string }) {
   const [tab, setTab] = useState<Tab>('runtime');
   const [actionError, setActionError] = useState<string | null>(null);
@@ -112,7 +113,7 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
       )}
       <ErrorMessage error={actionError} />
       <div className="tabs" role="tablist">
-        {(['runtime', 'functions', 'history', 'settings'] as const).map((t) => (
+        {(['runtime', 'functions', 'history', 'versions', 'settings'] as const).map((t) => (
           <button
             key={t}
             type="button"
@@ -158,6 +159,14 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
           ))}
         {tab === 'functions' && protocol && <FunctionsPanel connection={c} protocol={protocol} />}
         {tab === 'history' && <HistoryPanel connectionId={c.id} />}
+        {tab === 'versions' && (
+          <VersionHistory
+            source={connectionVersions(c.id)}
+            entityId={c.id}
+            currentVersion={c.version}
+            onReverted={() => connection.reload()}
+          />
+        )}
         {tab === 'settings' && protocol && (
           <SettingsForm connection={c} protocol={protocol} onSaved={connection.reload} />
         )}
@@ -181,7 +190,7 @@ function SettingsForm(props: { connection: Connection; protocol: Protocol; onSav
       unwrap(
         await api.PATCH('/api/v1/connections/{id}', {
           params: { header: orgHeader(), path: { id: props.connection.id } },
-          body: { config: toConfig(schema, values) },
+          body: { config: toConfig(schema, values), version: props.connection.version },
         }),
       );
       setSaved(true);

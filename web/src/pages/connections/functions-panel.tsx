@@ -2,9 +2,16 @@ import { useState } from 'react';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
 import { useAsync } from '../../app/use-async';
 import { ErrorMessage, Loading } from '../../components/states';
-import type { Connection, ConnectorFunction, ExecutionResult, Protocol } from './connections-api';
+import { VersionHistory } from '../../components/version-history';
+import {
+  type Connection,
+  type ConnectorFunction,
+  type ExecutionResult,
+  functionVersions,
+  type Protocol,
+} from './connections-api';
 
-/** The functions of a connection: list, add (config as JSON), execute with parameters. */
+/** The functions of a connection: list, add (config as JSON), execute with parameters, versions. */
 export function FunctionsPanel({ connection, protocol }: { connection: Connection; protocol: Protocol }) {
   const header = orgHeader();
   const list = useAsync(
@@ -47,7 +54,7 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
       ) : (
         <ul className="function-list">
           {list.data.map((f) => (
-            <FunctionRow key={f.id} connection={connection} fn={f} />
+            <FunctionRow key={f.id} connection={connection} fn={f} onChanged={list.reload} />
           ))}
         </ul>
       )}
@@ -106,8 +113,10 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
   );
 }
 
-function FunctionRow({ connection, fn }: { connection: Connection; fn: ConnectorFunction }) {
+function FunctionRow(props: { connection: Connection; fn: ConnectorFunction; onChanged: () => void }) {
+  const { connection, fn } = props;
   const [parameters, setParameters] = useState('{}');
+  const [versions, setVersions] = useState(false);
   const [confirm, setConfirm] = useState(false);
   const [result, setResult] = useState<ExecutionResult | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -133,7 +142,16 @@ function FunctionRow({ connection, fn }: { connection: Connection; fn: Connector
   return (
     <li className="card" aria-label={`Function ${fn.name}`}>
       <strong>{fn.name}</strong> <span className="muted">{fn.type}</span>
-      {fn.uns && <span className="muted"> → {fn.uns.topic}</span>}
+      {fn.uns && <span className="muted"> → {fn.uns.topic}</span>}{' '}
+      <button
+        type="button"
+        className="button button-small"
+        aria-expanded={versions}
+        aria-label={`Versions of ${fn.name}`}
+        onClick={() => setVersions(!versions)}
+      >
+        v{fn.version} · Versions
+      </button>
       {fn.direction !== 'subscribe' && (
         <div className="toolbar">
           {fn.parameters.length > 0 && (
@@ -162,6 +180,14 @@ function FunctionRow({ connection, fn }: { connection: Connection; fn: Connector
         <output className="execution" aria-label={`Result of ${fn.name}`}>
           <pre>{JSON.stringify(result, null, 2)}</pre>
         </output>
+      )}
+      {versions && (
+        <VersionHistory
+          source={functionVersions(connection.id, fn.id)}
+          entityId={fn.id}
+          currentVersion={fn.version}
+          onReverted={props.onChanged}
+        />
       )}
     </li>
   );

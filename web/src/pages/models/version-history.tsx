@@ -1,7 +1,11 @@
 import { useEffect, useState } from 'react';
-import { ApiFailure, errorText } from '../../api/client';
-import { formatDateTime } from '../../components/format';
+import { errorText } from '../../api/client';
 import { ErrorMessage, Loading } from '../../components/states';
+import {
+  VersionHistory as History,
+  type VersionChange,
+  type VersionItem,
+} from '../../components/version-history';
 import {
   diffVersions,
   type FieldShape,
@@ -10,15 +14,11 @@ import {
   type Model,
   type ModelContent,
   type ModelField,
-  type ModelVersion,
   revertModel,
-  type VersionDiff,
 } from './models-api';
 
-const PAGE = 25;
-
 /** "+2 field(s), ~1 field(s), -1 field(s)", as the version list shows a change. */
-function summaryChips(version: ModelVersion) {
+function summaryChips(version: VersionItem) {
   const { added, removed, changed } = version.summary;
   const fields = (list: string[]) => list.filter((p) => p.startsWith('/fields/')).length;
   const other = changed.filter((p) => !p.startsWith('/fields/')).map((p) => p.slice(1));
@@ -55,16 +55,24 @@ function FieldLines({ fields, changed }: { fields: ModelField[]; changed?: Set<s
   );
 }
 
-/** Two versions side by side, with the server's list of changes by JSON pointer. */
-function SideBySide({ id, from, to }: { id: string; from: number; to: number }) {
-  const [state, setState] = useState<{ left: ModelContent; right: ModelContent; diff: VersionDiff } | null>(
-    null,
-  );
+/** Two versions side by side, their changed fields marked (the shared history lists the changes). */
+function SideBySide({
+  id,
+  from,
+  to,
+  changes,
+}: {
+  id: string;
+  from: number;
+  to: number;
+  changes: VersionChange[];
+}) {
+  const [state, setState] = useState<{ left: ModelContent; right: ModelContent } | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setState(null);
-    Promise.all([getVersion(id, from), getVersion(id, to), diffVersions(id, to, from)]).then(
-      ([left, right, diff]) => setState({ left: left.snapshot, right: right.snapshot, diff }),
+    Promise.all([getVersion(id, from), getVersion(id, to)]).then(
+      ([left, right]) => setState({ left: left.snapshot, right: right.snapshot }),
       (failure: unknown) => setError(errorText(failure)),
     );
   }, [id, from, to]);
@@ -72,7 +80,7 @@ function SideBySide({ id, from, to }: { id: string; from: number; to: number }) 
   if (!state) return <Loading label="Comparing versions…" />;
   // Fields are matched by name: a removed one is at its index in the older version, others in the newer.
   const changed = new Set(
-    state.diff.changes.flatMap((c) => {
+    changes.flatMap((c) => {
       const [, top, index] = c.path.split('/');
       if (top !== 'fields' || index === undefined) return [];
       const side = c.kind === 'removed' ? state.left : state.right;
@@ -90,139 +98,30 @@ function SideBySide({ id, from, to }: { id: string; from: number; to: number }) 
     </section>
   );
   return (
-    <div className="diff">
-      <div className="diff-panes">
-        {pane(state.left, from)}
-        {pane(state.right, to)}
-      </div>
-      <h4>Changes</h4>
-      {state.diff.changes.length === 0 ? (
-        <p className="muted">No differences.</p>
-      ) : (
-        <ul className="diff-changes">
-          {state.diff.changes.map((change) => (
-            <li key={`${change.kind} ${change.path}`} data-change-kind={change.kind}>
-              <span className={`badge diff-${change.kind}`}>{change.kind}</span> <code>{change.path}</code>
-              {change.kind !== 'added' && <span className="muted"> from {JSON.stringify(change.from)}</span>}
-              {change.kind !== 'removed' && <span> to {JSON.stringify(change.to)}</span>}
-            </li>
-          ))}
-        </ul>
-      )}
+    <div className="diff-panes">
+      {pane(state.left, from)}
+      {pane(state.right, to)}
     </div>
   );
 }
 
-/** Versions newest first, 25 at a time; compare any two; revert to one (a new version). */
+/** A model's versions: the shared history with field chips, side-by-side fields and "Revert anyway". */
 export function VersionHistory({ model, onReverted }: { model: Model; onReverted: (model: Model) => void }) {
-  const [versions, setVersions] = useState<ModelVersion[]>([]);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState<string | null>(null);
-  const [picked, setPicked] = useState<number[]>([]);
-  const [breaking, setBreaking] = useState<{ version: number; message: string } | null>(null);
-
-  const load = (offset: number) =>
-    listVersions(model.id, offset, PAGE).then(
-      (page) => {
-        setVersions((old) => (offset === 0 ? page.data : [...old, ...page.data]));
-        setTotal(page.pagination.total);
-      },
-      (failure: unknown) => setError(errorText(failure)),
-    );
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reload when the model's version changes.
-  useEffect(() => {
-    load(0);
-    setPicked([]);
-  }, [model.id, model.version]);
-
-  const toggle = (version: number) =>
-    setPicked((old) =>
-      old.includes(version) ? old.filter((v) => v !== version) : [...old.slice(-1), version],
-    );
-  const revert = (version: number, acknowledge: boolean) => {
-    setError(null);
-    setBreaking(null);
-    revertModel(model.id, version, acknowledge).then(onReverted, (failure: unknown) => {
-      if (failure instanceof ApiFailure && failure.status === 409 && failure.code === 'conflict')
-        setBreaking({ version, message: failure.message });
-      else setError(errorText(failure));
-    });
+  const source = {
+    list: (offset: number, limit: number) => listVersions(model.id, offset, limit),
+    diff: async (version: number, against: number) =>
+      (await diffVersions(model.id, version, against)).changes as VersionChange[],
+    revert: (version: number, acknowledge: boolean) => revertModel(model.id, version, acknowledge),
   };
-  const [from, to] = [...picked].sort((a, b) => a - b);
   return (
-    <div className="version-history">
-      <ErrorMessage error={error} />
-      {breaking && (
-        <div className="warning" role="alert">
-          <p>{breaking.message}</p>
-          <button
-            type="button"
-            className="button button-danger"
-            onClick={() => revert(breaking.version, true)}
-          >
-            Revert anyway
-          </button>
-        </div>
-      )}
-      <p className="muted">Pick two versions to compare them side by side.</p>
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Compare</th>
-            <th scope="col">Version</th>
-            <th scope="col">Change</th>
-            <th scope="col">Summary</th>
-            <th scope="col">When</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {versions.map((v) => (
-            <tr key={v.version} data-version={v.version}>
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={`Compare version ${v.version}`}
-                  checked={picked.includes(v.version)}
-                  onChange={() => toggle(v.version)}
-                />
-              </td>
-              <td>v{v.version}</td>
-              <td>
-                {v.changeType}
-                {v.revertedFrom ? ` (to v${v.revertedFrom})` : ''}
-              </td>
-              <td>
-                {summaryChips(v).map((chip) => (
-                  <span key={chip} className="badge">
-                    {chip}
-                  </span>
-                ))}
-              </td>
-              <td>{formatDateTime(v.createdAt)}</td>
-              <td>
-                {v.version !== model.version && (
-                  <button
-                    type="button"
-                    className="button button-small"
-                    onClick={() => revert(v.version, false)}
-                  >
-                    Revert to v{v.version}
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {versions.length < total && (
-        <button type="button" className="button" onClick={() => load(versions.length)}>
-          Load older versions
-        </button>
-      )}
-      {from !== undefined && to !== undefined && <SideBySide id={model.id} from={from} to={to} />}
-    </div>
+    <History
+      source={source}
+      entityId={model.id}
+      currentVersion={model.version}
+      onReverted={onReverted}
+      summary={summaryChips}
+      panes={(from, to, changes) => <SideBySide id={model.id} from={from} to={to} changes={changes} />}
+      acknowledgeConflicts
+    />
   );
 }

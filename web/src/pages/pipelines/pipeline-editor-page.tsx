@@ -3,12 +3,12 @@ import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../../api/client';
 import { Link } from '../../app/router';
 import { ErrorMessage, Loading } from '../../components/states';
+import { VersionHistory } from '../../components/version-history';
 import { graphLink } from '../dependencies/dependencies-api';
 import type { CanvasNode } from './canvas-node';
 import { ExecutionsPanel } from './executions-panel';
 import { NodePanel } from './node-panel';
 import { type CanvasHandle, PipelineCanvas, toCanvasEdge, toCanvasNode } from './pipeline-canvas';
-import { PipelineHistory } from './pipeline-history';
 import {
   type GraphProblem,
   getPipeline,
@@ -17,6 +17,7 @@ import {
   type Pipeline,
   PipelineFailure,
   type PipelineNode,
+  pipelineVersions,
   renameNode,
   runPipeline,
   savePipeline,
@@ -265,7 +266,14 @@ export function PipelineEditorPage({ id }: { id: string }) {
           />
         )}
       </div>
-      {tab === 'history' && <PipelineHistory pipeline={pipeline} onReverted={(p) => void load(p)} />}
+      {tab === 'history' && (
+        <VersionHistory
+          source={pipelineVersions(pipeline.id)}
+          entityId={pipeline.id}
+          currentVersion={pipeline.version}
+          onReverted={(p) => void load(p)}
+        />
+      )}
       {tab === 'executions' && (
         <ExecutionsPanel
           pipeline={pipeline}

@@ -1,4 +1,5 @@
 import { ApiFailure, api, orgHeader, toFailure } from '../../api/client';
+import type { VersionChange, VersionItem, VersionSource } from '../../components/version-history';
 
 /** One node of a pipeline graph, as the API stores it. */
 export interface PipelineNode {
@@ -184,40 +185,28 @@ export async function testNode(
   return unwrapBody<{ data: NodeTestResult }>(result).data;
 }
 
-export interface PipelineVersion {
-  version: number;
-  changeType: string;
-  revertedFrom: number | null;
-  createdAt: string;
-  summary: { added: string[]; removed: string[]; changed: string[] };
-}
-
-export async function listVersions(id: string) {
-  const result = await api.GET('/api/v1/engine/pipelines/{id}/versions', {
-    params: { ...path(id), query: { limit: 50 } } as never,
-  });
-  return unwrapBody<{ data: PipelineVersion[] }>(result).data;
-}
-
-export interface Change {
-  kind: 'added' | 'removed' | 'changed';
-  path: string;
-  from?: unknown;
-  to?: unknown;
-}
-
-export async function diffVersions(id: string, version: number, against: number) {
-  const result = await api.GET('/api/v1/engine/pipelines/{id}/versions/{version}/diff', {
-    params: { header: orgHeader(), path: { id, version }, query: { against } },
-  });
-  return unwrapBody<{ data: { changes: Change[] } }>(result).data.changes;
-}
-
-export async function revertTo(id: string, version: number): Promise<Pipeline> {
-  const result = await api.POST('/api/v1/engine/pipelines/{id}/versions/{version}/revert', {
-    params: { header: orgHeader(), path: { id, version } },
-  });
-  return unwrapBody<{ data: Pipeline }>(result).data;
+/** The pipeline's versions for the shared history: list, the server's diff, revert. */
+export function pipelineVersions(id: string): VersionSource<Pipeline> {
+  return {
+    async list(offset, limit) {
+      const result = await api.GET('/api/v1/engine/pipelines/{id}/versions', {
+        params: { ...path(id), query: { limit, offset } } as never,
+      });
+      return unwrapBody<{ data: VersionItem[]; pagination: { total: number } }>(result);
+    },
+    async diff(version, against) {
+      const result = await api.GET('/api/v1/engine/pipelines/{id}/versions/{version}/diff', {
+        params: { header: orgHeader(), path: { id, version }, query: { against } },
+      });
+      return unwrapBody<{ data: { changes: VersionChange[] } }>(result).data.changes;
+    },
+    async revert(version) {
+      const result = await api.POST('/api/v1/engine/pipelines/{id}/versions/{version}/revert', {
+        params: { header: orgHeader(), path: { id, version } },
+      });
+      return unwrapBody<{ data: Pipeline }>(result).data;
+    },
+  };
 }
 
 export async function listExecutions(pipelineId: string): Promise<Execution[]> {
