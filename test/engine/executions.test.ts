@@ -204,6 +204,35 @@ for (const dialect of testDialects()) {
       );
     });
 
+    it('lists node runs in the order they ran, also those started in the same millisecond', async () => {
+      // Node ids in reverse alphabetical order along the chain: neither the id nor the run's own id
+      // (random) can give the order; fast nodes start within one millisecond.
+      const chain = ['f', 'e', 'd', 'c', 'b', 'a'];
+      const id = await createValid(api, {
+        name: 'Ordered runs',
+        settings: { historyDetail: 'full' },
+        nodes: [
+          manual,
+          ...chain.map((n) => ({
+            id: n,
+            name: n,
+            type: 'transform.set',
+            parameters: { fields: { [n]: 1 } },
+          })),
+        ],
+        edges: ['start', ...chain].slice(0, -1).map((source, i) => ({ source, target: chain[i]! })),
+      });
+      for (let round = 0; round < 3; round++) {
+        const execution = await runToEnd(id, {});
+        assert.equal(execution.status, 'completed');
+        const runs = await allNodeRuns(api, execution.id as string);
+        assert.deepEqual(
+          runs.map((r) => r.nodeId),
+          ['start', ...chain],
+        );
+      }
+    });
+
     it('lists executions by pipeline, status, trigger and time, paged; statistics; node runs paged', async () => {
       const id = await createValid(api, {
         name: 'Listed',
