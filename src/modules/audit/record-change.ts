@@ -95,3 +95,30 @@ export async function recordChange(
   });
   return changes;
 }
+
+/** A change to one entity, recorded under its type (entityAudit). */
+export interface EntityChange {
+  organizationId: string;
+  actor: Actor;
+  /** `created`, `updated`, `deleted` ...: recorded as `<type>.<action>`. */
+  action: string;
+  id: string;
+  before: unknown;
+  after: unknown;
+  reason?: string | null;
+}
+
+/** Records changes to entities of `type` (`model`, `dashboard`, `folder` ...) inside the change's transaction. */
+export function entityAudit(type: string) {
+  return (trx: Kysely<Database>, at: number, change: EntityChange) =>
+    recordChange(trx, at, {
+      organizationId: change.organizationId,
+      actor: change.actor,
+      action: `${type}.${change.action}`,
+      targetType: type,
+      targetId: change.id,
+      before: change.before,
+      after: change.after,
+      reason: change.reason ?? null,
+    });
+}

@@ -4,7 +4,7 @@ import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
-import { recordChange } from '../../audit/record-change.js';
+import { entityAudit } from '../../audit/record-change.js';
 import type {
   ChangeType,
   EntityVersion,
@@ -324,28 +324,7 @@ export class DashboardsService {
   }
 
   /** Records a change to a dashboard in the audit log, inside the change's transaction. */
-  private audit(
-    trx: Kysely<Database>,
-    at: number,
-    change: {
-      organizationId: string;
-      actor: Actor;
-      action: string;
-      id: string;
-      before: unknown;
-      after: unknown;
-    },
-  ) {
-    return recordChange(trx, at, {
-      organizationId: change.organizationId,
-      actor: change.actor,
-      action: `${ENTITY_TYPE}.${change.action}`,
-      targetType: ENTITY_TYPE,
-      targetId: change.id,
-      before: change.before,
-      after: change.after,
-    });
-  }
+  private readonly audit = entityAudit(ENTITY_TYPE);
 
   /** Checks a panel alone (the editor's preview) against a dashboard's variables. */
   checkPanel(panel: PanelInput, variables: string[]): Panel {

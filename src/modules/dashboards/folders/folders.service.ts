@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
-import { recordChange } from '../../audit/record-change.js';
+import { entityAudit, recordChange } from '../../audit/record-change.js';
 import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { toDashboard } from '../dashboards/dashboard-model.js';
@@ -221,28 +221,7 @@ export class FoldersService {
   }
 
   /** Records a change to a folder in the audit log, inside the change's transaction. */
-  private audit(
-    trx: Kysely<Database>,
-    at: number,
-    change: {
-      organizationId: string;
-      actor: Actor;
-      action: string;
-      id: string;
-      before: unknown;
-      after: unknown;
-    },
-  ) {
-    return recordChange(trx, at, {
-      organizationId: change.organizationId,
-      actor: change.actor,
-      action: `${FOLDER_AUDIT_TARGET}.${change.action}`,
-      targetType: FOLDER_AUDIT_TARGET,
-      targetId: change.id,
-      before: change.before,
-      after: change.after,
-    });
-  }
+  private readonly audit = entityAudit(FOLDER_AUDIT_TARGET);
 
   /** Levels of a folder's subtree, itself included (a leaf: 1). */
   private async subtreeDepth(organizationId: string, id: string): Promise<number> {

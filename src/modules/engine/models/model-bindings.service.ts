@@ -5,7 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
-import { recordChange } from '../../audit/record-change.js';
+import { entityAudit } from '../../audit/record-change.js';
 import { UNS_TOPICS } from '../../uns/uns-invalidation.js';
 import { checkTopicPrefix, type ModelBinder } from './model-binder.js';
 import type { ModelLookup } from './model-json-schema.js';
@@ -34,28 +34,7 @@ export function bindingDependent(binding: ModelBindingRow, model: { id: string; 
 }
 
 /** Records a change to a model (or its bindings) in the audit log, inside the change's transaction. */
-export function auditModel(
-  trx: Kysely<Database>,
-  at: number,
-  change: {
-    organizationId: string;
-    actor: Actor;
-    action: string;
-    id: string;
-    before: unknown;
-    after: unknown;
-  },
-) {
-  return recordChange(trx, at, {
-    organizationId: change.organizationId,
-    actor: change.actor,
-    action: `model.${change.action}`,
-    targetType: AUDIT_TARGET,
-    targetId: change.id,
-    before: change.before,
-    after: change.after,
-  });
-}
+export const auditModel = entityAudit(AUDIT_TARGET);
 
 /** Bindings of models to UNS topic prefixes: one UNS schema binding per leaf field of the model. */
 export class ModelBindingsService {
