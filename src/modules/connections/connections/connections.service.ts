@@ -20,7 +20,6 @@ import {
   connectionSnapshot,
   keptSecrets,
   missingSecrets,
-  SECRET_SET,
   splitConfig,
 } from './connection-snapshot.js';
 import type {
@@ -74,21 +73,9 @@ export class ConnectionsService {
 
   /** The connection as the API shows it: secrets reduced to `{configured: true}`. */
   toConnection(row: ConnectionWithState): Connection {
-    const config = JSON.parse(row.config) as Record<string, unknown>;
-    if (row.secrets) {
-      for (const field of protocolOf(row.protocol).secretFields) {
-        if (this.secretsOf(row)[field] !== undefined) config[field] = SECRET_SET;
-      }
-    }
     return {
       id: row.id,
-      name: row.name,
-      description: row.description,
-      protocol: row.protocol,
-      config,
-      labels: JSON.parse(row.labels) as string[],
-      readOnly: row.read_only === 1,
-      autoStart: row.auto_start === 1,
+      ...connectionSnapshot(row, row.secrets ? this.secretsOf(row) : {}),
       desiredState: row.desired_state,
       state: row.state,
       version: row.version,
