@@ -4,13 +4,18 @@
  * same JSONata → `mqtt out`, through the machine's Mosquitto), in one run: messages per second end to end
  * (from the first publish to the last output received) and messages lost (never received). Then the cost
  * of history detail standard and full against minimal. QoS 1 everywhere; each side gets a warm-up round.
+ * Meridian (bench/engine/meridian-pipelines.ts) and Node-RED each run in a process of their own, the
+ * clients in this one; each side's CPU time a message (its processes, all threads; Node-RED's side
+ * includes Mosquitto) is printed too, as it is steadier than rates on a shared machine.
  *   node --import tsx bench/engine/uns-pipeline.bench.ts [sqlite|postgres] [messages]
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import mqtt from 'mqtt';
 import type { DialectName } from '../../src/storage/database.js';
 import { stopAllChildren } from '../child-processes.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { report } from '../uns/bench-server.js';
+import { processCpuMs } from '../uns/cpu-meter.js';
 import { DETAILS, spawnMeridianPipelines } from './meridian-pipelines.js';
 import { startNodeRed } from './node-red-flow.js';
 
@@ -27,7 +32,28 @@ interface Run {
   perSecond: number;
   received: number;
   lost: number;
+  /** CPU time the serving processes spent per message received (all their threads), in µs. */
+  cpuPerMessageUs: number;
 }
+
+/** The pid of the machine's Mosquitto (the Node-RED side's broker), if /proc shows one. */
+function mosquittoPid(): string | undefined {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .find((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'mosquitto';
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return undefined;
+  }
+}
+
+const cpuOf = (pids: string[]) => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 
 /** Publishes `count` messages to `inTopic` and counts what arrives on `outTopic` until all or idle. */
 async function measure(
@@ -36,6 +62,8 @@ async function measure(
   inTopic: string,
   outTopic: string,
   count: number,
+  /** The processes that serve this side (their CPU per message is reported). */
+  pids: string[],
 ): Promise<Run> {
   const sub = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
   const pub = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
@@ -54,6 +82,7 @@ async function measure(
       if (received === count) done();
     });
     const start = performance.now();
+    const cpuBefore = cpuOf(pids);
     const sends: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++)
       sends.push(pub.publishAsync(inTopic, JSON.stringify({ value: i }), { qos: 1 }));
@@ -65,7 +94,13 @@ async function measure(
       if (received === count || received === before) break;
     }
     const seconds = ((received === 0 ? performance.now() : lastAt) - start) / 1000;
-    return { perSecond: received / seconds, received, lost: count - received };
+    const cpuMs = cpuOf(pids) - cpuBefore;
+    return {
+      perSecond: received / seconds,
+      received,
+      lost: count - received,
+      cpuPerMessageUs: received === 0 ? 0 : (cpuMs * 1000) / received,
+    };
   } finally {
     await sub.endAsync();
     await pub.endAsync();
@@ -80,9 +115,14 @@ try {
   const details = DETAILS;
   const topics = meridian.topics;
   const noderedUrl = `mqtt://${MOSQUITTO.host}:${MOSQUITTO.port}`;
-  const runNodeRed = (count: number) => measure(noderedUrl, {}, nodeRed.inTopic, nodeRed.outTopic, count);
+  const mosquitto = mosquittoPid();
+  const nodeRedPids = [String(nodeRed.pid), ...(mosquitto ? [mosquitto] : [])];
+  const runNodeRed = (count: number) =>
+    measure(noderedUrl, {}, nodeRed.inTopic, nodeRed.outTopic, count, nodeRedPids);
   const runMeridian = (detail: (typeof details)[number], count: number) =>
-    measure(meridian.url, auth, topics[detail].inTopic, topics[detail].outTopic, count);
+    measure(meridian.url, auth, topics[detail].inTopic, topics[detail].outTopic, count, [
+      String(meridian.pid),
+    ]);
 
   // Warm-up (JIT, sandbox thread, topic creation, connections); left out of the rates.
   await runNodeRed(warmup);
@@ -98,11 +138,13 @@ try {
     `UNS-triggered pipeline [${dialect}], ${messages} messages a round (QoS 1), MQTT in -> JSONata -> MQTT out`,
   );
   console.log(
-    `  Node-RED 4 (mqtt in, change, mqtt out via Mosquitto): ${nr.perSecond.toFixed(0)} and ${nr2.perSecond.toFixed(0)} msg/s, lost ${baseline.lost}`,
+    `  Node-RED 4 (mqtt in, change, mqtt out via Mosquitto): ${nr.perSecond.toFixed(0)} and ${nr2.perSecond.toFixed(0)} msg/s, lost ${baseline.lost}; CPU ${((nr.cpuPerMessageUs + nr2.cpuPerMessageUs) / 2).toFixed(0)} µs a message (Node-RED + Mosquitto${mosquitto ? '' : ': Mosquitto not found, Node-RED alone'})`,
   );
   for (const detail of details) {
     const r = results[detail]!;
-    console.log(`  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}`);
+    console.log(
+      `  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}; CPU ${r.cpuPerMessageUs.toFixed(0)} µs a message (broker, engine, historian, all threads)`,
+    );
   }
   if (nr.received === 0 || nr2.received === 0)
     throw new Error('Node-RED delivered nothing: the baseline did not run');
