@@ -1,6 +1,31 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../storage/tables.js';
+import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
 import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
+
+/** The columns a claim answers: all but the definition. */
+const CLAIMED_COLUMNS = [
+  'id',
+  'organization_id',
+  'pipeline_id',
+  'pipeline_version',
+  'status',
+  'reason',
+  'trigger',
+  'input',
+  'error',
+  'priority',
+  'run_at',
+  'locked_by',
+  'lease_until',
+  'claims',
+  'idempotency_key',
+  'retry_of',
+  'queued_at',
+  'started_at',
+  'finished_at',
+  'checkpoint',
+  'trigger_type',
+] as const satisfies readonly Exclude<keyof EngineExecutionTable, 'definition'>[];
 
 /**
  * Claims up to `max` executions for `replica` in three statements whatever their number: the due
@@ -107,17 +132,22 @@ export async function claimExecutions(
         eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
       ]),
     )
-    .returningAll()
+    // Every column but the definition, which the candidates' read brought already.
+    .returning(CLAIMED_COLUMNS)
     .execute();
   // In the order chosen (priority, then age).
   const order = new Map(chosen.map((id, i) => [id, i]));
-  const queued = new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.id));
-  return (
-    claimed
-      // No other claim came between the read and the update: this is the execution's first.
-      .map((row) => ({ ...toExecution(row), fromQueue: queued.has(row.id) && Number(row.claims) === 1 }))
-      .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
-  );
+  const byId = new Map(candidates.map((c) => [c.id, c]));
+  return claimed
+    .map((row) => {
+      const candidate = byId.get(row.id)!;
+      return {
+        ...toExecution({ ...row, definition: candidate.definition }),
+        // No other claim came between the read and the update: this is the execution's first.
+        fromQueue: candidate.status === 'queued' && Number(row.claims) === 1,
+      };
+    })
+    .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }
 
 /** How one execution ended, to be recorded by its replica (ExecutionEngine's bookkeeping turn). */

@@ -95,7 +95,12 @@ function runJavascript(task) {
   }
 }
 
-parentPort.on('message', async (task) => {
+// Tasks arrive ahead of time (the main thread keeps a few in flight per thread); they run one after
+// another, in order, as the hooks above belong to one evaluation at a time.
+let chain = Promise.resolve();
+parentPort.on('message', (task) => { chain = chain.then(() => run(task)); });
+
+async function run(task) {
   try {
     await ready;
     let value; let logs = [];
@@ -108,5 +113,5 @@ parentPort.on('message', async (task) => {
   } catch (e) {
     parentPort.postMessage({ id: task.id, ok: false, code: (e && e.code) || 'sandbox_error', message: String((e && e.message) || e).slice(0, 4000) });
   }
-});
+}
 `;

@@ -132,4 +132,34 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
     await refused(() => sandbox.jsonata('a +', null), 'expression_invalid', /does not compile/);
     await refused(() => sandbox.javascript('return (', null), 'code_error', /SyntaxError/);
   });
+
+  it('sends evaluations ahead to a thread; those queued behind one that escapes its limit run on a new thread', async () => {
+    const one = new Sandbox(undefined, 1);
+    try {
+      // A catastrophic regular expression inside JSONata is a native loop: only the watchdog ends it,
+      // by terminating the thread, while the evaluations sent behind it wait in that thread.
+      const runaway = one.jsonata(
+        '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", /(a+)+$/)',
+        null,
+        {},
+        {
+          timeoutMs: 300,
+        },
+      );
+      const behind = [1, 2, 3, 4, 5].map((n) => one.jsonata('n * 10', { n }));
+      await refused(() => runaway, 'timeout', /time limit of 300 ms/);
+      assert.deepEqual(
+        (await Promise.all(behind)).map((r) => r.value),
+        [10, 20, 30, 40, 50],
+      );
+      // Many at once on one thread: every answer goes to its own evaluation.
+      const many = await Promise.all(Array.from({ length: 200 }, (_, n) => one.jsonata('n + 1', { n })));
+      assert.deepEqual(
+        many.map((r) => r.value),
+        Array.from({ length: 200 }, (_, n) => n + 1),
+      );
+    } finally {
+      await one.close();
+    }
+  });
 });

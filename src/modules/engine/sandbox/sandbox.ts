@@ -61,10 +61,18 @@ const GRACE_MS = 500;
 /** The thread's V8 heap: what JSONata and the QuickJS wasm memory live in. */
 const WORKER_HEAP_MB = 128;
 
-/** One sandbox thread and the evaluation it runs now. */
+/**
+ * Evaluations sent to one thread ahead of its answers, so that it never waits for the main thread
+ * between two; it runs them one after another, in order.
+ */
+const IN_FLIGHT_PER_THREAD = 4;
+
+/** One sandbox thread and the evaluations sent to it, in order: the first is the one it runs now. */
 interface Slot {
   worker: Worker | undefined;
-  current: (Pending & { timer: NodeJS.Timeout }) | undefined;
+  sent: Pending[];
+  /** The watchdog of the first of `sent`. */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -84,7 +92,7 @@ export class Sandbox {
     private readonly defaults: SandboxLimits = DEFAULT_LIMITS,
     threads = Math.max(2, Math.min(8, availableParallelism())),
   ) {
-    this.slots = Array.from({ length: threads }, () => ({ worker: undefined, current: undefined }));
+    this.slots = Array.from({ length: threads }, () => ({ worker: undefined, sent: [], timer: undefined }));
   }
 
   jsonata(
@@ -113,11 +121,9 @@ export class Sandbox {
     for (const slot of this.slots) {
       if (slot.worker) workers.push(slot.worker);
       slot.worker = undefined;
-      if (slot.current) {
-        clearTimeout(slot.current.timer);
-        slot.current.reject(new SandboxError('closed', 'the sandbox closed'));
-        slot.current = undefined;
-      }
+      clearTimeout(slot.timer);
+      for (const pending of slot.sent.splice(0))
+        pending.reject(new SandboxError('closed', 'the sandbox closed'));
     }
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
@@ -167,10 +173,10 @@ export class Sandbox {
         code?: string;
         message?: string;
       }) => {
-        const current = slot.current;
+        const current = slot.sent[0];
         if (slot.worker !== worker || !current || current.task.id !== message.id) return;
-        clearTimeout(current.timer);
-        slot.current = undefined;
+        slot.sent.shift();
+        this.watch(slot);
         if (message.ok)
           current.resolve({
             value: message.json === undefined ? undefined : JSON.parse(message.json),
@@ -182,14 +188,7 @@ export class Sandbox {
     );
     const lost = (error: SandboxError) => {
       if (slot.worker !== worker) return;
-      slot.worker = undefined;
-      const current = slot.current;
-      slot.current = undefined;
-      if (current) {
-        clearTimeout(current.timer);
-        current.reject(error);
-      }
-      this.pump();
+      this.fail(slot, error);
     };
     worker.on('error', (error: Error & { code?: string }) =>
       lost(
@@ -207,34 +206,64 @@ export class Sandbox {
     return worker;
   }
 
-  /** Gives queued evaluations to idle threads (a started thread first; a new one only when none is idle). */
+  /**
+   * Gives queued evaluations to threads: an idle started thread first, else one not started yet, else
+   * the least busy started one with room.
+   */
   private pump(): void {
     if (this.closed) return;
     while (this.queue.length > 0) {
-      const slot =
-        this.slots.find((s) => !s.current && s.worker) ?? this.slots.find((s) => !s.current && !s.worker);
+      let slot: Slot | undefined;
+      for (const s of this.slots)
+        if (s.worker && s.sent.length < IN_FLIGHT_PER_THREAD && (!slot || s.sent.length < slot.sent.length))
+          slot = s;
+      if (!slot || slot.sent.length > 0) slot = this.slots.find((s) => !s.worker) ?? slot;
       if (!slot) return;
       this.dispatch(slot, this.queue.shift()!);
     }
-    for (const slot of this.slots) if (!slot.current) slot.worker?.unref();
+    for (const slot of this.slots) if (slot.sent.length === 0) slot.worker?.unref();
   }
 
   private dispatch(slot: Slot, next: Pending): void {
     slot.worker ??= this.start(slot);
-    const worker = slot.worker;
-    worker.ref();
-    const timer = setTimeout(() => {
-      // The thread did not answer within its limit: a native loop escaped the in-thread checks.
-      if (slot.current?.task.id !== next.task.id) return;
-      slot.current = undefined;
-      slot.worker = undefined;
-      void worker.terminate();
-      next.reject(
-        new SandboxError('timeout', `the evaluation exceeded its time limit of ${next.limits.timeoutMs} ms`),
+    slot.worker.ref();
+    slot.sent.push(next);
+    if (slot.sent.length === 1) this.watch(slot);
+    slot.worker.postMessage({ ...next.task, ...next.limits });
+  }
+
+  /**
+   * Watches the evaluation the thread runs now (the first sent): when it does not answer within its
+   * limit, a native loop escaped the in-thread checks, and the thread is replaced. The limit counts from
+   * when this thread learned the one before it ended, never earlier, so it is never shorter than given.
+   */
+  private watch(slot: Slot): void {
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    const head = slot.sent[0];
+    if (!head) return;
+    slot.timer = setTimeout(() => {
+      if (slot.sent[0] !== head) return;
+      const worker = slot.worker;
+      this.fail(
+        slot,
+        new SandboxError('timeout', `the evaluation exceeded its time limit of ${head.limits.timeoutMs} ms`),
       );
-      this.pump();
-    }, next.limits.timeoutMs + GRACE_MS);
-    slot.current = { ...next, timer };
-    worker.postMessage({ ...next.task, ...next.limits });
+      void worker?.terminate();
+    }, head.limits.timeoutMs + GRACE_MS);
+  }
+
+  /**
+   * The thread is gone (terminated, out of memory, exited): the evaluation it ran fails with `error`; the
+   * ones sent after it never started, and go back to the front of the queue for another thread.
+   */
+  private fail(slot: Slot, error: SandboxError): void {
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    slot.worker = undefined;
+    const [running, ...waiting] = slot.sent.splice(0);
+    this.queue.unshift(...waiting);
+    running?.reject(error);
+    this.pump();
   }
 }
