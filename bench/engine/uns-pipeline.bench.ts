@@ -15,7 +15,7 @@ import type { DialectName } from '../../src/storage/database.js';
 import { stopAllChildren } from '../child-processes.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { report } from '../uns/bench-server.js';
-import { processCpuMs } from '../uns/cpu-meter.js';
+import { processCpuMs, readCpu } from '../uns/cpu-meter.js';
 import { DETAILS, spawnMeridianPipelines } from './meridian-pipelines.js';
 import { startNodeRed } from './node-red-flow.js';
 
@@ -122,6 +122,8 @@ try {
   const runMeridian = (detail: (typeof details)[number], count: number) =>
     measure(meridian.url, auth, topics[detail].inTopic, topics[detail].outTopic, count, [
       String(meridian.pid),
+      // On PostgreSQL its processes work for Meridian too.
+      ...(dialect === 'postgres' ? readCpu().postgresMs.keys() : []),
     ]);
 
   // Warm-up (JIT, sandbox thread, topic creation, connections); left out of the rates.
@@ -143,7 +145,7 @@ try {
   for (const detail of details) {
     const r = results[detail]!;
     console.log(
-      `  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}; CPU ${r.cpuPerMessageUs.toFixed(0)} µs a message (broker, engine, historian, all threads)`,
+      `  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}; CPU ${r.cpuPerMessageUs.toFixed(0)} µs a message (its process, all threads${dialect === 'postgres' ? ', and PostgreSQL' : ''})`,
     );
   }
   if (nr.received === 0 || nr2.received === 0)
