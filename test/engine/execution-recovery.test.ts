@@ -74,14 +74,14 @@ for (const dialect of testDialects()) {
         executionId = queued.id;
         // A replica claims it, starts the write (its run is stored as running first), and dies.
         assert.equal((await repo.claim('dead-replica', Date.now(), 300))?.id, queued.id);
-        await repo.saveNodeRun({
+        const run = {
           id: crypto.randomUUID(),
           executionId: queued.id,
           nodeId: 'write',
           nodeName: 'Write',
           type: 'test.device-write',
           runIndex: 0,
-          status: 'running',
+          status: 'running' as const,
           port: null,
           attempts: [],
           input: 42,
@@ -92,7 +92,15 @@ for (const dialect of testDialects()) {
           durationMs: null,
           iteration: null,
           iterationKey: null,
-        });
+          sideEffect: 'writes-device',
+        };
+        await repo.saveNodeRun(run);
+        // A copy of the run from before it was marked, stored later (as a bookkeeping turn would),
+        // does not take the mark away.
+        await repo.saveNodeRun({ ...run, status: 'succeeded', sideEffect: null, finishedAt: Date.now() });
+        const stored = (await repo.nodeRuns(queued.id))[0]!;
+        assert.equal(stored.sideEffect, 'writes-device');
+        assert.equal(stored.status, 'running');
       } finally {
         server.app.engine.start();
       }

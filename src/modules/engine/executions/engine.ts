@@ -160,7 +160,11 @@ export class ExecutionEngine {
    * Losing those in a crash costs nothing: such nodes run again when the execution is resumed.
    */
   private saveRun(run: NodeRunRow): Promise<void> {
-    if (run.sideEffect === 'writes-device') return this.options.repo.saveNodeRun(run);
+    if (run.sideEffect === 'writes-device') {
+      // An older copy still waiting for the turn must not follow it to the database.
+      for (let i = this.runs.length - 1; i >= 0; i--) if (this.runs[i]!.id === run.id) this.runs.splice(i, 1);
+      return this.options.repo.saveNodeRun(run);
+    }
     this.runs.push({ ...run, attempts: [...run.attempts] });
     this.schedule(0);
     return Promise.resolve();

@@ -388,7 +388,16 @@ export async function saveNodeRuns(db: Kysely<Database>, runs: NodeRunRow[]): Pr
       .onConflict((oc) =>
         oc
           .column('id')
-          .doUpdateSet((eb) => Object.fromEntries(RUN_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)]))),
+          .doUpdateSet((eb) => Object.fromEntries(RUN_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)])))
+          // A run marked as a device write changes only by a save that says so too: a copy saved
+          // before the mark (stored later, with a turn) never takes the mark away.
+          .where((eb) =>
+            eb.or([
+              eb('engine_node_runs.side_effect', 'is', null),
+              eb('engine_node_runs.side_effect', '!=', 'writes-device'),
+              eb('excluded.side_effect', '=', 'writes-device'),
+            ]),
+          ),
       )
       .execute();
 }
