@@ -40,6 +40,43 @@ function entityError(key: string, error: unknown): never {
  * dashboards, settings, each with its dependency-graph edges. References are remapped from bundle keys to this organization's ids; creates
  * and overwrites are recorded as versions of type `import`. Answers the connections to start.
  */
+/**
+ * The stored row of an imported model or pipeline (`content` over what it overwrites, `current`, if
+ * any) and the version the import records for it.
+ */
+function imported<C extends object>(
+  ctx: WriteContext,
+  entityType: 'model' | 'pipeline',
+  id: string,
+  content: C,
+  current: { version: number; createdAt: number; createdBy: string | null } | undefined,
+) {
+  const { organizationId, actor, now } = ctx;
+  const version = (current?.version ?? 0) + 1;
+  const row = {
+    id,
+    organizationId,
+    ...content,
+    version,
+    createdAt: current?.createdAt ?? now,
+    createdBy: current?.createdBy ?? actor.userId,
+    updatedAt: now,
+    updatedBy: actor.userId,
+  };
+  const record: RecordVersion = {
+    organizationId,
+    entityType,
+    entityId: id,
+    version,
+    changeType: 'import',
+    snapshot: content,
+    ...(current ? {} : { previous: null }),
+    actor,
+    at: now,
+  };
+  return { row, version: record };
+}
+
 export async function writePlan(
   ctx: WriteContext,
   bundle: Bundle,
@@ -105,30 +142,10 @@ export async function writePlan(
       entityError(m.key, error);
     }
     const current = a.action === 'update' ? await models.get(org, a.targetId, trx) : undefined;
-    const version = (current?.version ?? 0) + 1;
-    const row = {
-      id: a.targetId,
-      organizationId: org,
-      ...content,
-      version,
-      createdAt: current?.createdAt ?? now,
-      createdBy: current?.createdBy ?? actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
+    const { row, version } = imported(ctx, 'model', a.targetId, content, current);
     if (current) await models.update(trx, row, current.version);
     else newModels.push(row);
-    versions.push({
-      organizationId: org,
-      entityType: 'model',
-      entityId: a.targetId,
-      version,
-      changeType: 'import',
-      snapshot: content,
-      ...(current ? {} : { previous: null }),
-      actor,
-      at: now,
-    });
+    versions.push(version);
   }
 
   await models.insertMany(trx, newModels);
@@ -161,30 +178,10 @@ export async function writePlan(
     // Imported pipelines arrive disabled unless asked otherwise (checkPipeline read no `enabled`).
     content.enabled = options.activate === true && p.enabled === true;
     const current = a.action === 'update' ? await pipelines.get(org, a.targetId, trx) : undefined;
-    const version = (current?.version ?? 0) + 1;
-    const row = {
-      id: a.targetId,
-      organizationId: org,
-      ...content,
-      version,
-      createdAt: current?.createdAt ?? now,
-      createdBy: current?.createdBy ?? actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
+    const { row, version } = imported(ctx, 'pipeline', a.targetId, content, current);
     if (current) await pipelines.update(trx, row, current.version);
     else newPipelines.push(row);
-    versions.push({
-      organizationId: org,
-      entityType: 'pipeline',
-      entityId: a.targetId,
-      version,
-      changeType: 'import',
-      snapshot: content,
-      ...(current ? {} : { previous: null }),
-      actor,
-      at: now,
-    });
+    versions.push(version);
   }
 
   await pipelines.insertMany(trx, newPipelines);
