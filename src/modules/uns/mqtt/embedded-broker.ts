@@ -19,8 +19,17 @@ import type { BrokerBackend, BrokerStatus } from './broker-types.js';
 import { envelopeOf } from './broker-types.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
 import type { MessageRates } from './message-rates.js';
-import type { MqttIdentity, TokenAuthenticator } from './mqtt-auth.js';
+import type { TokenAuthenticator } from './mqtt-auth.js';
 import { parseMqttPayload } from './mqtt-payload.js';
+import {
+  admitted,
+  brokerClientId,
+  type MqttSession,
+  namespaceOf,
+  SESSION,
+  type SessionClient,
+  sessionOf,
+} from './mqtt-session.js';
 import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { type SessionWatchDeps, watchMqttSession } from './session-watch.js';
@@ -38,40 +47,6 @@ export interface EmbeddedBrokerDeps {
   /** Re-checks every open session's credential (revocation, expiry, deactivation, membership, suspension). */
   sessionWatch: Omit<SessionWatchDeps, 'authenticate' | 'onError'>;
 }
-
-/**
- * Internal topic namespace of an organization. Clients publish and subscribe `v1/...`; the broker maps
- * it to `o/<organization id>/v1/...` and strips it again on delivery, so an organization's clients see
- * only its own topics, whatever filter they subscribe.
- */
-export const namespaceOf = (organizationId: string) => `o/${organizationId}/`;
-
-/** An authenticated MQTT connection: who it is, and its organization's namespace. */
-interface MqttSession {
-  identity: MqttIdentity;
-  namespace: string;
-  /** Why access is gone (set once, then the connection is closed): nothing more is accepted or sent. */
-  lost: string | null;
-}
-
-/**
- * The broker's client id of a connection: the client's own id within its organization, so that a
- * client of one organization never takes over (disconnects) or resumes the session of another's.
- */
-export const brokerClientId = (organizationId: string, clientId: string) => `${organizationId}/${clientId}`;
-
-/** Whether a session may still publish or be sent values: access not lost, credential not expired. */
-const admitted = (session: MqttSession, now: number) =>
-  session.lost === null && (session.identity.expiresAt === undefined || session.identity.expiresAt > now);
-
-/**
- * Where a connection keeps its session: a property of aedes' client, set once it is authenticated, read
- * on every publish and every delivery.
- */
-const SESSION = Symbol('meridian mqtt session');
-type SessionClient = Client & { [SESSION]?: MqttSession };
-const sessionOf = (client: Client | null): MqttSession | undefined =>
-  client ? (client as SessionClient)[SESSION] : undefined;
 
 /** A single publish whose committed value the broker relays itself (no fan-out by the service). */
 const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
