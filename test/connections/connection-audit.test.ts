@@ -1,35 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type AuditEntry, auditEntriesOf, auditCount as countAudit } from '../helpers/audit-log.js';
 import { testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const CONNECTIONS = '/api/v1/connections';
-const AUDIT = '/api/v1/organizations/audit-log';
 const SECRET = 'audit-S3cret-pw-7d41e0';
 const NEW_SECRET = 'audit-N3w-passw0rd-c29ab8';
 const TOKEN = 'audit-B3arer-token-51fe02';
-
-interface Entry {
-  action: string;
-  targetType: string;
-  targetId: string;
-  reason: string | null;
-  actor: { userId: string | null } | null;
-  changes: { path: string; from?: unknown; to?: unknown }[];
-}
 
 for (const dialect of testDialects()) {
   describe(`Connection changes in the audit log [${dialect}]`, () => {
     let server: TestServer;
 
-    /** The audit entries of one connection, oldest first. */
-    const entriesOf = async (id: string): Promise<Entry[]> => {
-      const res = await server.admin.get(`${AUDIT}?targetType=connection&targetId=${id}&limit=100`);
-      assert.equal(res.status, 200, res.text);
-      return (res.body.data as Entry[]).reverse();
-    };
-    const auditCount = async () =>
-      Number((await server.admin.get(`${AUDIT}?targetType=connection&limit=1`)).body.pagination.total);
+    const entriesOf = (id: string) => auditEntriesOf(server.admin, 'connection', id);
+    const auditCount = () => countAudit(server.admin, 'connection');
 
     before(async () => {
       server = await startTestServer(dialect);
@@ -104,7 +89,7 @@ for (const dialect of testDialects()) {
         assert.equal(entry.actor?.userId, server.adminId);
       }
       const byAction = (action: string) => entries.find((e) => e.action === `connection.${action}`)!;
-      const change = (e: Entry, path: string) => e.changes.find((c) => c.path === path);
+      const change = (e: AuditEntry, path: string) => e.changes.find((c) => c.path === path);
 
       const created = byAction('created').changes;
       assert.equal(created.length, 1);

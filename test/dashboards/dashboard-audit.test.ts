@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type AuditEntry, auditCount, auditEntriesOf } from '../helpers/audit-log.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 const BASE = '/api/v1/uns/dashboards';
 const FOLDERS = `${BASE}/folders`;
-const AUDIT = '/api/v1/organizations/audit-log';
 
 const statPanel = (over: Record<string, unknown> = {}) => ({
   type: 'stat',
@@ -16,27 +16,13 @@ const statPanel = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-interface Entry {
-  action: string;
-  targetType: string;
-  targetId: string;
-  reason: string | null;
-  actor: { userId: string | null } | null;
-  changes: { path: string; from?: unknown; to?: unknown }[];
-}
-
 for (const dialect of testDialects()) {
   describe(`Dashboard and folder changes in the audit log [${dialect}]`, () => {
     let server: TestServer;
     let api: TestClient;
 
-    /** The audit entries of one target, oldest first. */
-    const entriesOf = async (targetType: string, id: string): Promise<Entry[]> => {
-      const res = await api.get(`${AUDIT}?targetType=${targetType}&targetId=${id}&limit=100`);
-      assert.equal(res.status, 200, res.text);
-      return (res.body.data as Entry[]).reverse();
-    };
-    const total = async () => Number((await api.get(`${AUDIT}?limit=1`)).body.pagination.total);
+    const entriesOf = (targetType: string, id: string) => auditEntriesOf(api, targetType, id);
+    const total = () => auditCount(api);
     const ok = async (res: Promise<{ status: number; text: string; body: any }>, status = 200) => {
       const done = await res;
       assert.equal(done.status, status, done.text);
@@ -108,7 +94,7 @@ for (const dialect of testDialects()) {
         ],
       );
       for (const e of entries) assert.equal(e.actor?.userId, server.adminId);
-      const change = (e: Entry, path: string) => e.changes.find((c) => c.path === path);
+      const change = (e: AuditEntry, path: string) => e.changes.find((c) => c.path === path);
       assert.deepEqual(change(entries[1]!, '/title'), { path: '/title', from: 'Audited', to: 'Audited 2' });
       assert.deepEqual(change(entries[2]!, '/folderId'), { path: '/folderId', from: null, to: folder.id });
       assert.equal(change(entries[3]!, '/panels/0')?.from, undefined);

@@ -1,34 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { AUDIT, type AuditEntry, auditEntriesOf, auditCount as countAudit } from '../helpers/audit-log.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { createPat } from '../uns/uns-helpers.js';
 
 const MODELS = '/api/v1/engine/models';
-const AUDIT = '/api/v1/organizations/audit-log';
-
-interface Entry {
-  action: string;
-  targetType: string;
-  targetId: string;
-  actor: { userId: string | null } | null;
-  changes: { path: string; from?: unknown; to?: unknown }[];
-}
 
 for (const dialect of testDialects()) {
   describe(`Model changes in the audit log [${dialect}]`, () => {
     let server: TestServer;
     let api: TestClient;
 
-    /** The audit entries of one model, oldest first. */
-    const entriesOf = async (id: string): Promise<Entry[]> => {
-      const res = await server.admin.get(`${AUDIT}?targetType=model&targetId=${id}&limit=100`);
-      assert.equal(res.status, 200, res.text);
-      return (res.body.data as Entry[]).reverse();
-    };
-    const auditCount = async () =>
-      Number((await server.admin.get(`${AUDIT}?targetType=model&limit=1`)).body.pagination.total);
+    const entriesOf = (id: string) => auditEntriesOf(server.admin, 'model', id);
+    const auditCount = () => countAudit(server.admin, 'model');
 
     before(async () => {
       server = await startTestServer(dialect);
@@ -81,7 +67,7 @@ for (const dialect of testDialects()) {
         assert.equal(entry.targetId, id);
         assert.equal(entry.actor?.userId, server.adminId);
       }
-      const paths = (e: Entry) => e.changes.map((c) => c.path);
+      const paths = (e: AuditEntry) => e.changes.map((c) => c.path);
       const created = entries[0]!.changes;
       assert.equal(created.length, 1);
       assert.equal(created[0]!.path, '');
@@ -117,7 +103,7 @@ for (const dialect of testDialects()) {
       );
       const filtered = await server.admin.get(`${AUDIT}?action=model.&targetType=model`);
       assert.equal(filtered.status, 200);
-      assert.ok((filtered.body.data as Entry[]).every((e) => e.action.startsWith('model.')));
+      assert.ok((filtered.body.data as AuditEntry[]).every((e) => e.action.startsWith('model.')));
     });
 
     it('a refused change records nothing', async () => {

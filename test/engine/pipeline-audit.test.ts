@@ -1,35 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type AuditEntry, auditEntriesOf, auditCount as countAudit } from '../helpers/audit-log.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { createPat } from '../uns/uns-helpers.js';
 
 const PIPELINES = '/api/v1/engine/pipelines';
-const AUDIT = '/api/v1/organizations/audit-log';
 const manual = { id: 'start', name: 'Start', type: 'trigger.manual' };
 const jsonata = { id: 'j', name: 'J', type: 'transform.jsonata', parameters: { expression: '$' } };
-
-interface Entry {
-  action: string;
-  targetType: string;
-  targetId: string;
-  actor: { userId: string | null } | null;
-  changes: { path: string; from?: unknown; to?: unknown }[];
-}
 
 for (const dialect of testDialects()) {
   describe(`Pipeline changes in the audit log [${dialect}]`, () => {
     let server: TestServer;
     let api: TestClient;
 
-    const entriesOf = async (id: string): Promise<Entry[]> => {
-      const res = await server.admin.get(`${AUDIT}?targetType=pipeline&targetId=${id}&limit=100`);
-      assert.equal(res.status, 200, res.text);
-      return (res.body.data as Entry[]).reverse();
-    };
-    const auditCount = async () =>
-      Number((await server.admin.get(`${AUDIT}?targetType=pipeline&limit=1`)).body.pagination.total);
+    const entriesOf = (id: string) => auditEntriesOf(server.admin, 'pipeline', id);
+    const auditCount = () => countAudit(server.admin, 'pipeline');
 
     before(async () => {
       server = await startTestServer(dialect);
@@ -75,7 +62,7 @@ for (const dialect of testDialects()) {
         assert.equal(entry.targetType, 'pipeline');
         assert.equal(entry.actor?.userId, server.adminId);
       }
-      const change = (e: Entry, path: string) => e.changes.find((c) => c.path === path);
+      const change = (e: AuditEntry, path: string) => e.changes.find((c) => c.path === path);
       assert.equal(entries[0]!.changes.length, 1);
       assert.equal(entries[0]!.changes[0]!.from, null);
       assert.equal((entries[0]!.changes[0]!.to as { name: string }).name, 'Audited flow');
