@@ -7,7 +7,7 @@ import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { createPat } from '../uns/uns-helpers.js';
-import { createValid, EXECUTIONS, executionIn, manual, PIPELINES } from './engine-helpers.js';
+import { createValid, EXECUTIONS, execute, executionIn, manual, PIPELINES } from './engine-helpers.js';
 
 /**
  * A node type that writes to a device, registered for this suite only: its side effect is what the
@@ -28,6 +28,7 @@ const deviceWrite: NodeType = {
   expressionParameters: [],
   run: async (c) => {
     deviceWrites.push(c.input);
+    if (c.input === 'no answer') throw new Error('the device did not answer');
     return { output: { written: c.input ?? null }, port: 'out' };
   },
 };
@@ -122,6 +123,28 @@ for (const dialect of testDialects()) {
       assert.equal(confirmed.status, 201, confirmed.text);
       assert.equal((await executionIn(api, confirmed.body.data.id)).status, 'completed');
       assert.deepEqual(deviceWrites, [42]);
+    });
+
+    it('a failed device write is not tried again by the node retry settings: it may have reached the device', async () => {
+      const id = await createValid(api, {
+        name: 'Writes with retries',
+        nodes: [
+          manual,
+          {
+            id: 'write',
+            name: 'Write',
+            type: 'test.device-write',
+            parameters: {},
+            settings: { retry: { maxTries: 3, waitMs: 0, backoff: 'fixed' } },
+          },
+        ],
+        edges: [{ source: 'start', target: 'write' }],
+      });
+      deviceWrites.length = 0;
+      const done = await executionIn(api, await execute(api, id, 'no answer'));
+      assert.equal(done.status, 'failed');
+      assert.match((done.error as { message: string }).message, /not retried by itself/);
+      assert.deepEqual(deviceWrites, ['no answer'], 'written once, not three times');
     });
 
     it("keeps executions per the organization's retention settings: days and most kept", async () => {

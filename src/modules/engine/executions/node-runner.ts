@@ -175,6 +175,15 @@ export async function runNode(
         durationMs: clock.now() - attemptStart,
         error: lastError.message,
       });
+      // A failed device write may still have reached the device: it is never tried again by itself
+      // (an explicit retry of the execution, with confirmWrites, is the way to write again).
+      if (writes() && n < retry.maxTries) {
+        lastError = {
+          ...lastError,
+          message: `${lastError.message} (a device write is not retried by itself: it may have reached the device)`,
+        };
+        break;
+      }
       if (n < retry.maxTries)
         await sleep(retry.backoff === 'exponential' ? retry.waitMs * 2 ** (n - 1) : retry.waitMs);
     }
