@@ -1,5 +1,6 @@
-import { type Kysely, PostgresAdapter } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
+import { isPostgres } from '../../../storage/value-lists.js';
 import type { EntityType } from './references.js';
 
 /**
@@ -30,10 +31,6 @@ const TABLE_OF: Record<
   dashboard: 'dashboards',
   folder: 'dashboard_folders',
 };
-
-/** Whether `db` speaks PostgreSQL (row locks exist) rather than SQLite. */
-export const isPostgres = (db: Kysely<Database>): boolean =>
-  db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** Locks an entity's row until the end of the transaction that deletes or stops it (PostgreSQL). */
 export async function lockForChange(trx: Kysely<Database>, type: EntityType, id: string): Promise<void> {

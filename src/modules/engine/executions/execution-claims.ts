@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
-import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
+import { inTextList, textNumberPairs } from '../../../storage/value-lists.js';
+import { cachedDefinitionText, definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
 
 /** The columns a claim answers: all but the definition. */
 const CLAIMED_COLUMNS = [
@@ -28,6 +29,48 @@ const CLAIMED_COLUMNS = [
 ] as const satisfies readonly Exclude<keyof EngineExecutionTable, 'definition'>[];
 
 /**
+ * The status as an expression no index can answer: for updates of rows named by id, so that SQLite looks
+ * each up by its key. Without statistics, its planner takes `status = ?` for the narrower condition and
+ * walks every queued (or running) row instead, for each id of the list: a claim cost grew with the queue.
+ */
+const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
+
+/** What a claim reads of its candidates: not the definition, which is the same for a pipeline version. */
+const CANDIDATE_COLUMNS = ['id', 'status', 'pipeline_id', 'pipeline_version'] as const;
+
+/**
+ * The definition text of each candidate: parsed once per pipeline version (execution-rows.ts), so it is
+ * read only for a version not seen yet, from one of its executions.
+ */
+async function definitionTexts(
+  db: Kysely<Database>,
+  candidates: readonly { id: string; pipeline_id: string; pipeline_version: number }[],
+): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  const unseen = new Map<string, string>();
+  for (const c of candidates) {
+    const text = cachedDefinitionText(c.pipeline_id, c.pipeline_version);
+    if (text !== undefined) texts.set(c.id, text);
+    else unseen.set(`${c.pipeline_id}@${c.pipeline_version}`, c.id);
+  }
+  if (unseen.size === 0) return texts;
+  const read = await db
+    .selectFrom('engine_executions')
+    .select(['id', 'pipeline_id', 'pipeline_version', 'definition'])
+    .where(inTextList(db, 'id', [...unseen.values()]))
+    .execute();
+  const byVersion = new Map(read.map((r) => [`${r.pipeline_id}@${r.pipeline_version}`, r.definition]));
+  for (const c of candidates) {
+    const text = byVersion.get(`${c.pipeline_id}@${c.pipeline_version}`);
+    if (text !== undefined && !texts.has(c.id)) {
+      definitionOf(c.pipeline_id, c.pipeline_version, text);
+      texts.set(c.id, text);
+    }
+  }
+  return texts;
+}
+
+/**
  * Claims up to `max` executions for `replica` in three statements whatever their number: the due
  * candidates, the running count of their pipelines (overlap: `parallel` allows `max` running
  * executions of a pipeline; `queue` (and for now `restart`) one, the others wait; `skip` records the
@@ -48,7 +91,7 @@ export async function claimExecutions(
   // read walks an index in the order it answers, so a claim costs the same whatever the queue's length.
   const resumable = await db
     .selectFrom('engine_executions')
-    .select(['id', 'status', 'pipeline_id', 'pipeline_version', 'definition'])
+    .select(CANDIDATE_COLUMNS)
     .where((eb) =>
       eb.or([
         eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
@@ -64,7 +107,7 @@ export async function claimExecutions(
       ? []
       : await db
           .selectFrom('engine_executions')
-          .select(['id', 'status', 'pipeline_id', 'pipeline_version', 'definition'])
+          .select(CANDIDATE_COLUMNS)
           // A queued execution is due when queued (run_at is its queue time), so the read needs no time
           // condition and walks engine_executions_due_idx in order, stopping after `limit` rows.
           .where('status', '=', 'queued')
@@ -75,6 +118,7 @@ export async function claimExecutions(
           .execute();
   const candidates = [...resumable, ...due];
   if (candidates.length === 0) return [];
+  const definitions = await definitionTexts(db, candidates);
   const queuedPipelines = [
     ...new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.pipeline_id)),
   ];
@@ -97,7 +141,7 @@ export async function claimExecutions(
       const { mode, max: parallel } = definitionOf(
         candidate.pipeline_id,
         candidate.pipeline_version,
-        candidate.definition,
+        definitions.get(candidate.id)!,
       ).settings.concurrency;
       const limit = mode === 'parallel' ? parallel : 1;
       const busy = (running.get(candidate.pipeline_id) ?? 0) >= limit;
@@ -111,8 +155,8 @@ export async function claimExecutions(
     await db
       .updateTable('engine_executions')
       .set({ status: 'skipped', reason: 'overlap', finished_at: now })
-      .where('id', 'in', skipped)
-      .where('status', '=', 'queued')
+      .where(inTextList(db, 'id', skipped))
+      .where(statusOf, '=', 'queued')
       .execute();
   if (chosen.length === 0) return [];
   const claimed = await db
@@ -124,12 +168,13 @@ export async function claimExecutions(
       claims: eb('claims', '+', 1),
       started_at: eb.fn.coalesce('started_at', eb.val(now)),
     }))
-    .where('id', 'in', chosen)
+    // The list is one parameter: the statement's text is the same whatever the number claimed.
+    .where(inTextList(db, 'id', chosen))
     .where((eb) =>
       eb.or([
-        eb('status', '=', 'queued'),
-        eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
-        eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
+        eb(statusOf, '=', 'queued'),
+        eb.and([eb(statusOf, '=', 'running'), eb('lease_until', '<', now)]),
+        eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
       ]),
     )
     // Every column but the definition, which the candidates' read brought already.
@@ -142,7 +187,7 @@ export async function claimExecutions(
     .map((row) => {
       const candidate = byId.get(row.id)!;
       return {
-        ...toExecution({ ...row, definition: candidate.definition }),
+        ...toExecution({ ...row, definition: definitions.get(row.id)! }),
         // No other claim came between the read and the update: this is the execution's first.
         fromQueue: candidate.status === 'queued' && Number(row.claims) === 1,
       };
@@ -182,33 +227,26 @@ export async function finishExecutions(
     for (let i = 0; i < group.length; i += 500) {
       const chunk = group.slice(i, i + 500);
       const { status, reason, error } = chunk[0]!;
+      // Each row gets its own finish time from one parameter: the statement's text is always the same.
+      const times = textNumberPairs(
+        db,
+        chunk.map((f) => [f.id, f.finishedAt]),
+      );
       const rows = await db
         .updateTable('engine_executions')
-        .set((eb) => ({
+        .from(times.as('v'))
+        .set({
           status,
           reason,
           error: error && JSON.stringify(error),
           lease_until: null,
           checkpoint: null,
-          finished_at:
-            chunk.length === 1
-              ? eb.val(chunk[0]!.finishedAt)
-              : chunk
-                  .slice(1)
-                  .reduce(
-                    (c, f) => c.when('id', '=', f.id).then(f.finishedAt),
-                    eb.case().when('id', '=', chunk[0]!.id).then(chunk[0]!.finishedAt),
-                  )
-                  .end(),
-        }))
-        .where(
-          'id',
-          'in',
-          chunk.map((f) => f.id),
-        )
+          finished_at: sql<number>`v.n`,
+        })
+        .where(sql<boolean>`engine_executions.id = v.id`)
         .where('locked_by', '=', replica)
-        .where('status', '=', 'running')
-        .returning('id')
+        .where(statusOf, '=', 'running')
+        .returning('engine_executions.id')
         .execute();
       for (const row of rows) finished.add(row.id);
     }

@@ -121,6 +121,11 @@ export function definitionOf(
   return parsed;
 }
 
+/** The stored text of a pipeline version's definition when definitionOf has parsed it already. */
+export function cachedDefinitionText(pipelineId: string, version: number | string): string | undefined {
+  return definitions.get(`${pipelineId}@${version}`)?.text;
+}
+
 export const toExecution = (row: EngineExecutionTable): ExecutionRow => ({
   id: row.id,
   organizationId: row.organization_id,

@@ -79,7 +79,15 @@ function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefine
 
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
 export class ExecutionsRepository extends ExecutionReads {
-  constructor(db: Kysely<Database>) {
+  /**
+   * `durable`: Storage.durableWrite, for the engine's hot commits (enqueues and bookkeeping turns), so that
+   * on SQLite their disk flush does not block the event loop. Without it they commit as any write does.
+   */
+  constructor(
+    db: Kysely<Database>,
+    private readonly durable: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T> = (work) =>
+      work(db),
+  ) {
     super(db);
   }
 
@@ -107,12 +115,16 @@ export class ExecutionsRepository extends ExecutionReads {
   async enqueueMany(inputs: EnqueueInput[]): Promise<string[]> {
     if (inputs.length === 0) return [];
     const rows = inputs.map((input) => executionRow(input));
-    // PostgreSQL allows 65,535 parameters a statement: 23 columns a row.
-    for (let i = 0; i < rows.length; i += 1000)
-      await this.db
-        .insertInto('engine_executions')
-        .values(rows.slice(i, i + 1000))
-        .execute();
+    await this.durable((db) =>
+      db.transaction().execute(async (trx) => {
+        // PostgreSQL allows 65,535 parameters a statement: 23 columns a row.
+        for (let i = 0; i < rows.length; i += 1000)
+          await trx
+            .insertInto('engine_executions')
+            .values(rows.slice(i, i + 1000))
+            .execute();
+      }),
+    );
     return rows.map((r) => r.id);
   }
 
@@ -154,12 +166,14 @@ export class ExecutionsRepository extends ExecutionReads {
     leaseMs: number,
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
-    return this.db.transaction().execute(async (trx) => {
-      await saveNodeRuns(trx, turn.runs);
-      const finished = await finishExecutions(trx, replica, turn.finishes);
-      const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
-      return { finished, claimed };
-    });
+    return this.durable((db) =>
+      db.transaction().execute(async (trx) => {
+        await saveNodeRuns(trx, turn.runs);
+        const finished = await finishExecutions(trx, replica, turn.finishes);
+        const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
+        return { finished, claimed };
+      }),
+    );
   }
 
   async finish(

@@ -43,7 +43,7 @@ export async function installPipelines(
 ): Promise<ExecutionEngine> {
   const { storage, clock, config } = deps;
   const db = storage.db;
-  const executions = new ExecutionsRepository(db);
+  const executions = new ExecutionsRepository(db, storage.durableWrite);
   const sandbox = new Sandbox();
   const publish = async (organizationId: string, topic: string, value: unknown, quality?: number) => {
     try {
