@@ -1,46 +1,30 @@
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
+import { type S7Plc, startS7Plc } from '../helpers/s7-plc.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
-
-/** node-snap7's S7Server (dev dependency): a PLC with data block DB1 on a free port. */
-interface S7Server {
-  LocalPort: number;
-  srvAreaDB: number;
-  SetParam(param: number, value: number): boolean;
-  RegisterArea(area: number, index: number, buffer: Buffer): boolean;
-  StartTo(address: string): boolean;
-  GetArea(area: number, index: number): Buffer;
-  SetArea(area: number, index: number, buffer: Buffer): void;
-  Stop(): boolean;
-}
-const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Server: new () => S7Server };
 
 for (const dialect of testDialects()) {
   describe(`Siemens S7 (nodes7) against node-snap7's server [${dialect}]`, () => {
     let server: TestServer;
-    let plc: S7Server;
+    let plc: S7Plc;
     let port: number;
 
     before(async () => {
       port = await freePort();
-      plc = new snap7.S7Server();
       const db1 = Buffer.alloc(64);
       db1.writeFloatBE(21.75, 0);
       db1.writeInt16BE(-12, 4);
-      plc.SetParam(plc.LocalPort, port);
-      plc.RegisterArea(plc.srvAreaDB, 1, db1);
-      assert.ok(plc.StartTo('127.0.0.1'));
+      plc = await startS7Plc(port, db1);
       server = await startTestServer(dialect, {
         connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
       });
     });
     after(async () => {
       await server?.close();
-      plc?.Stop();
+      await plc?.kill();
     });
 
     it('reads REAL and INT from a data block and writes only when confirmed', async () => {
@@ -73,10 +57,10 @@ for (const dialect of testDialects()) {
         parameters: [{ name: 'v', type: 'integer' }],
       });
       assert.equal((await execute(write.body.data.id, { parameters: { v: 321 } })).status, 400);
-      assert.equal(plc.GetArea(plc.srvAreaDB, 1).readInt16BE(4), -12);
+      assert.equal((await plc.db1()).readInt16BE(4), -12);
       const written = await execute(write.body.data.id, { parameters: { v: 321 }, confirmWrites: true });
       assert.equal(written.body.data.success, true, written.text);
-      assert.equal(plc.GetArea(plc.srvAreaDB, 1).readInt16BE(4), 321);
+      assert.equal((await plc.db1()).readInt16BE(4), 321);
     });
 
     it('goes reconnecting when the PLC stops, with nothing polling, and connected when it is back', async () => {
@@ -103,12 +87,11 @@ for (const dialect of testDialects()) {
       try {
         assert.equal((await server.admin.post(`/api/v1/connections/${id}/start`)).status, 202);
         await waitUntil('connected', async () => ((await state()) === 'connected' ? true : null));
-        assert.ok(plc.Stop());
+        const db1 = await plc.db1();
+        await plc.kill();
         await waitUntil('reconnecting', async () => ((await state()) === 'reconnecting' ? true : null));
-        const db1 = plc.GetArea(plc.srvAreaDB, 1);
         db1.writeFloatBE(22.5, 0);
-        plc.SetArea(plc.srvAreaDB, 1, db1);
-        assert.ok(plc.StartTo('127.0.0.1'));
+        plc = await startS7Plc(port, db1);
         await waitUntil('connected again', async () => ((await state()) === 'connected' ? true : null));
         const value = await server.admin.post(
           `/api/v1/connections/${id}/functions/${read.body.data.id}/execute`,
