@@ -186,13 +186,24 @@ export interface PipelineTable {
   updated_by: string | null;
 }
 
+/** A pipeline version's definition as its executions run it (JSON text: nodes, edges, settings). */
+export interface EngineDefinitionTable {
+  organization_id: string;
+  pipeline_id: string;
+  pipeline_version: number;
+  definition: string;
+}
+
 /** One run of a pipeline, and the engine's queue entry for it (modules/engine/executions). */
 export interface EngineExecutionTable {
   id: string;
   organization_id: string;
   pipeline_id: string;
   pipeline_version: number;
-  /** JSON text: the pipeline's nodes, edges and settings at that version. */
+  /**
+   * JSON text: the pipeline's nodes, edges and settings at that version; empty when it is in
+   * `engine_definitions` (every row since migration 0022).
+   */
   definition: string;
   status:
     | 'queued'

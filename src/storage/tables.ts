@@ -11,6 +11,7 @@ import type {
   DependencyExportTable,
   DependencyGraphStateTable,
   DependencyImportPlanTable,
+  EngineDefinitionTable,
   EngineExecutionTable,
   EngineNodeRunTable,
   EngineNodeStateTable,
@@ -387,6 +388,7 @@ export interface Database {
   connection_state_events: ConnectionStateEventTable;
   oauth2_client_organizations: OAuth2ClientOrganizationTable;
   pipelines: PipelineTable;
+  engine_definitions: EngineDefinitionTable;
   engine_executions: EngineExecutionTable;
   engine_node_runs: EngineNodeRunTable;
   dependency_exports: DependencyExportTable;

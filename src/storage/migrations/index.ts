@@ -19,6 +19,7 @@ import { executionFlow } from './0017-execution-flow.js';
 import { unsRollupJob } from './0019-uns-rollup-job.js';
 import { connectionVersions } from './0020-connection-versions.js';
 import { engineClaimOrder } from './0021-engine-claim-order.js';
+import { engineDefinitions } from './0022-engine-definitions.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -42,4 +43,5 @@ export const migrations: MeridianMigration[] = [
   unsRollupJob,
   connectionVersions,
   engineClaimOrder,
+  engineDefinitions,
 ];

@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
 import { inTextList, textNumberPairs } from '../../../storage/value-lists.js';
-import { cachedDefinitionText, definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
+import { definitionTexts, versionKey } from './execution-definitions.js';
+import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
 
 /** The columns a claim answers: all but the definition. */
 const CLAIMED_COLUMNS = [
@@ -37,38 +38,6 @@ const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
 
 /** What a claim reads of its candidates: not the definition, which is the same for a pipeline version. */
 const CANDIDATE_COLUMNS = ['id', 'status', 'pipeline_id', 'pipeline_version'] as const;
-
-/**
- * The definition text of each candidate: parsed once per pipeline version (execution-rows.ts), so it is
- * read only for a version not seen yet, from one of its executions.
- */
-async function definitionTexts(
-  db: Kysely<Database>,
-  candidates: readonly { id: string; pipeline_id: string; pipeline_version: number }[],
-): Promise<Map<string, string>> {
-  const texts = new Map<string, string>();
-  const unseen = new Map<string, string>();
-  for (const c of candidates) {
-    const text = cachedDefinitionText(c.pipeline_id, c.pipeline_version);
-    if (text !== undefined) texts.set(c.id, text);
-    else unseen.set(`${c.pipeline_id}@${c.pipeline_version}`, c.id);
-  }
-  if (unseen.size === 0) return texts;
-  const read = await db
-    .selectFrom('engine_executions')
-    .select(['id', 'pipeline_id', 'pipeline_version', 'definition'])
-    .where(inTextList(db, 'id', [...unseen.values()]))
-    .execute();
-  const byVersion = new Map(read.map((r) => [`${r.pipeline_id}@${r.pipeline_version}`, r.definition]));
-  for (const c of candidates) {
-    const text = byVersion.get(`${c.pipeline_id}@${c.pipeline_version}`);
-    if (text !== undefined && !texts.has(c.id)) {
-      definitionOf(c.pipeline_id, c.pipeline_version, text);
-      texts.set(c.id, text);
-    }
-  }
-  return texts;
-}
 
 /**
  * Claims up to `max` executions for `replica` in three statements whatever their number: the due
@@ -137,11 +106,14 @@ export async function claimExecutions(
   const skipped: string[] = [];
   for (const candidate of candidates) {
     if (chosen.length >= max) break;
+    const definition = definitions.get(versionKey(candidate));
+    // Never without one (definitions are never deleted); if one were lost, the others still run.
+    if (definition === undefined) continue;
     if (candidate.status === 'queued') {
       const { mode, max: parallel } = definitionOf(
         candidate.pipeline_id,
         candidate.pipeline_version,
-        definitions.get(candidate.id)!,
+        definition,
       ).settings.concurrency;
       const limit = mode === 'parallel' ? parallel : 1;
       const busy = (running.get(candidate.pipeline_id) ?? 0) >= limit;
@@ -177,7 +149,7 @@ export async function claimExecutions(
         eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
       ]),
     )
-    // Every column but the definition, which the candidates' read brought already.
+    // Every column but the definition, which is read once per pipeline version.
     .returning(CLAIMED_COLUMNS)
     .execute();
   // In the order chosen (priority, then age).
@@ -187,7 +159,7 @@ export async function claimExecutions(
     .map((row) => {
       const candidate = byId.get(row.id)!;
       return {
-        ...toExecution({ ...row, definition: definitions.get(row.id)! }),
+        ...toExecution({ ...row, definition: definitions.get(versionKey(row))! }),
         // No other claim came between the read and the update: this is the execution's first.
         fromQueue: candidate.status === 'queued' && Number(row.claims) === 1,
       };

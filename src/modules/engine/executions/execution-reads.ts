@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
+import { withDefinitions } from './execution-definitions.js';
 import {
   type ExecutionRow,
   type ExecutionStatus,
@@ -56,7 +57,7 @@ export class ExecutionReads {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
-    return row && toExecution(row);
+    return row && toExecution((await withDefinitions(this.db, [row]))[0]!);
   }
 
   private filtered(organizationId: string, filter: ExecutionFilter) {
@@ -81,7 +82,7 @@ export class ExecutionReads {
         tieBreaker: 'id',
       },
     );
-    return { rows: rows.map(toExecution), pagination };
+    return { rows: (await withDefinitions(this.db, rows)).map(toExecution), pagination };
   }
 
   /** Counts by status, success rate and durations of the executions matching `filter`. */

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, EngineExecutionTable, EngineNodeRunTable } from '../../../storage/tables.js';
+import type {
+  Database,
+  EngineDefinitionTable,
+  EngineExecutionTable,
+  EngineNodeRunTable,
+} from '../../../storage/tables.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { claimExecutions, type FinishRecord, finishExecutions } from './execution-claims.js';
+import { storeDefinitions } from './execution-definitions.js';
 import { ExecutionReads } from './execution-reads.js';
 import {
   type Checkpoint,
@@ -44,7 +50,20 @@ export interface EnqueueInput {
 const PRIORITY = { high: 0, normal: 1, low: 2 } as const;
 const FINAL: ExecutionStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
 
-/** The stored row of a new execution (queued, or skipped with its reason). */
+/** The definition a new execution runs: its pipeline's at its version, stored once per version. */
+function definitionRow({ organizationId, pipeline }: EnqueueInput): EngineDefinitionTable {
+  return {
+    organization_id: organizationId,
+    pipeline_id: pipeline.id,
+    pipeline_version: pipeline.version,
+    definition: JSON.stringify({ nodes: pipeline.nodes, edges: pipeline.edges, settings: pipeline.settings }),
+  };
+}
+
+/**
+ * The stored row of a new execution (queued, or skipped with its reason); its definition is stored apart
+ * (definitionRow), so the row's is empty.
+ */
 function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefined }): EngineExecutionTable {
   const { pipeline } = input;
   return {
@@ -52,11 +71,7 @@ function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefine
     organization_id: input.organizationId,
     pipeline_id: pipeline.id,
     pipeline_version: pipeline.version,
-    definition: JSON.stringify({
-      nodes: pipeline.nodes,
-      edges: pipeline.edges,
-      settings: pipeline.settings,
-    }),
+    definition: '',
     status: input.skippedBecause ? 'skipped' : 'queued',
     reason: input.skippedBecause ?? null,
     trigger: JSON.stringify(input.trigger),
@@ -98,9 +113,13 @@ export class ExecutionsRepository extends ExecutionReads {
     input: EnqueueInput & { idempotencyKey?: string | undefined },
   ): Promise<ExecutionRow | undefined> {
     const row = executionRow(input);
+    const definition = definitionRow(input);
+    // The definition first, on its own: stored once per version, it is harmless if the insert fails.
+    await storeDefinitions(this.db, [definition]);
+    const execution = () => toExecution({ ...row, definition: definition.definition });
     if (input.idempotencyKey === undefined) {
       await this.db.insertInto('engine_executions').values(row).execute();
-      return toExecution(row);
+      return execution();
     }
     const inserted = await this.db
       .insertInto('engine_executions')
@@ -108,7 +127,7 @@ export class ExecutionsRepository extends ExecutionReads {
       .onConflict((oc) => oc.column('idempotency_key').doNothing())
       .returning('id')
       .executeTakeFirst();
-    return inserted ? toExecution(row) : undefined;
+    return inserted ? execution() : undefined;
   }
 
   /** Enqueues several executions (without idempotency keys) in one statement; answers their ids. */
@@ -117,6 +136,7 @@ export class ExecutionsRepository extends ExecutionReads {
     const rows = inputs.map((input) => executionRow(input));
     await this.durable((db) =>
       db.transaction().execute(async (trx) => {
+        await storeDefinitions(trx, inputs.map(definitionRow));
         // PostgreSQL allows 65,535 parameters a statement: 23 columns a row.
         for (let i = 0; i < rows.length; i += 1000)
           await trx

@@ -95,10 +95,11 @@ function runJavascript(task) {
   }
 }
 
-// Tasks arrive ahead of time (the main thread keeps a few in flight per thread); they run one after
-// another, in order, as the hooks above belong to one evaluation at a time.
+// Tasks arrive ahead of time, several in one message (the main thread keeps some in flight per thread);
+// they run one after another, in order, as the hooks above belong to one evaluation at a time. Each
+// answers as soon as it ends, before the next starts: the watchdog times the one running now.
 let chain = Promise.resolve();
-parentPort.on('message', (task) => { chain = chain.then(() => run(task)); });
+parentPort.on('message', (tasks) => { for (const task of tasks) chain = chain.then(() => run(task)); });
 
 async function run(task) {
   try {
