@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../test/helpers/dialects.js';
+import { waitUntil } from '../../test/helpers/wait.js';
 import { openStorage, type Storage } from './database.js';
 import { classifyDriverError } from './driver-errors.js';
+import { EVENT_LOOP_AUTOCHECKPOINT_PAGES } from './wal-checkpoints.js';
 
 // The table is not part of the schema: these tests are about the storage layer, not about migrations.
 type Row = { id: number; label: string };
@@ -81,6 +84,28 @@ for (const dialect of testDialects()) {
         for await (const _row of query.stream()) break;
         assert.equal((await query.execute()).length, 5);
         assert.equal((await query.execute()).length, 5);
+      });
+
+      it("the WAL is checkpointed into the database file by a thread, not by the event loop's commits", async () => {
+        const limit = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
+          storage.db,
+        );
+        assert.equal(limit.rows[0]!.wal_autocheckpoint, EVENT_LOOP_AUTOCHECKPOINT_PAGES);
+        await sql`create table checkpoint_probe (id integer primary key, filler text not null)`.execute(
+          storage.db,
+        );
+        const before = statSync(storage.location).size;
+        // About 1 MiB (some 500 pages, below even SQLite's default threshold): only the thread moves it.
+        await storage.durableWrite((db) =>
+          db.transaction().execute(async (trx) => {
+            for (let i = 0; i < 250; i++)
+              await sql`insert into checkpoint_probe (filler) values (${'x'.repeat(4000)})`.execute(trx);
+          }),
+        );
+        assert.equal(statSync(storage.location).size, before, 'the commit left its pages in the WAL');
+        await waitUntil('the checkpoint', async () =>
+          statSync(storage.location).size > before + 500_000 ? true : null,
+        );
       });
     }
   });

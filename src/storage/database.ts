@@ -10,6 +10,7 @@ import { classifyDriverError } from './driver-errors.js';
 import { ensurePrivateDatabaseFile, ensurePrivateDirectory } from './private-files.js';
 import { SharedSqliteDialect } from './sqlite-driver.js';
 import type { Database } from './tables.js';
+import { EVENT_LOOP_AUTOCHECKPOINT_PAGES, startWalCheckpoints } from './wal-checkpoints.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -104,6 +105,9 @@ function openSqlite(options: StorageOptions): Storage {
   connection.pragma('foreign_keys = ON');
   // Waits for another writer's lock happen on timers, never in SQLite's busy handler (sqlite-driver.ts).
   connection.pragma('busy_timeout = 0');
+  // Checkpoints run on a thread of their own (wal-checkpoints.ts); this connection's only as a safety net.
+  const checkpoints = file === ':memory:' ? undefined : startWalCheckpoints(path);
+  if (checkpoints) connection.pragma(`wal_autocheckpoint = ${EVENT_LOOP_AUTOCHECKPOINT_PAGES}`);
   const statements = withStatementCache(connection);
   const db = new Kysely<Database>({ dialect: new SharedSqliteDialect({ database: statements }, connection) });
   const wal = new WalSync();
@@ -136,6 +140,7 @@ function openSqlite(options: StorageOptions): Storage {
     },
     sqliteStatement: (text) => statements.prepare(text),
     async close() {
+      await checkpoints?.close();
       await db.destroy();
       await wal.close();
     },

@@ -55,14 +55,16 @@ describe('embedded store faults [sqlite]', {
 
   it('answers 503 "storage is full" to writes on a full disk, keeps serving reads, and recovers', async () => {
     assert.equal((await createUser()).status, 201);
-    // Fill what is left, then write until SQLite cannot grow its WAL.
+    // Fill what is left, then write until SQLite cannot grow its WAL. Writes first fill the WAL's space
+    // already on disk (the checkpoint thread lets SQLite reuse it) until a checkpoint needs the database
+    // file to grow and cannot: a few hundred small writes at most on this filesystem.
     try {
       writeFileSync(filler, Buffer.alloc(8 * 1024 * 1024));
     } catch {
       // ENOSPC: the filler took every free byte
     }
     let refused: Awaited<ReturnType<typeof createUser>> | undefined;
-    for (let i = 0; i < 50 && !refused; i++) {
+    for (let i = 0; i < 1000 && !refused; i++) {
       const res = await createUser();
       if (res.status !== 201) refused = res;
     }
