@@ -32,3 +32,19 @@ export function textNumberPairs(
     ? sql`(select * from unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::bigint[]) as u(id, n))`
     : sql`(select value ->> 0 as id, value ->> 1 as n from json_each(${JSON.stringify(pairs)}))`;
 }
+
+/**
+ * Rows in slices whose lengths are powers of two (at most `largest`), largest first: a multi-row insert
+ * has a statement text per row count, so slicing any number of rows this way makes a few texts that stay
+ * prepared instead of one new text (parsed and planned again on SQLite) for each count.
+ */
+export function powerOfTwoSlices<T>(rows: readonly T[], largest = 256): T[][] {
+  const slices: T[][] = [];
+  let size = largest;
+  for (let i = 0; i < rows.length; ) {
+    while (size > rows.length - i) size /= 2;
+    slices.push(rows.slice(i, i + size));
+    i += size;
+  }
+  return slices;
+}

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type {
   Database,
   EngineDefinitionTable,
   EngineExecutionTable,
   EngineNodeRunTable,
 } from '../../../storage/tables.js';
+import { powerOfTwoSlices } from '../../../storage/value-lists.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { claimExecutions, type FinishRecord, finishExecutions } from './execution-claims.js';
 import { storeDefinitions } from './execution-definitions.js';
@@ -67,7 +68,8 @@ function definitionRow({ organizationId, pipeline }: EnqueueInput): EngineDefini
 function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefined }): EngineExecutionTable {
   const { pipeline } = input;
   return {
-    id: randomUUID(),
+    // Time-ordered: a new execution lands on the last pages of the table's key index.
+    id: timeOrderedId(input.now),
     organization_id: input.organizationId,
     pipeline_id: pipeline.id,
     pipeline_version: pipeline.version,
@@ -137,12 +139,9 @@ export class ExecutionsRepository extends ExecutionReads {
     await this.durable((db) =>
       db.transaction().execute(async (trx) => {
         await storeDefinitions(trx, inputs.map(definitionRow));
-        // PostgreSQL allows 65,535 parameters a statement: 23 columns a row.
-        for (let i = 0; i < rows.length; i += 1000)
-          await trx
-            .insertInto('engine_executions')
-            .values(rows.slice(i, i + 1000))
-            .execute();
+        // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
+        for (const slice of powerOfTwoSlices(rows))
+          await trx.insertInto('engine_executions').values(slice).execute();
       }),
     );
     return rows.map((r) => r.id);
@@ -415,10 +414,10 @@ export async function saveNodeRuns(db: Kysely<Database>, runs: NodeRunRow[]): Pr
   const last = new Map<string, NodeRunRow>();
   for (const run of runs) last.set(run.id, run);
   const rows = [...last.values()].map(nodeRunRow);
-  for (let i = 0; i < rows.length; i += 500)
+  for (const slice of powerOfTwoSlices(rows))
     await db
       .insertInto('engine_node_runs')
-      .values(rows.slice(i, i + 500))
+      .values(slice)
       .onConflict((oc) =>
         oc
           .column('id')

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../platform/clock.js';
+import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type { NodeServices } from '../nodes/node-services.js';
 import {
   type NodeContext,
@@ -103,7 +103,8 @@ export async function runNode(
     node.settings?.timeoutSeconds ?? settings.defaults.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
   const startedAt = clock.now();
   const run: NodeRunRow = {
-    id: place.runId ?? randomUUID(),
+    // Time-ordered: new runs land on the last pages of the table's indexes, not all over them.
+    id: place.runId ?? timeOrderedId(startedAt),
     executionId: execution.id,
     nodeId: node.id,
     nodeName: node.name,

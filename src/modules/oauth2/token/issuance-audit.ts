@@ -1,5 +1,5 @@
+import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type { AuditWriter } from './audit-writer.js';
-import { timeOrderedId } from './time-ordered-id.js';
 
 export interface IssuanceEntry {
   at: number;
