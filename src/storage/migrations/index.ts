@@ -20,6 +20,7 @@ import { unsRollupJob } from './0019-uns-rollup-job.js';
 import { connectionVersions } from './0020-connection-versions.js';
 import { engineClaimOrder } from './0021-engine-claim-order.js';
 import { engineDefinitions } from './0022-engine-definitions.js';
+import { engineActiveIndexes } from './0023-engine-active-indexes.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -44,4 +45,5 @@ export const migrations: MeridianMigration[] = [
   connectionVersions,
   engineClaimOrder,
   engineDefinitions,
+  engineActiveIndexes,
 ];

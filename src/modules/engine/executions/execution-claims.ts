@@ -30,6 +30,14 @@ const CLAIMED_COLUMNS = [
 ] as const satisfies readonly Exclude<keyof EngineExecutionTable, 'definition'>[];
 
 /**
+ * Statuses as literals in the claim's reads: the engine's indexes are partial (migration 0023), and a
+ * planner uses one only when the query's condition names the same status, which a parameter does not.
+ */
+const QUEUED = sql.lit<ExecutionRow['status']>('queued');
+const RUNNING = sql.lit<ExecutionRow['status']>('running');
+const WAITING = sql.lit<ExecutionRow['status']>('waiting');
+
+/**
  * The status as an expression no index can answer: for updates of rows named by id, so that SQLite looks
  * each up by its key. Without statistics, its planner takes `status = ?` for the narrower condition and
  * walks every queued (or running) row instead, for each id of the list: a claim cost grew with the queue.
@@ -63,8 +71,8 @@ export async function claimExecutions(
     .select(CANDIDATE_COLUMNS)
     .where((eb) =>
       eb.or([
-        eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)]),
-        eb.and([eb('status', '=', 'waiting'), eb('run_at', '<=', now)]),
+        eb.and([eb('status', '=', RUNNING), eb('lease_until', '<', now)]),
+        eb.and([eb('status', '=', WAITING), eb('run_at', '<=', now)]),
       ]),
     )
     .orderBy('priority')
@@ -78,9 +86,8 @@ export async function claimExecutions(
           .selectFrom('engine_executions')
           .select(CANDIDATE_COLUMNS)
           // A queued execution is due when queued (run_at is its queue time), so the read needs no time
-          // condition and walks engine_executions_due_idx in order, stopping after `limit` rows.
-          .where('status', '=', 'queued')
-          .orderBy('status')
+          // condition and walks engine_executions_queued_idx in order, stopping after `limit` rows.
+          .where('status', '=', QUEUED)
           .orderBy('priority')
           .orderBy('queued_at')
           .limit(limit - resumable.length)
@@ -97,7 +104,7 @@ export async function claimExecutions(
       .selectFrom('engine_executions')
       .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
       .where('pipeline_id', 'in', queuedPipelines)
-      .where('status', '=', 'running')
+      .where('status', '=', RUNNING)
       .where('lease_until', '>=', now)
       .groupBy('pipeline_id')
       .execute())
