@@ -57,6 +57,16 @@ class SharedSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  /**
+   * Some errors (a full disk, SQLITE_FULL, at a statement or at the commit) make SQLite roll the
+   * transaction back by itself; a ROLLBACK then fails ("no transaction is active") and its error would
+   * take the place of the one that says what happened. So there is none to roll back then.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.connection.inTransaction) return;
+    await super.rollbackTransaction(connection);
+  }
 }
 
 class RetryingConnection implements DatabaseConnection {

@@ -91,8 +91,10 @@ export class TokensService implements BearerVerifier {
       last_used_at: null,
       revoked_at: null,
     };
-    await this.tokens.insert(row);
-    await this.audit(actor, 'personal_access_token.created', row.id, { name, scopes });
+    await this.write(async (tokens, trx) => {
+      await tokens.insert(row);
+      await this.audit(trx, actor, 'personal_access_token.created', row.id, { name, scopes });
+    });
     return { ...this.toWire(row), token: token.value };
   }
 
@@ -101,8 +103,10 @@ export class TokensService implements BearerVerifier {
     const row = await this.tokens.findOwned(id, actor.userId);
     if (!row) throw notFound('personal access token');
     if (row.revoked_at === null) {
-      await this.tokens.update(id, { revoked_at: this.deps.clock.now() });
-      await this.audit(actor, 'personal_access_token.revoked', id);
+      await this.write(async (tokens, trx) => {
+        await tokens.update(id, { revoked_at: this.deps.clock.now() });
+        await this.audit(trx, actor, 'personal_access_token.revoked', id);
+      });
     }
   }
 
@@ -138,8 +142,19 @@ export class TokensService implements BearerVerifier {
     return row;
   }
 
-  private audit(actor: Actor, action: string, targetId: string, details?: Record<string, unknown>) {
-    return recordAudit(this.deps.db, this.deps.clock.now(), {
+  /** A change and its audit entry in one transaction: both are stored or neither. */
+  private write(work: (tokens: TokensRepository, trx: Kysely<Database>) => Promise<void>): Promise<void> {
+    return this.deps.db.transaction().execute((trx) => work(new TokensRepository(trx), trx));
+  }
+
+  private audit(
+    db: Kysely<Database>,
+    actor: Actor,
+    action: string,
+    targetId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return recordAudit(db, this.deps.clock.now(), {
       actorUserId: actor.userId,
       actorClientId: actor.clientId ?? null,
       action,

@@ -69,10 +69,12 @@ export class UsersService {
       updated_at: now,
       updated_by: actor.userId,
     };
-    await this.users.insert(row);
-    await this.audit(actor, 'user.created', row.id, {
-      email: row.email,
-      isSystemAdmin: input.isSystemAdmin ?? false,
+    await this.write(async (users, trx) => {
+      await users.insert(row);
+      await this.audit(trx, actor, 'user.created', row.id, {
+        email: row.email,
+        isSystemAdmin: input.isSystemAdmin ?? false,
+      });
     });
     return row;
   }
@@ -94,13 +96,15 @@ export class UsersService {
       if (!input.isSystemAdmin) await this.ensureAnotherAdmin(existing);
       patch.is_system_admin = input.isSystemAdmin ? 1 : 0;
     }
-    await this.users.update(id, patch);
-    if (input.password !== undefined) await this.users.deleteSessions(id);
-    if (input.isSystemAdmin !== undefined) await this.announce(id);
     const changed = Object.keys(input).filter((k) => k !== 'password');
-    await this.audit(actor, 'user.updated', id, {
-      fields: input.password ? [...changed, 'password'] : changed,
+    await this.write(async (users, trx) => {
+      await users.update(id, patch);
+      if (input.password !== undefined) await users.deleteSessions(id);
+      await this.audit(trx, actor, 'user.updated', id, {
+        fields: input.password ? [...changed, 'password'] : changed,
+      });
     });
+    if (input.isSystemAdmin !== undefined) await this.announce(id);
     return this.get(id);
   }
 
@@ -108,10 +112,12 @@ export class UsersService {
     const existing = await this.get(id);
     if (existing.deleted_at !== null) throw conflict('the user is deleted; restore it first');
     if (status === 'deactivated') await this.ensureAnotherAdmin(existing);
-    await this.users.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
-    if (status === 'deactivated') await this.users.deleteSessions(id);
+    await this.write(async (users, trx) => {
+      await users.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
+      if (status === 'deactivated') await users.deleteSessions(id);
+      await this.audit(trx, actor, status === 'active' ? 'user.activated' : 'user.deactivated', id);
+    });
     await this.announce(id);
-    await this.audit(actor, status === 'active' ? 'user.activated' : 'user.deactivated', id);
     return this.get(id);
   }
 
@@ -120,22 +126,26 @@ export class UsersService {
     if (existing.deleted_at !== null) throw notFound('user');
     await this.ensureAnotherAdmin(existing);
     const now = this.deps.clock.now();
-    await this.users.update(id, { deleted_at: now, updated_at: now, updated_by: actor.userId });
-    await this.users.deleteSessions(id);
+    await this.write(async (users, trx) => {
+      await users.update(id, { deleted_at: now, updated_at: now, updated_by: actor.userId });
+      await users.deleteSessions(id);
+      await this.audit(trx, actor, 'user.deleted', id);
+    });
     await this.announce(id);
-    await this.audit(actor, 'user.deleted', id);
   }
 
   async restore(id: string, actor: Actor): Promise<UserRow> {
     const existing = await this.get(id);
     if (existing.deleted_at === null) throw conflict('the user is not deleted');
-    await this.users.update(id, {
-      deleted_at: null,
-      updated_at: this.deps.clock.now(),
-      updated_by: actor.userId,
+    await this.write(async (users, trx) => {
+      await users.update(id, {
+        deleted_at: null,
+        updated_at: this.deps.clock.now(),
+        updated_by: actor.userId,
+      });
+      await this.audit(trx, actor, 'user.restored', id);
     });
     await this.announce(id);
-    await this.audit(actor, 'user.restored', id);
     return this.get(id);
   }
 
@@ -152,8 +162,22 @@ export class UsersService {
     }
   }
 
-  private audit(actor: Actor, action: string, targetId: string, details?: Record<string, unknown>) {
-    return recordAudit(this.deps.db, this.deps.clock.now(), {
+  /**
+   * A change and its audit entry in one transaction: both are stored or neither (a write refused half way,
+   * a full disk say, must not leave a change that answered an error, nor one without its entry).
+   */
+  private write(work: (users: UsersRepository, trx: Kysely<Database>) => Promise<void>): Promise<void> {
+    return this.deps.db.transaction().execute((trx) => work(new UsersRepository(trx), trx));
+  }
+
+  private audit(
+    db: Kysely<Database>,
+    actor: Actor,
+    action: string,
+    targetId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return recordAudit(db, this.deps.clock.now(), {
       actorUserId: actor.userId,
       actorClientId: actor.clientId ?? null,
       action,

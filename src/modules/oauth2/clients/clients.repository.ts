@@ -88,9 +88,14 @@ export class ClientsRepository {
     return rows.map((r) => r.organization_id);
   }
 
+  /** Runs `work` in a transaction: the caller's when this repository is on one, else its own. */
+  private inTransaction(work: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
+    return this.db.isTransaction ? work(this.db) : this.db.transaction().execute(work);
+  }
+
   /** Inserts a client and the organizations it may act in, in one transaction. */
   async insert(row: ClientRow, organizationIds: readonly string[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.inTransaction(async (trx) => {
       await trx.insertInto('oauth2_clients').values(row).execute();
       await insertOrganizations(trx, row.id, organizationIds);
     });
@@ -98,7 +103,7 @@ export class ClientsRepository {
 
   /** Replaces the organizations a client may act in. */
   async setOrganizations(clientPk: string, organizationIds: readonly string[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.inTransaction(async (trx) => {
       await trx.deleteFrom('oauth2_client_organizations').where('client_pk', '=', clientPk).execute();
       await insertOrganizations(trx, clientPk, organizationIds);
     });

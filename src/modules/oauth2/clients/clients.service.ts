@@ -94,26 +94,29 @@ export class ClientsService {
     const secret =
       settings.clientType === 'confidential' ? generateOpaqueToken(TOKEN_PREFIX.clientSecret) : null;
     const id = randomUUID();
-    await this.clients.insert(
-      {
-        id,
-        client_id: generateIdentifier(TOKEN_PREFIX.clientId),
-        secret_hash: secret?.hash ?? null,
-        ...settingsColumns(settings),
-        status: 'active',
-        created_at: now,
-        created_by: actor.userId,
-        updated_at: now,
-        updated_by: actor.userId,
-      },
-      settings.organizationIds,
-    );
-    const client = await this.get(id);
-    await this.audit(actor, 'oauth2_client.created', client, {
-      name: client.name,
-      clientType: client.clientType,
-      grantTypes: client.grantTypes,
-      organizationIds: client.organizationIds,
+    const client = await this.write(async (clients, trx) => {
+      await clients.insert(
+        {
+          id,
+          client_id: generateIdentifier(TOKEN_PREFIX.clientId),
+          secret_hash: secret?.hash ?? null,
+          ...settingsColumns(settings),
+          status: 'active',
+          created_at: now,
+          created_by: actor.userId,
+          updated_at: now,
+          updated_by: actor.userId,
+        },
+        settings.organizationIds,
+      );
+      const client = (await clients.findById(id))!;
+      await this.audit(trx, actor, 'oauth2_client.created', client, {
+        name: client.name,
+        clientType: client.clientType,
+        grantTypes: client.grantTypes,
+        organizationIds: client.organizationIds,
+      });
+      return client;
     });
     return secret ? { client, clientSecret: secret.value } : { client };
   }
@@ -122,31 +125,36 @@ export class ClientsService {
   async update(id: string, patch: unknown, actor: Actor): Promise<StoredClient> {
     const existing = await this.get(id);
     const settings = await this.validate(() => normalizeClientUpdate(existing, patch));
-    await this.clients.update(id, {
-      ...settingsColumns(settings),
-      updated_at: this.deps.clock.now(),
-      updated_by: actor.userId,
-    });
     const organizationsChanged = settings.organizationIds.join() !== existing.organizationIds.join();
-    if (organizationsChanged) await this.clients.setOrganizations(id, settings.organizationIds);
-    await this.announce(existing.clientId);
-    await this.audit(actor, 'oauth2_client.updated', existing, {
-      fields: Object.keys(patch as object),
-      ...(organizationsChanged ? { organizationIds: settings.organizationIds } : {}),
+    await this.write(async (clients, trx) => {
+      await clients.update(id, {
+        ...settingsColumns(settings),
+        updated_at: this.deps.clock.now(),
+        updated_by: actor.userId,
+      });
+      if (organizationsChanged) await clients.setOrganizations(id, settings.organizationIds);
+      await this.audit(trx, actor, 'oauth2_client.updated', existing, {
+        fields: Object.keys(patch as object),
+        ...(organizationsChanged ? { organizationIds: settings.organizationIds } : {}),
+      });
     });
+    await this.announce(existing.clientId);
     return this.get(id);
   }
 
   /** Enables or disables a client; a disabled client obtains no new tokens, its issued ones stay valid. */
   async setStatus(id: string, status: 'active' | 'disabled', actor: Actor): Promise<StoredClient> {
     const existing = await this.get(id);
-    await this.clients.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
+    await this.write(async (clients, trx) => {
+      await clients.update(id, { status, updated_at: this.deps.clock.now(), updated_by: actor.userId });
+      await this.audit(
+        trx,
+        actor,
+        status === 'active' ? 'oauth2_client.enabled' : 'oauth2_client.disabled',
+        existing,
+      );
+    });
     await this.announce(existing.clientId);
-    await this.audit(
-      actor,
-      status === 'active' ? 'oauth2_client.enabled' : 'oauth2_client.disabled',
-      existing,
-    );
     return this.get(id);
   }
 
@@ -157,9 +165,11 @@ export class ClientsService {
       existing.clientId,
       this.deps.clock.now() + this.deps.accessTokenTtlMs,
     );
-    await this.clients.delete(id);
+    await this.write(async (clients, trx) => {
+      await clients.delete(id);
+      await this.audit(trx, actor, 'oauth2_client.deleted', existing, { name: existing.name });
+    });
     await this.announce(existing.clientId);
-    await this.audit(actor, 'oauth2_client.deleted', existing, { name: existing.name });
   }
 
   /** Tells every replica's client lookup that this client changed (its cached copy is evicted). */
@@ -189,8 +199,19 @@ export class ClientsService {
     return settings;
   }
 
-  private audit(actor: Actor, action: string, client: StoredClient, details?: Record<string, unknown>) {
-    return recordAudit(this.deps.db, this.deps.clock.now(), {
+  /** A change and its audit entry in one transaction: both are stored or neither. */
+  private write<T>(work: (clients: ClientsRepository, trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.deps.db.transaction().execute((trx) => work(new ClientsRepository(trx), trx));
+  }
+
+  private audit(
+    db: Kysely<Database>,
+    actor: Actor,
+    action: string,
+    client: StoredClient,
+    details?: Record<string, unknown>,
+  ) {
+    return recordAudit(db, this.deps.clock.now(), {
       actorUserId: actor.userId,
       actorClientId: actor.clientId ?? null,
       action,
