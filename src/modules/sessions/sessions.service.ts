@@ -83,25 +83,28 @@ export class SessionsService implements SessionVerifier {
     const now = this.deps.clock.now();
     const token = generateOpaqueToken(TOKEN_PREFIX.session);
     const expiresAt = now + this.deps.config.sessionTtl * 1000;
-    await this.deps.db
-      .insertInto('sessions')
-      .values({
-        token_hash: token.hash,
-        user_id: usable.id,
-        created_at: now,
-        expires_at: expiresAt,
-        last_seen_at: now,
-        ip: request.ip,
-        user_agent: String(request.headers['user-agent'] ?? '').slice(0, 255) || null,
-      })
-      .execute();
-    await this.users.update(usable.id, { last_login_at: now });
-    await recordAudit(this.deps.db, now, {
-      actorUserId: usable.id,
-      action: 'session.created',
-      targetType: 'user',
-      targetId: usable.id,
-      requestId: String(request.id),
+    // The session, the login time and the audit entry are stored together or not at all.
+    await this.deps.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('sessions')
+        .values({
+          token_hash: token.hash,
+          user_id: usable.id,
+          created_at: now,
+          expires_at: expiresAt,
+          last_seen_at: now,
+          ip: request.ip,
+          user_agent: String(request.headers['user-agent'] ?? '').slice(0, 255) || null,
+        })
+        .execute();
+      await new UsersRepository(trx).update(usable.id, { last_login_at: now });
+      await recordAudit(trx, now, {
+        actorUserId: usable.id,
+        action: 'session.created',
+        targetType: 'user',
+        targetId: usable.id,
+        requestId: String(request.id),
+      });
     });
     return { token: token.value, userId: usable.id, expiresAt, csrfToken: csrfTokenFor(token.value) };
   }
