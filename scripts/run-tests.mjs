@@ -23,9 +23,20 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.MERIDIAN_TEST_CONCURRENCY ?? '2';
+// A file whose process hangs (once: a native addon's event loop spinning) fails after 20 minutes, its
+// process killed, instead of holding the run until CI's own limit; the longest file takes about 3.
+const timeoutMs = 20 * 60 * 1000;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeoutMs}`,
+    '--test-reporter=spec',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
