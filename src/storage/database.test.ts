@@ -111,6 +111,18 @@ for (const dialect of testDialects()) {
   });
 }
 
+describe('driver error classification of a lost PostgreSQL connection', () => {
+  // pg's words (no code) for a query, or the ROLLBACK, on a client whose connection broke mid-transaction.
+  for (const message of [
+    'Client has encountered a connection error and is not queryable',
+    'Connection terminated unexpectedly',
+  ]) {
+    it(`"${message}" is unavailable`, () => {
+      assert.equal(classifyDriverError(new Error(message)), 'unavailable');
+    });
+  }
+});
+
 describe('driver error classification of file-system and text errors', () => {
   for (const [code, kind] of [
     ['22021', 'unrepresentable_text'],

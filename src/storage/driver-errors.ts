@@ -36,11 +36,12 @@ export function classifyDriverError(error: unknown): DriverErrorKind | null {
   if (typeof error !== 'object' || error === null) return null;
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') {
-    // pg reports a lost connection or a pool timeout without a code.
+    // pg reports a lost connection or a pool timeout without a code; and a client whose connection broke
+    // refuses what comes next (the ROLLBACK of the transaction it broke in) as "not queryable".
     const message = (error as { message?: unknown }).message;
     if (
       typeof message === 'string' &&
-      /Connection terminated|timeout exceeded when trying to connect/.test(message)
+      /Connection terminated|timeout exceeded when trying to connect|not queryable/.test(message)
     ) {
       return 'unavailable';
     }
