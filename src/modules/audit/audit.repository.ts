@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Actor } from '../../platform/actor.js';
 import type { Database } from '../../storage/tables.js';
 
 export interface AuditEntry {
@@ -31,4 +32,28 @@ export async function recordAudit(db: Kysely<Database>, at: number, entry: Audit
       request_id: entry.requestId ?? null,
     })
     .execute();
+}
+
+/**
+ * What `actor` did to a target of `targetType` (a user, a token, a client): an entry without organization,
+ * written with `db` (the change's transaction).
+ */
+export function actorAudit(targetType: string) {
+  return (
+    db: Kysely<Database>,
+    at: number,
+    actor: Actor,
+    action: string,
+    targetId: string,
+    details?: Record<string, unknown>,
+  ) =>
+    recordAudit(db, at, {
+      actorUserId: actor.userId,
+      actorClientId: actor.clientId ?? null,
+      action,
+      targetType,
+      targetId,
+      details,
+      requestId: actor.requestId ?? null,
+    });
 }

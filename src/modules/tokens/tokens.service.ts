@@ -13,7 +13,7 @@ import {
 import { ALL_SCOPES } from '../../platform/permissions.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
-import { recordAudit } from '../audit/audit.repository.js';
+import { actorAudit } from '../audit/audit.repository.js';
 import { isValidCustomScope } from '../oauth2/checks/check-scope.js';
 import { type PatRow, type PatStatusFilter, TokensRepository } from './tokens.repository.js';
 import type { CreatePatBody, ListPatsQuery, PersonalAccessToken } from './tokens.schemas.js';
@@ -21,6 +21,8 @@ import type { CreatePatBody, ListPatsQuery, PersonalAccessToken } from './tokens
 const DAY_MS = 86_400_000;
 // Writing last_used_at on every request would turn every read into a write.
 const TOUCH_INTERVAL_MS = 60_000;
+
+const auditToken = actorAudit('personal_access_token');
 
 /** Personal access tokens: create (value shown once), list, revoke, and verify as a bearer credential. */
 export class TokensService implements BearerVerifier {
@@ -154,14 +156,6 @@ export class TokensService implements BearerVerifier {
     targetId: string,
     details?: Record<string, unknown>,
   ) {
-    return recordAudit(db, this.deps.clock.now(), {
-      actorUserId: actor.userId,
-      actorClientId: actor.clientId ?? null,
-      action,
-      targetType: 'personal_access_token',
-      targetId,
-      details,
-      requestId: actor.requestId ?? null,
-    });
+    return auditToken(db, this.deps.clock.now(), actor, action, targetId, details);
   }
 }

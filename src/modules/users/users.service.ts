@@ -6,12 +6,14 @@ import { conflict, notFound } from '../../platform/errors.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
-import { recordAudit } from '../audit/audit.repository.js';
+import { actorAudit } from '../audit/audit.repository.js';
 import { STANDING_TOPICS } from './access-directory.js';
 import { checkPassword } from './password-policy.js';
 import { hashPassword } from './passwords.js';
 import { type UserRow, UsersRepository } from './users.repository.js';
 import type { CreateUserBody, ListUsersQuery, UpdateUserBody, User } from './users.schemas.js';
+
+const auditUser = actorAudit('user');
 
 /** The wire form of a user row (never the password hash). */
 export function toUser(row: UserRow): User {
@@ -177,14 +179,6 @@ export class UsersService {
     targetId: string,
     details?: Record<string, unknown>,
   ) {
-    return recordAudit(db, this.deps.clock.now(), {
-      actorUserId: actor.userId,
-      actorClientId: actor.clientId ?? null,
-      action,
-      targetType: 'user',
-      targetId,
-      details,
-      requestId: actor.requestId ?? null,
-    });
+    return auditUser(db, this.deps.clock.now(), actor, action, targetId, details);
   }
 }

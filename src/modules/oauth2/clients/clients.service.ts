@@ -7,7 +7,7 @@ import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import { generateIdentifier, generateOpaqueToken, TOKEN_PREFIX } from '../../../platform/opaque-token.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
-import { recordAudit } from '../../audit/audit.repository.js';
+import { actorAudit } from '../../audit/audit.repository.js';
 import type { RevocationList } from '../introspection/revocation-list.js';
 import { CLIENT_CHANGED_TOPIC } from './client-lookup.js';
 import {
@@ -23,6 +23,8 @@ import {
   settingsColumns,
 } from './clients.repository.js';
 import type { Client, ListClientsQuery } from './clients.schemas.js';
+
+const auditClient = actorAudit('oauth2_client');
 
 /** The wire form of a client (never the secret hash). */
 export function toClient(client: StoredClient): Client {
@@ -211,14 +213,6 @@ export class ClientsService {
     client: StoredClient,
     details?: Record<string, unknown>,
   ) {
-    return recordAudit(db, this.deps.clock.now(), {
-      actorUserId: actor.userId,
-      actorClientId: actor.clientId ?? null,
-      action,
-      targetType: 'oauth2_client',
-      targetId: client.clientId,
-      details,
-      requestId: actor.requestId ?? null,
-    });
+    return auditClient(db, this.deps.clock.now(), actor, action, client.clientId, details);
   }
 }
