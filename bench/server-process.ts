@@ -1,4 +1,8 @@
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { serverBundleOptions } from '../scripts/bundle-options.mjs';
 import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../src/platform/gc-tuning.js';
 import { spawnTracked, stoppingAll } from './child-processes.js';
 
@@ -14,8 +18,10 @@ const READY = 'listening: ';
 export async function spawnServerProcess<T>(
   script: string,
   args: string[] = [],
+  options: { bundled?: boolean } = {},
 ): Promise<T & { pid: number; stop(): Promise<void> }> {
-  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', script, ...args], {
+  const entry = options.bundled ? await bundled(script) : ['--import', 'tsx', script];
+  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, ...entry, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -38,6 +44,21 @@ export async function spawnServerProcess<T>(
       await exited;
     },
   };
+}
+
+/**
+ * `script` bundled as the server ships (scripts/bundle-options.mjs, what `npm start` runs), in dist/bench/:
+ * tsx's transform keeps function names by wrapping every function made at run time in a call that
+ * defines its `name`, which the shipped bundle does not do (in a profile of pipeline executions the
+ * engine's closures spent ~2% of the event loop there).
+ */
+async function bundled(script: string): Promise<string[]> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const outfile = join(root, 'dist', 'bench', `${basename(script).replace(/\.ts$/, '')}.mjs`);
+  const options = serverBundleOptions(script, outfile);
+  // The bench's own process helpers come along; esbuild (which bundles) is not one to inline.
+  await build({ ...options, external: [...(options.external ?? []), 'esbuild'] });
+  return [outfile];
 }
 
 /** In the child: tells the parent what it serves, and closes the server on SIGTERM. */

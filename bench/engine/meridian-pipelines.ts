@@ -21,7 +21,9 @@ export interface MeridianPipelines {
 }
 
 export function spawnMeridianPipelines(dialect: DialectName, expression: string) {
-  return spawnServerProcess<MeridianPipelines>(fileURLToPath(import.meta.url), [dialect, expression]);
+  return spawnServerProcess<MeridianPipelines>(fileURLToPath(import.meta.url), [dialect, expression], {
+    bundled: true,
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
