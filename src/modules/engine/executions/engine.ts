@@ -56,6 +56,9 @@ export class ExecutionEngine {
   private polling = false;
   private wokenWhilePolling = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The executions running here, by id: whether their lease was lost (renewLeases). */
+  private readonly leases = new Map<string, { lost: boolean }>();
+  private renewing: NodeJS.Timeout | undefined;
   /** Node runs (other than device writes) waiting for the next bookkeeping turn, in the order saved. */
   private readonly runs: NodeRunRow[] = [];
   /** Ends of executions waiting for the next bookkeeping turn. */
@@ -203,30 +206,25 @@ export class ExecutionEngine {
   /** Runs one claimed execution to its end, to a long wait (parked), or until its lease is lost. */
   async run(execution: ExecutionRow, release: () => void = () => {}): Promise<void> {
     const { repo, clock } = this.options;
-    let leaseLost = false;
-    const renew = setInterval(
-      () =>
-        void repo
-          .renewLease(execution.id, this.replica, clock.now() + this.leaseMs)
-          .then((held) => {
-            if (!held) leaseLost = true;
-          })
-          .catch(() => {}),
-      Math.max(50, Math.floor(this.leaseMs / 3)),
-    );
-    renew.unref();
+    const lease = { lost: false };
+    // A run of it still here lost its lease before this claim: it stops at its next node.
+    const earlier = this.leases.get(execution.id);
+    if (earlier) earlier.lost = true;
+    this.leases.set(execution.id, lease);
+    this.renewLeases();
+    const leaseLost = () => lease.lost;
     try {
       const outcome = await new GraphRun(
         {
           ...this.options,
           inlineWaitMs: this.inlineWaitMs,
-          leaseLost: () => leaseLost,
+          leaseLost,
           saveRun: (run) => this.saveRun(run),
         },
         execution,
       ).run();
       release();
-      if (leaseLost || outcome.kind === 'lost') return;
+      if (leaseLost() || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {
         // Its runs are stored before it is parked: whoever resumes it reads them.
         await this.turnDone();
@@ -243,8 +241,40 @@ export class ExecutionEngine {
       });
       if (finished) this.options.onFinished?.(execution, outcome.status, outcome.error);
     } finally {
-      clearInterval(renew);
+      if (this.leases.get(execution.id) === lease) this.leases.delete(execution.id);
     }
+  }
+
+  /**
+   * Renews the leases of the executions running here every third of a lease, all in one statement
+   * (renewLeases); one the database no longer has as ours is marked lost, and its run stops at its next
+   * node. The timer runs while any execution does.
+   */
+  private renewLeases(): void {
+    if (this.renewing || this.leases.size === 0) return;
+    const { repo, clock } = this.options;
+    this.renewing = setTimeout(
+      () => {
+        const held = [...this.leases];
+        void repo
+          .renewLeases(
+            held.map(([id]) => id),
+            this.replica,
+            clock.now() + this.leaseMs,
+          )
+          .then((renewed) => {
+            for (const [id, lease] of held) if (!renewed.has(id)) lease.lost = true;
+          })
+          // A failed renewal is tried again at the next tick; the lease lasts three of them.
+          .catch(() => {})
+          .finally(() => {
+            this.renewing = undefined;
+            this.renewLeases();
+          });
+      },
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
+    this.renewing.unref();
   }
 
   /** Settles after a bookkeeping turn that began after this call (so what was buffered is stored). */

@@ -42,7 +42,7 @@ const WAITING = sql.lit<ExecutionRow['status']>('waiting');
  * each up by its key. Without statistics, its planner takes `status = ?` for the narrower condition and
  * walks every queued (or running) row instead, for each id of the list: a claim cost grew with the queue.
  */
-const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
+export const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
 
 /** What a claim reads of its candidates: not the definition, which is the same for a pipeline version. */
 const CANDIDATE_COLUMNS = ['id', 'status', 'pipeline_id', 'pipeline_version'] as const;

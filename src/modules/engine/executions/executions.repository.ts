@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type { Database, EngineDefinitionTable, EngineExecutionTable } from '../../../storage/tables.js';
-import { powerOfTwoSlices } from '../../../storage/value-lists.js';
+import { inTextList, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
-import { claimExecutions, type FinishRecord, finishExecutions } from './execution-claims.js';
+import { claimExecutions, type FinishRecord, finishExecutions, statusOf } from './execution-claims.js';
 import { storeDefinitions } from './execution-definitions.js';
 import { ExecutionReads } from './execution-reads.js';
 import {
@@ -132,9 +132,12 @@ export class ExecutionsRepository extends ExecutionReads {
   async enqueueMany(inputs: EnqueueInput[]): Promise<string[]> {
     if (inputs.length === 0) return [];
     const rows = inputs.map((input) => executionRow(input));
+    // A burst is mostly of one pipeline version: its definition is written out once, not once a row.
+    const versions = new Map<string, EnqueueInput>();
+    for (const input of inputs) versions.set(`${input.pipeline.id}@${input.pipeline.version}`, input);
     await this.durable((db) =>
       db.transaction().execute(async (trx) => {
-        await storeDefinitions(trx, inputs.map(definitionRow));
+        await storeDefinitions(trx, [...versions.values()].map(definitionRow));
         // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
         for (const slice of powerOfTwoSlices(rows))
           await trx.insertInto('engine_executions').values(slice).execute();
@@ -155,6 +158,23 @@ export class ExecutionsRepository extends ExecutionReads {
   /** Claims up to `max` executions for `replica` in three statements (execution-claims.ts). */
   claimMany(replica: string, now: number, leaseMs: number, max: number): Promise<ExecutionRow[]> {
     return claimExecutions(this.db, replica, now, leaseMs, max);
+  }
+
+  /**
+   * Extends the leases of the executions `replica` still holds, in one statement whatever their number;
+   * answers the ids renewed (one missing was taken over, cancelled or finished meanwhile).
+   */
+  async renewLeases(ids: readonly string[], replica: string, until: number): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db
+      .updateTable('engine_executions')
+      .set({ lease_until: until })
+      .where(inTextList(this.db, 'id', ids))
+      .where('locked_by', '=', replica)
+      .where(statusOf, '=', 'running')
+      .returning('id')
+      .execute();
+    return new Set(rows.map((row) => row.id));
   }
 
   /** Extends the lease while `replica` still holds it; false when another replica took it over. */

@@ -1,8 +1,35 @@
 import { nodeType, outputsOf } from '../nodes/node-types.js';
 import { directNodes, loopBodies } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
-import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from './executions.repository.js';
+import type {
+  Checkpoint,
+  ExecutionDefinition,
+  ExecutionRow,
+  MemoEntry,
+  NodeRunRow,
+} from './executions.repository.js';
 import { type NodeRunDeps, runNode, saveRun, sideEffectOf } from './node-runner.js';
+
+interface Plan {
+  order: PipelineNode[];
+  bodies: Map<string, Set<string>>;
+  top: PipelineNode[];
+}
+
+/** Plans of the definitions executions share (frozen, one per pipeline version: execution-rows.ts). */
+const plans = new WeakMap<ExecutionDefinition, Plan>();
+
+/** A definition's run order, loop bodies and top level: worked out once for a shared definition. */
+function planOf(definition: ExecutionDefinition): Plan {
+  const cached = plans.get(definition);
+  if (cached) return cached;
+  const order = topologicalOrder(definition.nodes, definition.edges);
+  const bodies = loopBodies(definition.nodes, definition.edges);
+  const plan = { order, bodies, top: directNodes(order, bodies) };
+  // A definition that is not frozen may still change (a node test builds its own): planned each time.
+  if (Object.isFrozen(definition)) plans.set(definition, plan);
+  return plan;
+}
 
 /** How a claim of an execution ended. */
 export type Outcome =
@@ -54,6 +81,8 @@ export class GraphRun {
   private readonly edges: PipelineEdge[];
   private readonly order: PipelineNode[];
   private readonly bodies: Map<string, Set<string>>;
+  /** The nodes of the top level (outside loop bodies), in order. */
+  private readonly top: PipelineNode[];
   private readonly memo = new Map<string, MemoEntry>();
   private readonly outputs: Record<string, { data: unknown }> = {};
   private readonly runCounts = new Map<string, number>();
@@ -72,10 +101,9 @@ export class GraphRun {
     private readonly deps: GraphRunDeps,
     private readonly execution: ExecutionRow,
   ) {
-    const { nodes, edges, settings } = execution.definition;
+    const { edges, settings } = execution.definition;
     this.edges = edges;
-    this.order = topologicalOrder(nodes, edges);
-    this.bodies = loopBodies(nodes, edges);
+    ({ order: this.order, bodies: this.bodies, top: this.top } = planOf(execution.definition));
     const now = deps.clock.now();
     const checkpoint = execution.checkpoint;
     this.resumedAt = now;
@@ -135,7 +163,7 @@ export class GraphRun {
       [execution.trigger.nodeId, [{ source: 'trigger', port: 'out', data: execution.input }]],
     ]);
     try {
-      await this.runScope(directNodes(this.order, this.bodies), seeds, { index: null, key: null });
+      await this.runScope(this.top, seeds, { index: null, key: null });
     } catch (error) {
       if (error instanceof Halt) return error.outcome;
       throw error;
