@@ -7,7 +7,10 @@
  * as long as a measured one (WARMUP=n to change it): with 500 messages, both were still compiling.
  * Meridian (bench/engine/meridian-pipelines.ts) and Node-RED each run in a process of their own, the
  * clients in this one; each side's CPU time a message (its processes, all threads; Node-RED's side
- * includes Mosquitto) is printed too, as it is steadier than rates on a shared machine.
+ * includes Mosquitto) is printed too, as it is steadier than rates on a shared machine. Last, for
+ * reference: the machine's Mosquitto keeps at most 1,000 QoS 1 messages queued for a client and drops the
+ * rest, and the Node-RED flow loses a burst's messages there; the same flow through a Mosquitto of the
+ * bench's own without that limit shows its rate when it loses none.
  *   node --import tsx bench/engine/uns-pipeline.bench.ts [sqlite|postgres] [messages]
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -19,6 +22,7 @@ import { report } from '../uns/bench-server.js';
 import { processCpuMs, readCpu } from '../uns/cpu-meter.js';
 import { DETAILS, spawnMeridianPipelines } from './meridian-pipelines.js';
 import { startNodeRed } from './node-red-flow.js';
+import { startUnboundedMosquitto } from './unbounded-mosquitto.js';
 
 await relaunchWithServerFlags();
 
@@ -108,6 +112,31 @@ async function measure(
   }
 }
 
+/**
+ * For reference, not the target: the same Node-RED flow through a Mosquitto that bounds no client's
+ * queue, where it loses nothing (unbounded-mosquitto.ts), so its rate is that of the whole burst.
+ */
+async function unboundedReference(): Promise<void> {
+  const broker = await startUnboundedMosquitto();
+  if (!broker) {
+    console.log('  (no Mosquitto binary here: the reference with an unbounded queue is left out)');
+    return;
+  }
+  const flow = await startNodeRed('127.0.0.1', broker.port, `payload.${EXPRESSION}`);
+  try {
+    const url = `mqtt://127.0.0.1:${broker.port}`;
+    const pids = [String(flow.pid), String(broker.pid)];
+    await measure(url, {}, flow.inTopic, flow.outTopic, warmup, pids);
+    const run = await measure(url, {}, flow.inTopic, flow.outTopic, messages, pids);
+    console.log(
+      `  reference: Node-RED through a Mosquitto with no queue limit a client (max_queued_messages 0): ${run.perSecond.toFixed(0)} msg/s, lost ${run.lost}; CPU ${run.cpuPerMessageUs.toFixed(0)} µs a message (Node-RED + that Mosquitto)`,
+    );
+  } finally {
+    await flow.stop();
+    await broker.stop();
+  }
+}
+
 const meridian = await spawnMeridianPipelines(dialect, EXPRESSION);
 // Node-RED evaluates against the message, whose payload is the published JSON.
 const nodeRed = await startNodeRed(MOSQUITTO.host, MOSQUITTO.port, `payload.${EXPRESSION}`);
@@ -156,6 +185,7 @@ try {
     const cost = 1 - results[detail]!.perSecond / results.minimal!.perSecond;
     console.log(`  history ${detail} costs ${(cost * 100).toFixed(0)}% of the minimal rate`);
   }
+  await unboundedReference();
 } finally {
   await nodeRed.stop();
   await meridian.stop();
