@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  type ExecutionRow,
+  ExecutionsRepository,
+} from '../../src/modules/engine/executions/executions.repository.js';
+import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import { testDialects } from '../helpers/dialects.js';
+import type { TestClient } from '../helpers/http-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createPat } from '../uns/uns-helpers.js';
+import { manual, PIPELINES } from './engine-helpers.js';
+
+/**
+ * A pipeline's concurrency holds across replicas claiming at the same moment: `queue` runs one execution
+ * at a time and `parallel` at most `max`, however many replicas claim at once (on PostgreSQL their claims
+ * run in concurrent transactions; on SQLite one after another).
+ */
+for (const dialect of testDialects()) {
+  describe(`Claims across replicas keep each pipeline's concurrency [${dialect}]`, () => {
+    let server: TestServer;
+    let api: TestClient;
+    let repo: ExecutionsRepository;
+
+    before(async () => {
+      server = await startTestServer(dialect);
+      api = server.client.as({
+        token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
+        org: server.orgId,
+      });
+      // Only the test's replicas claim.
+      await server.app.engine.stop();
+      repo = new ExecutionsRepository(server.storage.db);
+    });
+    after(() => server?.close());
+
+    const pipelineWith = async (name: string, concurrency: { mode: string; max?: number }) => {
+      const res = await api.post(PIPELINES, { name, settings: { concurrency }, nodes: [manual] });
+      assert.equal(res.status, 201, res.text);
+      return { ...res.body.data, organizationId: server.orgId } as PipelineRow;
+    };
+    const queue = (pipeline: PipelineRow, count: number) =>
+      repo.enqueueMany(
+        Array.from({ length: count }, (_, i) => ({
+          organizationId: server.orgId,
+          pipeline,
+          trigger: { type: 'manual', nodeId: 'start', firedAt: i, source: {} },
+          input: i,
+          now: Date.now(),
+        })),
+      );
+    const runningOf = async (pipelineId: string) =>
+      Number(
+        (
+          await server.storage.db
+            .selectFrom('engine_executions')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('pipeline_id', '=', pipelineId)
+            .where('status', '=', 'running')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
+    it('queue: one at a time, parallel: at most max, while five replicas claim at once, round after round', async () => {
+      const queued = await pipelineWith('One at a time', { mode: 'queue' });
+      const parallel = await pipelineWith('Two at a time', { mode: 'parallel', max: 2 });
+      await queue(queued, 12);
+      await queue(parallel, 12);
+      const replicas = ['replica-a', 'replica-b', 'replica-c', 'replica-d', 'replica-e'];
+      const held = new Map<string, ExecutionRow[]>(replicas.map((r) => [r, []]));
+      let completed = 0;
+      for (let round = 0; round < 40 && completed < 24; round++) {
+        // Every replica records the ends of what it held and claims again, all at the same moment.
+        const now = Date.now();
+        const turns = await Promise.all(
+          replicas.map((replica) =>
+            repo.finishAndClaim(
+              replica,
+              {
+                runs: [],
+                finishes: held.get(replica)!.map((e) => ({
+                  id: e.id,
+                  status: 'completed' as const,
+                  finishedAt: now,
+                  error: null,
+                  reason: null,
+                })),
+              },
+              now,
+              30_000,
+              10,
+            ),
+          ),
+        );
+        replicas.forEach((replica, i) => {
+          completed += turns[i]!.finished.size;
+          held.set(replica, turns[i]!.claimed);
+        });
+        assert.ok((await runningOf(queued.id)) <= 1, `round ${round}: queue ran more than one`);
+        assert.ok((await runningOf(parallel.id)) <= 2, `round ${round}: parallel ran more than two`);
+      }
+      assert.equal(completed, 24, 'every execution ran, one claim each');
+    });
+  });
+}
