@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  type ExecutionRow,
+import type {
+  ExecutionRow,
   ExecutionsRepository,
 } from '../../src/modules/engine/executions/executions.repository.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { createPat } from '../uns/uns-helpers.js';
-import { manual, PIPELINES } from './engine-helpers.js';
+import type { TestServer } from '../helpers/test-server.js';
+import { createPipelineRow, manual, serverWithoutEngine } from './engine-helpers.js';
 
 /**
  * A pipeline's concurrency holds across replicas claiming at the same moment: `queue` runs one execution
@@ -23,22 +22,13 @@ for (const dialect of testDialects()) {
     let repo: ExecutionsRepository;
 
     before(async () => {
-      server = await startTestServer(dialect);
-      api = server.client.as({
-        token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
-        org: server.orgId,
-      });
       // Only the test's replicas claim.
-      await server.app.engine.stop();
-      repo = new ExecutionsRepository(server.storage.db);
+      ({ server, api, repo } = await serverWithoutEngine(dialect));
     });
     after(() => server?.close());
 
-    const pipelineWith = async (name: string, concurrency: { mode: string; max?: number }) => {
-      const res = await api.post(PIPELINES, { name, settings: { concurrency }, nodes: [manual] });
-      assert.equal(res.status, 201, res.text);
-      return { ...res.body.data, organizationId: server.orgId } as PipelineRow;
-    };
+    const pipelineWith = (name: string, concurrency: { mode: string; max?: number }) =>
+      createPipelineRow(api, server.orgId, { name, settings: { concurrency }, nodes: [manual] });
     const queue = (pipeline: PipelineRow, count: number) =>
       repo.enqueueMany(
         Array.from({ length: count }, (_, i) => ({

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import type { DialectName } from '../../src/storage/database.js';
 import type { TestClient } from '../helpers/http-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { createPat } from '../uns/uns-helpers.js';
 
 export const PIPELINES = '/api/v1/engine/pipelines';
 export const EXECUTIONS = '/api/v1/engine/executions';
@@ -64,4 +69,27 @@ export async function createValid(api: TestClient, body: Record<string, unknown>
   assert.equal(res.status, 201, res.text);
   assert.deepEqual(res.body.data.problems, [], res.text);
   return res.body.data.id;
+}
+
+/**
+ * A test server whose own engine is stopped, so that only the test claims executions; a client with the
+ * pipeline scopes, and a repository of the server's executions.
+ */
+export async function serverWithoutEngine(
+  dialect: DialectName,
+): Promise<{ server: TestServer; api: TestClient; repo: ExecutionsRepository }> {
+  const server = await startTestServer(dialect);
+  const api = server.client.as({
+    token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
+    org: server.orgId,
+  });
+  await server.app.engine.stop();
+  return { server, api, repo: new ExecutionsRepository(server.storage.db) };
+}
+
+/** Creates a pipeline through the API; answers it as the repository reads it (to enqueue with). */
+export async function createPipelineRow(api: TestClient, organizationId: string, body: object) {
+  const res = await api.post(PIPELINES, body);
+  assert.equal(res.status, 201, res.text);
+  return { ...res.body.data, organizationId } as PipelineRow;
 }

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ExecutionEngine } from '../../src/modules/engine/executions/engine.js';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
-import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import type { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
 import { Sandbox } from '../../src/modules/engine/sandbox/sandbox.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import type { TestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
-import { createPat } from '../uns/uns-helpers.js';
-import { allNodeRuns, manual, PIPELINES } from './engine-helpers.js';
+import { allNodeRuns, createPipelineRow, manual, serverWithoutEngine } from './engine-helpers.js';
 
 /**
  * An engine renews the leases of the executions it runs, all in one statement every third of a lease;
@@ -27,14 +25,8 @@ for (const dialect of testDialects()) {
     let engine: ExecutionEngine;
 
     before(async () => {
-      server = await startTestServer(dialect);
-      api = server.client.as({
-        token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
-        org: server.orgId,
-      });
       // Only the test's engine claims.
-      await server.app.engine.stop();
-      repo = new ExecutionsRepository(server.storage.db);
+      ({ server, api, repo } = await serverWithoutEngine(dialect));
       sandbox = new Sandbox();
       engine = new ExecutionEngine({
         repo,
@@ -55,7 +47,7 @@ for (const dialect of testDialects()) {
 
     /** A pipeline that waits `seconds` in place, then sets a value; queued by the test's repository. */
     const queueWaiting = async (name: string, seconds: number) => {
-      const res = await api.post(PIPELINES, {
+      const pipeline = await createPipelineRow(api, server.orgId, {
         name,
         settings: { historyDetail: 'standard' },
         nodes: [
@@ -68,8 +60,6 @@ for (const dialect of testDialects()) {
           { source: 'wait', target: 'after' },
         ],
       });
-      assert.equal(res.status, 201, res.text);
-      const pipeline = { ...res.body.data, organizationId: server.orgId } as PipelineRow;
       const now = Date.now();
       const queued = await repo.enqueue({
         organizationId: server.orgId,

@@ -92,6 +92,9 @@ export class ExecutionEngine {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await Promise.allSettled([...this.inFlight]);
+    // Nothing runs here any more: no lease to renew.
+    clearTimeout(this.renewing);
+    this.renewing = undefined;
   }
 
   /** Looks for work now (an execution was queued on this replica). */

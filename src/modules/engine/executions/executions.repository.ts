@@ -179,14 +179,7 @@ export class ExecutionsRepository extends ExecutionReads {
 
   /** Extends the lease while `replica` still holds it; false when another replica took it over. */
   async renewLease(id: string, replica: string, until: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('engine_executions')
-      .set({ lease_until: until })
-      .where('id', '=', id)
-      .where('locked_by', '=', replica)
-      .where('status', '=', 'running')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return (await this.renewLeases([id], replica, until)).has(id);
   }
 
   /**
