@@ -169,7 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     topicPrefix: config.topicPrefix,
   });
   await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
-  await installPipelines(app, { config, storage, clock, versions, models });
+  await installPipelines(app, { config, storage, clock, versions, models, metrics });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
   await installConnections(app, {
     config,

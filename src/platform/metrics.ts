@@ -74,11 +74,27 @@ class RequestMetrics {
     name: string,
     help: string,
     type: 'counter' | 'histogram',
-    values: () => { labels: Record<string, string | number>; value: number; metricName?: string }[],
+    values: () => MetricValue[],
   ): Metric {
-    const get = async () => ({ name, help, type, aggregator: 'sum', values: values() });
-    return { name, help, type, aggregator: 'sum', get, reset: () => this.reset() } as unknown as Metric;
+    return readMetric(name, help, type, values, () => this.reset());
   }
+}
+
+type MetricValue = { labels: Record<string, string | number>; value: number; metricName?: string };
+
+/**
+ * A metric whose values are read from counts kept elsewhere when the registry is scraped, in the shape
+ * a Registry reads: nothing is observed through prom-client on a hot path.
+ */
+export function readMetric(
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  values: () => MetricValue[],
+  reset: () => void = () => {},
+): Metric {
+  const get = async () => ({ name, help, type, aggregator: 'sum', values: values() });
+  return { name, help, type, aggregator: 'sum', get, reset } as unknown as Metric;
 }
 
 /** Prometheus metrics of one app instance: request counts and latency by route and status. */

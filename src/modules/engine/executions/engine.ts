@@ -38,6 +38,18 @@ export interface EngineOptions {
   ) => void;
 }
 
+/** What one replica's engine did since it started (its /metrics). */
+export interface EngineStats {
+  /** Executions it claimed and ran (resumed ones too). */
+  started: number;
+  /** Executions whose end it recorded, by status. */
+  finished: ReadonlyMap<string, number>;
+  running: number;
+  /** Bookkeeping turns (one transaction each: node runs, ends, claims) and the time spent in them. */
+  turns: number;
+  turnSeconds: number;
+}
+
 /**
  * The execution engine of one replica: claims queued executions (or ones whose lease expired) from the
  * database (or parked ones whose wait is over), runs their graph (graph-runner.ts), stores each node
@@ -63,6 +75,7 @@ export class ExecutionEngine {
   private readonly runs: NodeRunRow[] = [];
   /** Ends of executions waiting for the next bookkeeping turn. */
   private readonly finishing: { record: FinishRecord | null; recorded: (held: boolean) => void }[] = [];
+  private readonly counts = { started: 0, finished: new Map<string, number>(), turns: 0, turnMs: 0 };
 
   constructor(private readonly options: EngineOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -74,6 +87,11 @@ export class ExecutionEngine {
   /** How many executions this replica runs at once. */
   get concurrencyLimit(): number {
     return this.concurrency;
+  }
+
+  get stats(): EngineStats {
+    const { started, finished, turns, turnMs } = this.counts;
+    return { started, finished, running: this.running, turns, turnSeconds: turnMs / 1000 };
   }
 
   /** The services its nodes use (also for asking a node's side effect: sideEffectOfNode). */
@@ -125,6 +143,7 @@ export class ExecutionEngine {
         const free = this.stopped ? 0 : this.concurrency - this.running;
         if (finishes.length === 0 && runs.length === 0 && free <= 0) break;
         let turn: { finished: Set<string>; claimed: ExecutionRow[] };
+        const began = performance.now();
         try {
           turn = await this.options.repo.finishAndClaim(
             this.replica,
@@ -138,6 +157,9 @@ export class ExecutionEngine {
           this.finishing.unshift(...finishes);
           this.runs.unshift(...runs);
           throw error;
+        } finally {
+          this.counts.turns++;
+          this.counts.turnMs += performance.now() - began;
         }
         for (const f of finishes) f.recorded(f.record === null || turn.finished.has(f.record.id));
         for (const execution of turn.claimed) this.launch(execution);
@@ -189,6 +211,7 @@ export class ExecutionEngine {
 
   private launch(execution: ExecutionRow): void {
     this.running++;
+    this.counts.started++;
     let released = false;
     // Its slot is free once its graph is done; recording the end is the next turn's business.
     const release = () => {
@@ -242,7 +265,11 @@ export class ExecutionEngine {
         error: outcome.error,
         reason: outcome.reason,
       });
-      if (finished) this.options.onFinished?.(execution, outcome.status, outcome.error);
+      if (finished) {
+        const { finished: byStatus } = this.counts;
+        byStatus.set(outcome.status, (byStatus.get(outcome.status) ?? 0) + 1);
+        this.options.onFinished?.(execution, outcome.status, outcome.error);
+      }
     } finally {
       if (this.leases.get(execution.id) === lease) this.leases.delete(execution.id);
     }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Config } from '../../../config/config.schema.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { Storage } from '../../../storage/database.js';
@@ -6,6 +7,7 @@ import { parsePublishRecord } from '../../uns/data/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { ExecutionEngine } from '../executions/engine.js';
+import { registerEngineMetrics } from '../executions/engine-metrics.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';
 import { executionsRoutes } from '../executions/executions.routes.js';
 import { ExecutionsService } from '../executions/executions.service.js';
@@ -39,6 +41,8 @@ export async function installPipelines(
     clock: Clock;
     versions: EntityVersionsRepository;
     models: ModelsService;
+    /** The app's Prometheus registry: the engine's counts are read from it (registerEngineMetrics). */
+    metrics?: Registry;
   },
 ): Promise<ExecutionEngine> {
   const { storage, clock, config } = deps;
@@ -79,6 +83,7 @@ export async function installPipelines(
     onFinished: (execution, status, error) => triggers?.pipelineTriggers.finished(execution, status, error),
   });
   app.decorate('engine', engine);
+  if (deps.metrics) registerEngineMetrics(deps.metrics, engine);
   const pipelines = new PipelinesService({
     db,
     repo: pipelinesRepo,
