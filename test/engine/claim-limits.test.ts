@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type {
-  ExecutionRow,
+import {
+  type ExecutionRow,
   ExecutionsRepository,
 } from '../../src/modules/engine/executions/executions.repository.js';
+import { SqliteEngineThread } from '../../src/modules/engine/executions/sqlite-engine-thread.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
@@ -29,8 +30,8 @@ for (const dialect of testDialects()) {
 
     const pipelineWith = (name: string, concurrency: { mode: string; max?: number }) =>
       createPipelineRow(api, server.orgId, { name, settings: { concurrency }, nodes: [manual] });
-    const queue = (pipeline: PipelineRow, count: number) =>
-      repo.enqueueMany(
+    const queue = (pipeline: PipelineRow, count: number, using = repo) =>
+      using.enqueueMany(
         Array.from({ length: count }, (_, i) => ({
           organizationId: server.orgId,
           pipeline,
@@ -51,20 +52,19 @@ for (const dialect of testDialects()) {
         ).n,
       );
 
-    it('queue: one at a time, parallel: at most max, while five replicas claim at once, round after round', async () => {
-      const queued = await pipelineWith('One at a time', { mode: 'queue' });
-      const parallel = await pipelineWith('Two at a time', { mode: 'parallel', max: 2 });
-      await queue(queued, 12);
-      await queue(parallel, 12);
-      const replicas = ['replica-a', 'replica-b', 'replica-c', 'replica-d', 'replica-e'];
+    /** Five replicas (each with its repository) record their ends and claim at the same moment, round after round. */
+    const claimRounds = async (repos: ExecutionsRepository[], label: string) => {
+      const queued = await pipelineWith(`One at a time ${label}`, { mode: 'queue' });
+      const parallel = await pipelineWith(`Two at a time ${label}`, { mode: 'parallel', max: 2 });
+      const ids = new Set([...(await queue(queued, 12, repos[0])), ...(await queue(parallel, 12, repos[0]))]);
+      const replicas = repos.map((_, i) => `replica-${label}-${i}`);
       const held = new Map<string, ExecutionRow[]>(replicas.map((r) => [r, []]));
       let completed = 0;
       for (let round = 0; round < 40 && completed < 24; round++) {
-        // Every replica records the ends of what it held and claims again, all at the same moment.
         const now = Date.now();
         const turns = await Promise.all(
-          replicas.map((replica) =>
-            repo.finishAndClaim(
+          replicas.map((replica, i) =>
+            repos[i]!.finishAndClaim(
               replica,
               {
                 runs: [],
@@ -84,12 +84,44 @@ for (const dialect of testDialects()) {
         );
         replicas.forEach((replica, i) => {
           completed += turns[i]!.finished.size;
+          for (const e of turns[i]!.claimed) {
+            assert.ok(ids.has(e.id), 'a claim answers only executions of the test');
+            assert.equal(e.status, 'running');
+            assert.equal(e.lockedBy, replica);
+            assert.equal(e.fromQueue, true, 'claimed once, from the queue');
+            assert.ok(e.definition.nodes.length > 0, 'with its definition');
+          }
           held.set(replica, turns[i]!.claimed);
         });
         assert.ok((await runningOf(queued.id)) <= 1, `round ${round}: queue ran more than one`);
         assert.ok((await runningOf(parallel.id)) <= 2, `round ${round}: parallel ran more than two`);
       }
       assert.equal(completed, 24, 'every execution ran, one claim each');
-    });
+      const rows = await server.storage.db
+        .selectFrom('engine_executions')
+        .select(['status', 'claims'])
+        .where('pipeline_id', 'in', [queued.id, parallel.id])
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [r.status, Number(r.claims)]),
+        rows.map(() => ['completed', 1]),
+      );
+    };
+
+    it('queue: one at a time, parallel: at most max, while five replicas claim at once, round after round', () =>
+      claimRounds([repo, repo, repo, repo, repo], 'shared'));
+
+    if (dialect === 'sqlite')
+      it('the same with each replica claiming on its own bookkeeping thread (five connections to the file)', async () => {
+        const threads = Array.from({ length: 5 }, () => new SqliteEngineThread(server.storage.location));
+        try {
+          await claimRounds(
+            threads.map((thread) => new ExecutionsRepository(server.storage.db, undefined, thread)),
+            'threads',
+          );
+        } finally {
+          await Promise.all(threads.map((thread) => thread.close()));
+        }
+      });
   });
 }

@@ -5,7 +5,7 @@ import { definitionTexts, versionKey } from './execution-definitions.js';
 import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
 
 /** The columns a claim answers: all but the definition. */
-const CLAIMED_COLUMNS = [
+export const CLAIMED_COLUMNS = [
   'id',
   'organization_id',
   'pipeline_id',

@@ -4,7 +4,7 @@ import type { Database, EngineDefinitionTable, EngineExecutionTable } from '../.
 import { inTextList, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { claimExecutions, type FinishRecord, finishExecutions, statusOf } from './execution-claims.js';
-import { storeDefinitions } from './execution-definitions.js';
+import { storeDefinitions, versionKey } from './execution-definitions.js';
 import { ExecutionReads } from './execution-reads.js';
 import {
   type Checkpoint,
@@ -15,7 +15,8 @@ import {
   type NodeRunRow,
   toExecution,
 } from './execution-rows.js';
-import { saveNodeRuns } from './node-run-writes.js';
+import { nodeRunValues, saveNodeRuns } from './node-run-writes.js';
+import { EXECUTION_COLUMNS, type SqliteEngineThread } from './sqlite-engine-thread.js';
 
 export type { FinishRecord } from './execution-claims.js';
 export type {
@@ -100,6 +101,8 @@ export class ExecutionsRepository extends ExecutionReads {
     db: Kysely<Database>,
     private readonly durable: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T> = (work) =>
       work(db),
+    /** On a SQLite file: the thread that runs the bookkeeping turns (finishAndClaim). */
+    private readonly turns?: SqliteEngineThread,
   ) {
     super(db);
   }
@@ -135,6 +138,16 @@ export class ExecutionsRepository extends ExecutionReads {
     // A burst is mostly of one pipeline version: its definition is written out once, not once a row.
     const versions = new Map<string, EnqueueInput>();
     for (const input of inputs) versions.set(`${input.pipeline.id}@${input.pipeline.version}`, input);
+    if (this.turns) {
+      await this.turns.enqueue({
+        definitions: [...versions.values()].map((input) => {
+          const d = definitionRow(input);
+          return [d.organization_id, d.pipeline_id, d.pipeline_version, d.definition];
+        }),
+        executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
+      });
+      return rows.map((r) => r.id);
+    }
     await this.durable((db) =>
       db.transaction().execute(async (trx) => {
         await storeDefinitions(trx, [...versions.values()].map(definitionRow));
@@ -194,6 +207,7 @@ export class ExecutionsRepository extends ExecutionReads {
     leaseMs: number,
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
+    if (this.turns) return this.turnOnThread(this.turns, replica, turn, now, leaseMs, max);
     return this.durable((db) =>
       db.transaction().execute(async (trx) => {
         await saveNodeRuns(trx, turn.runs);
@@ -202,6 +216,32 @@ export class ExecutionsRepository extends ExecutionReads {
         return { finished, claimed };
       }),
     );
+  }
+
+  /** finishAndClaim on the bookkeeping thread (sqlite-engine-thread.ts): the same statements, written out. */
+  private async turnOnThread(
+    thread: SqliteEngineThread,
+    replica: string,
+    turn: { runs: NodeRunRow[]; finishes: FinishRecord[] },
+    now: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
+    const answer = await thread.turn({
+      replica,
+      runs: nodeRunValues(turn.runs),
+      finishes: turn.finishes.map((f) => ({ ...f, error: f.error && JSON.stringify(f.error) })),
+      now,
+      leaseMs,
+      max,
+    });
+    return {
+      finished: new Set(answer.finished),
+      claimed: answer.claimed.map(({ fromQueue, ...row }) => ({
+        ...toExecution({ ...row, definition: answer.definitions[versionKey(row)]! }),
+        fromQueue,
+      })),
+    };
   }
 
   async finish(

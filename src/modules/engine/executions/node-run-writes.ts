@@ -29,7 +29,7 @@ function nodeRunRow(run: NodeRunRow): EngineNodeRunTable {
 }
 
 /** Every column a later save of a run changes (all but its id and execution). */
-const RUN_COLUMNS = [
+export const RUN_COLUMNS = [
   'node_id',
   'node_name',
   'type',
@@ -47,7 +47,19 @@ const RUN_COLUMNS = [
   'iteration_key',
   'side_effect',
   'seq',
-] as const;
+] as const satisfies readonly Exclude<keyof EngineNodeRunTable, 'id' | 'execution_id'>[];
+
+/** The last save of each run (several saves of one run come in the order they were made), as rows. */
+function lastSaves(runs: readonly NodeRunRow[]): EngineNodeRunTable[] {
+  const last = new Map<string, NodeRunRow>();
+  for (const run of runs) last.set(run.id, run);
+  return [...last.values()].map(nodeRunRow);
+}
+
+/** The last save of each run as values: id, execution id, then RUN_COLUMNS (sqlite-engine-thread.ts). */
+export function nodeRunValues(runs: readonly NodeRunRow[]): unknown[][] {
+  return lastSaves(runs).map((row) => [row.id, row.execution_id, ...RUN_COLUMNS.map((c) => row[c])]);
+}
 
 /**
  * Inserts or updates node runs, 500 a statement; of several saves of one run (they come in the order
@@ -55,9 +67,7 @@ const RUN_COLUMNS = [
  */
 export async function saveNodeRuns(db: Kysely<Database>, runs: NodeRunRow[]): Promise<void> {
   if (runs.length === 0) return;
-  const last = new Map<string, NodeRunRow>();
-  for (const run of runs) last.set(run.id, run);
-  const rows = [...last.values()].map(nodeRunRow);
+  const rows = lastSaves(runs);
   for (const slice of powerOfTwoSlices(rows))
     await db
       .insertInto('engine_node_runs')

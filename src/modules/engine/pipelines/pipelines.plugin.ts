@@ -12,6 +12,7 @@ import { ExecutionsRepository } from '../executions/executions.repository.js';
 import { executionsRoutes } from '../executions/executions.routes.js';
 import { ExecutionsService } from '../executions/executions.service.js';
 import { ScheduleTriggers } from '../executions/schedule-triggers.js';
+import { SqliteEngineThread } from '../executions/sqlite-engine-thread.js';
 import type { ModelsService } from '../models/models.service.js';
 import { createNodeServices } from '../nodes/node-services.js';
 import { NodeError } from '../nodes/node-types.js';
@@ -47,7 +48,12 @@ export async function installPipelines(
 ): Promise<ExecutionEngine> {
   const { storage, clock, config } = deps;
   const db = storage.db;
-  const executions = new ExecutionsRepository(db, storage.durableWrite);
+  // On a SQLite file the engine's bookkeeping turns run on a thread (an in-memory database cannot be shared).
+  const turns =
+    storage.dialect === 'sqlite' && storage.location !== ':memory:'
+      ? new SqliteEngineThread(storage.location)
+      : undefined;
+  const executions = new ExecutionsRepository(db, storage.durableWrite, turns);
   const sandbox = new Sandbox();
   const publish = async (organizationId: string, topic: string, value: unknown, quality?: number) => {
     try {
@@ -146,6 +152,7 @@ export async function installPipelines(
     schedules.stop();
     await engine.stop();
     await sandbox.close();
+    await turns?.close();
   });
   return engine;
 }
