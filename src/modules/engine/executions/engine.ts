@@ -50,6 +50,9 @@ export interface EngineStats {
   turnSeconds: number;
 }
 
+/** Bookkeeping turns in flight at once: one committing, the next ready behind it. */
+const MAX_TURNS = 2;
+
 /**
  * The execution engine of one replica: claims queued executions (or ones whose lease expired) from the
  * database (or parked ones whose wait is over), runs their graph (graph-runner.ts), stores each node
@@ -64,9 +67,11 @@ export class ExecutionEngine {
   private readonly inlineWaitMs: number;
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
+  private timerDue = 0;
   private stopped = true;
-  private polling = false;
-  private wokenWhilePolling = false;
+  /** Bookkeeping turns in flight (at most MAX_TURNS), and the slots their claims hold meanwhile. */
+  private turning = 0;
+  private reserved = 0;
   private readonly inFlight = new Set<Promise<void>>();
   /** The executions running here, by id: whether their lease was lost (renewLeases). */
   private readonly leases = new Map<string, { lost: boolean }>();
@@ -109,6 +114,7 @@ export class ExecutionEngine {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     await Promise.allSettled([...this.inFlight]);
     // Nothing runs here any more: no lease to renew.
     clearTimeout(this.renewing);
@@ -120,66 +126,82 @@ export class ExecutionEngine {
     if (!this.stopped) this.schedule(0);
   }
 
+  /** Polls in `ms`, unless a poll is due sooner already. */
   private schedule(ms: number): void {
+    const due = performance.now() + ms;
+    if (this.timer && this.timerDue <= due) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), ms);
+    this.timerDue = due;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.poll();
+    }, ms);
     this.timer.unref();
   }
 
-  private async poll(): Promise<void> {
-    if (this.stopped && this.finishing.length === 0 && this.runs.length === 0) return;
-    // A wake-up while claiming is not lost: the claim loop runs again at once after this one.
-    if (this.polling) {
-      this.wokenWhilePolling = true;
-      return;
+  /**
+   * Starts bookkeeping turns for what waits to be recorded and the free slots, up to MAX_TURNS in flight:
+   * the next turn is on its way while one commits, so the database (or the bookkeeping thread) is never
+   * idle between turns while executions finish. A slot a turn may fill is held until it answers.
+   */
+  private poll(): void {
+    while (this.turning < MAX_TURNS) {
+      const free = this.free();
+      if (this.finishing.length === 0 && this.runs.length === 0 && free <= 0) return;
+      void this.turn(this.finishing.splice(0), this.runs.splice(0), Math.max(0, free));
     }
-    this.polling = true;
-    this.wokenWhilePolling = false;
-    let failed = false;
+  }
+
+  /** Slots free for new executions: neither running nor held by a turn in flight. */
+  private free(): number {
+    return this.stopped ? 0 : this.concurrency - this.running - this.reserved;
+  }
+
+  /** One bookkeeping turn: records node runs and ends, claims up to `free` executions and runs them. */
+  private async turn(
+    finishes: { record: FinishRecord | null; recorded: (held: boolean) => void }[],
+    runs: NodeRunRow[],
+    free: number,
+  ): Promise<void> {
+    this.turning++;
+    this.reserved += free;
+    const began = performance.now();
+    let next: number;
     try {
-      for (;;) {
-        const finishes = this.finishing.splice(0);
-        const runs = this.runs.splice(0);
-        const free = this.stopped ? 0 : this.concurrency - this.running;
-        if (finishes.length === 0 && runs.length === 0 && free <= 0) break;
-        let turn: { finished: Set<string>; claimed: ExecutionRow[] };
-        const began = performance.now();
-        try {
-          turn = await this.options.repo.finishAndClaim(
-            this.replica,
-            { runs, finishes: finishes.flatMap((f) => (f.record ? [f.record] : [])) },
-            this.options.clock.now(),
-            this.leaseMs,
-            free,
-          );
-        } catch (error) {
-          // Nothing of the turn was stored: its runs and finishes are recorded by the next one.
-          this.finishing.unshift(...finishes);
-          this.runs.unshift(...runs);
-          throw error;
-        } finally {
-          this.counts.turns++;
-          this.counts.turnMs += performance.now() - began;
-        }
-        for (const f of finishes) f.recorded(f.record === null || turn.finished.has(f.record.id));
-        for (const execution of turn.claimed) this.launch(execution);
-        if (turn.claimed.length < free && this.finishing.length === 0 && this.runs.length === 0) break;
-      }
-    } catch (error) {
-      failed = true;
-      this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
-      // Stopping and the database refuses: the executions stay running with their lease, and are taken
-      // over when it expires, as after a crash.
-      if (this.stopped) {
-        for (const f of this.finishing.splice(0)) f.recorded(false);
-        this.runs.length = 0;
-      }
-    } finally {
-      this.polling = false;
+      const turn = await this.options.repo.finishAndClaim(
+        this.replica,
+        { runs, finishes: finishes.flatMap((f) => (f.record ? [f.record] : [])) },
+        this.options.clock.now(),
+        this.leaseMs,
+        free,
+      );
+      for (const f of finishes) f.recorded(f.record === null || turn.finished.has(f.record.id));
+      this.reserved -= free;
+      for (const execution of turn.claimed) this.launch(execution);
+      // Slots all filled: more may be queued. Otherwise the queue is empty until a wake-up (or the poll).
       const pending = this.finishing.length > 0 || this.runs.length > 0;
-      const again = this.wokenWhilePolling || (pending && !failed);
-      if (!this.stopped || pending) this.schedule(again ? 0 : failed && pending ? 100 : this.pollMs);
+      next = pending || (free > 0 && turn.claimed.length >= free) ? 0 : this.pollMs;
+    } catch (error) {
+      this.reserved -= free;
+      this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
+      if (this.stopped) {
+        // Stopping and the database refuses: the executions stay running with their lease, and are
+        // taken over when it expires, as after a crash.
+        for (const f of [...finishes, ...this.finishing.splice(0)]) f.recorded(false);
+        this.runs.length = 0;
+      } else {
+        // Nothing of the turn was stored: its runs and finishes are recorded by the next one.
+        this.finishing.unshift(...finishes);
+        this.runs.unshift(...runs);
+      }
+      next = 100;
+    } finally {
+      this.turning--;
+      this.counts.turns++;
+      this.counts.turnMs += performance.now() - began;
     }
+    const pending = this.finishing.length > 0 || this.runs.length > 0;
+    if (!this.stopped || pending) this.schedule(pending && next === this.pollMs ? 0 : next);
   }
 
   /**

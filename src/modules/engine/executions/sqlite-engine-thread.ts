@@ -119,31 +119,28 @@ function open(Database, workerData) {
     COLUMNS.map(() => '?').join(', ') + ')');
 
   function enqueue({ definitions, executions }) {
-    begin.run();
-    try {
-      for (const definition of definitions) storeDefinition.run(definition);
-      for (const execution of executions) insertExecution.run(execution);
-      commit.run();
-    } catch (error) {
-      if (db.inTransaction) rollback.run();
-      throw error;
-    }
+    for (const definition of definitions) storeDefinition.run(definition);
+    for (const execution of executions) insertExecution.run(execution);
+  }
+
+  function turn({ replica, runs, finishes, now, leaseMs, max }) {
+    for (const run of runs) saveRun.run(run);
+    const finished = [];
+    for (const f of finishes)
+      if (finish.run(f.status, f.reason, f.error, f.finishedAt, f.id, replica).changes === 1) finished.push(f.id);
+    return { finished, ...claimUpTo(replica, now, leaseMs, max) };
   }
 
   return {
     close: () => db.close(),
-    run(message) {
-      if (message.enqueue) return enqueue(message.enqueue);
-      const { replica, runs, finishes, now, leaseMs, max } = message;
+    // One transaction: the new executions first (a claim in the same turn may take them), then the turn.
+    run({ enqueues, turn: next }) {
       begin.run();
       try {
-        for (const run of runs) saveRun.run(run);
-        const finished = [];
-        for (const f of finishes)
-          if (finish.run(f.status, f.reason, f.error, f.finishedAt, f.id, replica).changes === 1) finished.push(f.id);
-        const { claimed, definitions } = claimUpTo(replica, now, leaseMs, max);
+        for (const burst of enqueues) enqueue(burst);
+        const answer = next ? turn(next) : null;
         commit.run();
-        return { finished, claimed, definitions };
+        return answer;
       } catch (error) {
         if (db.inTransaction) rollback.run();
         throw error;
@@ -156,14 +153,12 @@ function open(Database, workerData) {
 /** Every column of an execution row, in the order the thread's insert binds them. */
 export const EXECUTION_COLUMNS = [...CLAIMED_COLUMNS, 'definition'] as const;
 
-/** New executions to store in one transaction (ExecutionsRepository.enqueueMany). */
-export interface EnqueueMessage {
-  enqueue: {
-    /** organization id, pipeline id, version, definition text: each stored unless it is already. */
-    definitions: unknown[][];
-    /** Rows as values in EXECUTION_COLUMNS order. */
-    executions: unknown[][];
-  };
+/** New executions to store (ExecutionsRepository.enqueueMany). */
+export interface EnqueueBurst {
+  /** organization id, pipeline id, version, definition text: each stored unless it is already. */
+  definitions: unknown[][];
+  /** Rows as values in EXECUTION_COLUMNS order. */
+  executions: unknown[][];
 }
 
 /** A bookkeeping turn as the thread runs it (ExecutionsRepository.finishAndClaim). */
@@ -187,9 +182,31 @@ export interface TurnAnswer {
 
 const BUSY_TIMEOUT_MS = 10_000;
 
-/** The engine's bookkeeping turns on a SQLite file, on their own thread (see above). */
+/** What the thread is sent: one transaction. */
+interface ThreadMessage {
+  enqueues: EnqueueBurst[];
+  turn: TurnMessage | null;
+}
+
+interface Waiting<T, A> {
+  message: T;
+  resolve(answer: A): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The engine's bookkeeping on a SQLite file, on its own thread (see above). At most two messages are in
+ * flight (one committing, the next waiting at the thread); the bursts of executions and a turn that arrive
+ * meanwhile go together in the one after, as one transaction and one disk sync (a group commit): while
+ * values pour in, a turn does not wait behind a transaction for each burst. If that transaction fails,
+ * all it carried is refused with the error.
+ */
 export class SqliteEngineThread {
-  private readonly thread: SqliteThread<TurnMessage | EnqueueMessage, TurnAnswer | undefined>;
+  private readonly thread: SqliteThread<ThreadMessage, TurnAnswer | null>;
+  /** Messages sent and not answered: at most two, one committing and the next waiting at the thread. */
+  private sent = 0;
+  private readonly bursts: Waiting<EnqueueBurst, void>[] = [];
+  private readonly turns: Waiting<TurnMessage, TurnAnswer>[] = [];
 
   constructor(file: string, workerSource: string = WORKER_SOURCE) {
     this.thread = new SqliteThread('engine bookkeeping thread', workerSource, {
@@ -201,16 +218,47 @@ export class SqliteEngineThread {
     });
   }
 
-  async turn(message: TurnMessage): Promise<TurnAnswer> {
-    return (await this.thread.request(message))!;
+  /** Runs a bookkeeping turn; answers what it recorded and claimed once committed and on disk. */
+  turn(message: TurnMessage): Promise<TurnAnswer> {
+    return new Promise((resolve, reject) => {
+      this.turns.push({ message, resolve, reject });
+      this.send();
+    });
   }
 
   /** Stores new executions and their definitions; settles once committed and on disk. */
-  async enqueue(message: EnqueueMessage['enqueue']): Promise<void> {
-    await this.thread.request({ enqueue: message });
+  enqueue(burst: EnqueueBurst): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.bursts.push({ message: burst, resolve, reject });
+      this.send();
+    });
   }
 
-  close(): Promise<void> {
-    return this.thread.close();
+  async close(): Promise<void> {
+    await this.thread.close();
+  }
+
+  private send(): void {
+    if (this.sent >= 2 || (this.bursts.length === 0 && this.turns.length === 0)) return;
+    this.sent++;
+    const bursts = this.bursts.splice(0);
+    // One turn a transaction: a second (another caller's) goes with the next.
+    const turn = this.turns.shift();
+    this.thread
+      .request({ enqueues: bursts.map((b) => b.message), turn: turn?.message ?? null })
+      .then(
+        (answer) => {
+          for (const b of bursts) b.resolve();
+          turn?.resolve(answer!);
+        },
+        (error: Error) => {
+          for (const b of bursts) b.reject(error);
+          turn?.reject(error);
+        },
+      )
+      .finally(() => {
+        this.sent--;
+        this.send();
+      });
   }
 }
