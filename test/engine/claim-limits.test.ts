@@ -111,6 +111,48 @@ for (const dialect of testDialects()) {
     it('queue: one at a time, parallel: at most max, while five replicas claim at once, round after round', () =>
       claimRounds([repo, repo, repo, repo, repo], 'shared'));
 
+    it("a replica's two turns in flight commit in the order they were asked for", async () => {
+      const pipeline = await pipelineWith('Ordered turns', { mode: 'parallel', max: 5 });
+      const [executionId] = await queue(pipeline, 1);
+      // The first turn is long (3,000 node runs to store), the second has nothing to do.
+      const runs = Array.from({ length: 3000 }, (_, i) => ({
+        id: `run-${i}`,
+        executionId: executionId!,
+        nodeId: 'start',
+        nodeName: 'Start',
+        type: 'trigger.manual',
+        runIndex: i,
+        status: 'succeeded' as const,
+        port: 'out',
+        attempts: [],
+        input: null,
+        output: null,
+        error: null,
+        startedAt: i,
+        finishedAt: i,
+        durationMs: 0,
+        iteration: null,
+        iterationKey: null,
+      }));
+      const ended: string[] = [];
+      const now = Date.now();
+      await Promise.all([
+        repo
+          .finishAndClaim('replica-order', { runs, finishes: [] }, now, 30_000, 0)
+          .then(() => ended.push('first')),
+        repo
+          .finishAndClaim('replica-order', { runs: [], finishes: [] }, now, 30_000, 0)
+          .then(() => ended.push('second')),
+      ]);
+      assert.deepEqual(ended, ['first', 'second']);
+      // Out of the way of the other claims here.
+      await server.storage.db
+        .updateTable('engine_executions')
+        .set({ status: 'cancelled' })
+        .where('id', '=', executionId!)
+        .execute();
+    });
+
     if (dialect === 'sqlite')
       it('the same with each replica claiming on its own bookkeeping thread (five connections to the file)', async () => {
         const threads = Array.from({ length: 5 }, () => new SqliteEngineThread(server.storage.location));

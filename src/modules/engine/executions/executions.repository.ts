@@ -107,6 +107,9 @@ export class ExecutionsRepository extends ExecutionReads {
     super(db);
   }
 
+  /** Each replica's last turn asked for, until it ends (finishAndClaim). */
+  private readonly lastTurn = new Map<string, Promise<void>>();
+
   async enqueue(input: EnqueueInput & { idempotencyKey?: undefined }): Promise<ExecutionRow>;
   /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
   async enqueue(input: EnqueueInput & { idempotencyKey: string }): Promise<ExecutionRow | undefined>;
@@ -199,6 +202,11 @@ export class ExecutionsRepository extends ExecutionReads {
    * One bookkeeping turn of an engine in one transaction (one commit, so one disk sync, whatever the
    * number): stores node runs (the last state of each), records `finishes` (finishExecutions), then
    * claims up to `max` executions. Answers the ids that were finished and the claimed executions.
+   *
+   * A replica's turns commit in the order they were asked for, even with two in flight: an execution's
+   * end is never stored before the node runs an earlier turn carries (the bookkeeping thread answers
+   * messages in order; on PostgreSQL, whose pool would run them at once, the next turn's transaction
+   * begins once the one before it has ended).
    */
   async finishAndClaim(
     replica: string,
@@ -208,14 +216,28 @@ export class ExecutionsRepository extends ExecutionReads {
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
     if (this.turns) return this.turnOnThread(this.turns, replica, turn, now, leaseMs, max);
-    return this.durable((db) =>
-      db.transaction().execute(async (trx) => {
-        await saveNodeRuns(trx, turn.runs);
-        const finished = await finishExecutions(trx, replica, turn.finishes);
-        const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
-        return { finished, claimed };
-      }),
+    const before = this.lastTurn.get(replica);
+    const run = async () => {
+      if (before) await before;
+      return this.durable((db) =>
+        db.transaction().execute(async (trx) => {
+          await saveNodeRuns(trx, turn.runs);
+          const finished = await finishExecutions(trx, replica, turn.finishes);
+          const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
+          return { finished, claimed };
+        }),
+      );
+    };
+    const result = run();
+    const ended = result.then(
+      () => {},
+      () => {},
     );
+    this.lastTurn.set(replica, ended);
+    void ended.then(() => {
+      if (this.lastTurn.get(replica) === ended) this.lastTurn.delete(replica);
+    });
+    return result;
   }
 
   /** finishAndClaim on the bookkeeping thread (sqlite-engine-thread.ts): the same statements, written out. */
@@ -237,10 +259,14 @@ export class ExecutionsRepository extends ExecutionReads {
     });
     return {
       finished: new Set(answer.finished),
-      claimed: answer.claimed.map(({ fromQueue, ...row }) => ({
-        ...toExecution({ ...row, definition: answer.definitions[versionKey(row)]! }),
-        fromQueue,
-      })),
+      // The rows are this turn's own (copied from the thread): completed in place, not copied again.
+      claimed: answer.claimed.map((row) => {
+        const execution = toExecution(
+          Object.assign(row, { definition: answer.definitions[versionKey(row)]! }),
+        );
+        execution.fromQueue = row.fromQueue;
+        return execution;
+      }),
     };
   }
 
