@@ -29,9 +29,11 @@ try {
  * run itself (the historian's commits, the token endpoint's audit rows).
  *
  * The thread's work is plain CommonJS source defining `function open(Database, workerData)`, which opens
- * the connection and returns `{ run(message), close() }`. `run` answers one message (its return value
- * comes back); an error it throws comes back with the driver's message and code, so that
- * classifyDriverError reads it as on the event loop. Messages are answered in the order sent.
+ * the connection (`openFile(Database, workerData)` opens `workerData.file` with a busy timeout of
+ * `workerData.busyTimeoutMs`, foreign keys and `synchronous = FULL`) and returns `{ run(message),
+ * close() }`. `run` answers one message (its return value comes back); an error it throws comes back with
+ * the driver's message and code, so that classifyDriverError reads it as on the event loop. Messages are
+ * answered in the order sent.
  *
  * The thread starts on the first message and is unreferenced while nothing is in flight. If it dies,
  * what was in flight is refused with code EIO (503) and the next message starts a new thread. If the
@@ -43,6 +45,15 @@ export function sqliteThreadSource(open: string): string {
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 ${LOWER_PRIORITY}
+// A connection to workerData.file as the threads use it: waits up to workerData.busyTimeoutMs for another
+// connection's write lock (in the busy handler, which blocks only this thread), commits on disk.
+function openFile(Database, workerData) {
+  const db = new Database(workerData.file);
+  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = FULL');
+  return db;
+}
 ${open}
 const report = (error) => ({ message: String(error && error.message), code: error && error.code });
 let connection;

@@ -71,6 +71,16 @@ export async function createValid(api: TestClient, body: Record<string, unknown>
   return res.body.data.id;
 }
 
+/** A test server, and a client of its organization with the pipeline scopes. */
+export async function pipelineServer(dialect: DialectName): Promise<{ server: TestServer; api: TestClient }> {
+  const server = await startTestServer(dialect);
+  const api = server.client.as({
+    token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
+    org: server.orgId,
+  });
+  return { server, api };
+}
+
 /**
  * A test server whose own engine is stopped, so that only the test claims executions; a client with the
  * pipeline scopes, and a repository of the server's executions.
@@ -78,11 +88,7 @@ export async function createValid(api: TestClient, body: Record<string, unknown>
 export async function serverWithoutEngine(
   dialect: DialectName,
 ): Promise<{ server: TestServer; api: TestClient; repo: ExecutionsRepository }> {
-  const server = await startTestServer(dialect);
-  const api = server.client.as({
-    token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
-    org: server.orgId,
-  });
+  const { server, api } = await pipelineServer(dialect);
   await server.app.engine.stop();
   return { server, api, repo: new ExecutionsRepository(server.storage.db) };
 }

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
-import { startTestServer, type TestServer } from '../helpers/test-server.js';
-import { createPat } from '../uns/uns-helpers.js';
-import { createValid, execute, executionIn, manual } from './engine-helpers.js';
+import type { TestServer } from '../helpers/test-server.js';
+import { createValid, execute, executionIn, manual, pipelineServer } from './engine-helpers.js';
 
 /** A metric's value in a /metrics text, or undefined when the series is absent. */
 function sampleOf(text: string, series: string): number | undefined {
@@ -18,11 +17,7 @@ for (const dialect of testDialects()) {
     let api: TestClient;
 
     before(async () => {
-      server = await startTestServer(dialect);
-      api = server.client.as({
-        token: await createPat(server.admin, ['pipelines:read', 'pipelines:write']),
-        org: server.orgId,
-      });
+      ({ server, api } = await pipelineServer(dialect));
     });
     after(() => server?.close());
 

@@ -16,7 +16,7 @@ import {
   toExecution,
 } from './execution-rows.js';
 import { nodeRunValues, saveNodeRuns } from './node-run-writes.js';
-import { EXECUTION_COLUMNS, type SqliteEngineThread } from './sqlite-engine-thread.js';
+import { EXECUTION_COLUMNS, type SqliteEngineThread, type TurnMessage } from './sqlite-engine-thread.js';
 
 export type { FinishRecord } from './execution-claims.js';
 export type {
@@ -215,7 +215,15 @@ export class ExecutionsRepository extends ExecutionReads {
     leaseMs: number,
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
-    if (this.turns) return this.turnOnThread(this.turns, replica, turn, now, leaseMs, max);
+    if (this.turns)
+      return this.turnOnThread(this.turns, {
+        replica,
+        runs: nodeRunValues(turn.runs),
+        finishes: turn.finishes.map((f) => ({ ...f, error: f.error && JSON.stringify(f.error) })),
+        now,
+        leaseMs,
+        max,
+      });
     const before = this.lastTurn.get(replica);
     const run = async () => {
       if (before) await before;
@@ -243,20 +251,9 @@ export class ExecutionsRepository extends ExecutionReads {
   /** finishAndClaim on the bookkeeping thread (sqlite-engine-thread.ts): the same statements, written out. */
   private async turnOnThread(
     thread: SqliteEngineThread,
-    replica: string,
-    turn: { runs: NodeRunRow[]; finishes: FinishRecord[] },
-    now: number,
-    leaseMs: number,
-    max: number,
+    message: TurnMessage,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
-    const answer = await thread.turn({
-      replica,
-      runs: nodeRunValues(turn.runs),
-      finishes: turn.finishes.map((f) => ({ ...f, error: f.error && JSON.stringify(f.error) })),
-      now,
-      leaseMs,
-      max,
-    });
+    const answer = await thread.turn(message);
     return {
       finished: new Set(answer.finished),
       // The rows are this turn's own (copied from the thread): completed in place, not copied again.

@@ -20,10 +20,7 @@ import { RUN_COLUMNS } from './node-run-writes.js';
  */
 const WORKER_SOURCE = sqliteThreadSource(`
 function open(Database, workerData) {
-  const db = new Database(workerData.file);
-  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = FULL');
+  const db = openFile(Database, workerData);
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
   const rollback = db.prepare('rollback');

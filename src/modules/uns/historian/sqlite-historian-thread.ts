@@ -29,10 +29,7 @@ const WORKER_SOURCE = sqliteThreadSource(`
 const { randomUUID } = require('node:crypto');
 
 function open(Database, workerData) {
-  const db = new Database(workerData.file);
-  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = FULL');
+  const db = openFile(Database, workerData);
   db.prepare('attach database ? as ' + workerData.schema).run(workerData.historianFile);
   db.pragma(workerData.schema + '.synchronous = FULL');
   // Deferred: a commit of values takes the historian file's write lock only, and meridian.db's only when
