@@ -6,6 +6,7 @@ import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { claimExecutions, type FinishRecord, finishExecutions, statusOf } from './execution-claims.js';
 import { storeDefinitions, versionKey } from './execution-definitions.js';
 import { ExecutionReads } from './execution-reads.js';
+import { purgeExecutions, type RetentionDefaults } from './execution-retention.js';
 import {
   type Checkpoint,
   type ExecutionDefinition,
@@ -141,19 +142,22 @@ export class ExecutionsRepository extends ExecutionReads {
     // A burst is mostly of one pipeline version: its definition is written out once, not once a row.
     const versions = new Map<string, EnqueueInput>();
     for (const input of inputs) versions.set(`${input.pipeline.id}@${input.pipeline.version}`, input);
+    const definitions = [...versions.values()].map(definitionRow);
     if (this.turns) {
       await this.turns.enqueue({
-        definitions: [...versions.values()].map((input) => {
-          const d = definitionRow(input);
-          return [d.organization_id, d.pipeline_id, d.pipeline_version, d.definition];
-        }),
+        definitions: definitions.map((d) => [
+          d.organization_id,
+          d.pipeline_id,
+          d.pipeline_version,
+          d.definition,
+        ]),
         executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
       });
       return rows.map((r) => r.id);
     }
     await this.durable((db) =>
       db.transaction().execute(async (trx) => {
-        await storeDefinitions(trx, [...versions.values()].map(definitionRow));
+        await storeDefinitions(trx, definitions);
         // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
         for (const slice of powerOfTwoSlices(rows))
           await trx.insertInto('engine_executions').values(slice).execute();
@@ -224,23 +228,18 @@ export class ExecutionsRepository extends ExecutionReads {
         leaseMs,
         max,
       });
-    const before = this.lastTurn.get(replica);
-    const run = async () => {
-      if (before) await before;
-      return this.durable((db) =>
+    const result = (this.lastTurn.get(replica) ?? Promise.resolve()).then(() =>
+      this.durable((db) =>
         db.transaction().execute(async (trx) => {
           await saveNodeRuns(trx, turn.runs);
           const finished = await finishExecutions(trx, replica, turn.finishes);
           const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
           return { finished, claimed };
         }),
-      );
-    };
-    const result = run();
-    const ended = result.then(
-      () => {},
-      () => {},
+      ),
     );
+    const settled = () => {};
+    const ended = result.then(settled, settled);
     this.lastTurn.set(replica, ended);
     void ended.then(() => {
       if (this.lastTurn.get(replica) === ended) this.lastTurn.delete(replica);
@@ -349,66 +348,9 @@ export class ExecutionsRepository extends ExecutionReads {
     return Number(result.numDeletedRows) === 1;
   }
 
-  /**
-   * Retention per organization (organization settings `executions`): deletes finished executions (with
-   * their node runs) older than `retentionDays` (default 30), then the oldest finished ones beyond
-   * `maxCount` (default 100,000). Answers how many went.
-   */
-  async purge(now: number, defaults = { retentionDays: 30, maxCount: 100_000 }): Promise<number> {
-    const settings = await this.db
-      .selectFrom('organization_settings')
-      .select(['organization_id', 'settings'])
-      .execute();
-    const limits = new Map<string, { retentionDays?: number; maxCount?: number }>();
-    for (const row of settings)
-      limits.set(
-        row.organization_id,
-        (JSON.parse(row.settings) as { executions?: { retentionDays?: number; maxCount?: number } })
-          .executions ?? {},
-      );
-    const organizations = await this.db
-      .selectFrom('engine_executions')
-      .select('organization_id')
-      .distinct()
-      .execute();
-    const positive = (v: unknown, fallback: number) => (typeof v === 'number' && v > 0 ? v : fallback);
-    let purged = 0;
-    for (const { organization_id } of organizations) {
-      const limit = limits.get(organization_id);
-      const days = positive(limit?.retentionDays, defaults.retentionDays);
-      const finished = () =>
-        this.db
-          .deleteFrom('engine_executions')
-          .where('organization_id', '=', organization_id)
-          .where('status', 'not in', ['queued', 'running', 'waiting']);
-      const old = await finished()
-        .where('finished_at', '<', now - days * 86_400_000)
-        .executeTakeFirst();
-      purged += Number(old.numDeletedRows);
-      // Beyond maxCount: the finished execution at that position (newest first) and all older ones go.
-      const maxCount = positive(limit?.maxCount, defaults.maxCount);
-      const boundary = await this.db
-        .selectFrom('engine_executions')
-        .select(['queued_at', 'id'])
-        .where('organization_id', '=', organization_id)
-        .where('status', 'not in', ['queued', 'running', 'waiting'])
-        .orderBy('queued_at', 'desc')
-        .orderBy('id', 'desc')
-        .offset(maxCount)
-        .limit(1)
-        .executeTakeFirst();
-      if (!boundary) continue;
-      const excess = await finished()
-        .where((eb) =>
-          eb.or([
-            eb('queued_at', '<', boundary.queued_at),
-            eb.and([eb('queued_at', '=', boundary.queued_at), eb('id', '<=', boundary.id)]),
-          ]),
-        )
-        .executeTakeFirst();
-      purged += Number(excess.numDeletedRows);
-    }
-    return purged;
+  /** Retention per organization (execution-retention.ts); answers how many executions went. */
+  purge(now: number, defaults?: RetentionDefaults): Promise<number> {
+    return purgeExecutions(this.db, now, defaults);
   }
 
   /** The executions that retried `id`. */
