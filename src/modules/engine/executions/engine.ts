@@ -50,6 +50,12 @@ export interface EngineStats {
   turnSeconds: number;
 }
 
+/** An execution's end waiting for a turn (null: only waits for one), told whether its replica held it. */
+interface Finishing {
+  record: FinishRecord | null;
+  recorded: (held: boolean) => void;
+}
+
 /** Bookkeeping turns in flight at once: one committing, the next ready behind it. */
 const MAX_TURNS = 2;
 
@@ -70,7 +76,7 @@ export class ExecutionEngine {
   private timerDue = 0;
   private stopped = true;
   /** Bookkeeping turns in flight (at most MAX_TURNS), and the slots their claims hold meanwhile. */
-  private turning = 0;
+  private readonly turns = new Set<Promise<void>>();
   private reserved = 0;
   private readonly inFlight = new Set<Promise<void>>();
   /** The executions running here, by id: whether their lease was lost (renewLeases). */
@@ -79,7 +85,7 @@ export class ExecutionEngine {
   /** Node runs (other than device writes) waiting for the next bookkeeping turn, in the order saved. */
   private readonly runs: NodeRunRow[] = [];
   /** Ends of executions waiting for the next bookkeeping turn. */
-  private readonly finishing: { record: FinishRecord | null; recorded: (held: boolean) => void }[] = [];
+  private readonly finishing: Finishing[] = [];
   private readonly counts = { started: 0, finished: new Map<string, number>(), turns: 0, turnMs: 0 };
 
   constructor(private readonly options: EngineOptions) {
@@ -110,12 +116,16 @@ export class ExecutionEngine {
     this.schedule(0);
   }
 
-  /** Stops claiming and waits for the executions in progress. */
+  /**
+   * Stops claiming and waits for the executions in progress, and for the turns in flight: one that began
+   * before the stop may still claim, and what it claims runs before this settles.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.allSettled([...this.inFlight]);
+    while (this.turns.size > 0 || this.inFlight.size > 0)
+      await Promise.allSettled([...this.turns, ...this.inFlight]);
     // Nothing runs here any more: no lease to renew.
     clearTimeout(this.renewing);
     this.renewing = undefined;
@@ -145,10 +155,13 @@ export class ExecutionEngine {
    * idle between turns while executions finish. A slot a turn may fill is held until it answers.
    */
   private poll(): void {
-    while (this.turning < MAX_TURNS) {
+    while (this.turns.size < MAX_TURNS) {
       const free = this.free();
       if (this.finishing.length === 0 && this.runs.length === 0 && free <= 0) return;
-      void this.turn(this.finishing.splice(0), this.runs.splice(0), Math.max(0, free));
+      const turn = this.turn(this.finishing.splice(0), this.runs.splice(0), Math.max(0, free)).finally(() =>
+        this.turns.delete(turn),
+      );
+      this.turns.add(turn);
     }
   }
 
@@ -158,12 +171,7 @@ export class ExecutionEngine {
   }
 
   /** One bookkeeping turn: records node runs and ends, claims up to `free` executions and runs them. */
-  private async turn(
-    finishes: { record: FinishRecord | null; recorded: (held: boolean) => void }[],
-    runs: NodeRunRow[],
-    free: number,
-  ): Promise<void> {
-    this.turning++;
+  private async turn(finishes: Finishing[], runs: NodeRunRow[], free: number): Promise<void> {
     this.reserved += free;
     const began = performance.now();
     let next: number;
@@ -179,8 +187,7 @@ export class ExecutionEngine {
       this.reserved -= free;
       for (const execution of turn.claimed) this.launch(execution);
       // Slots all filled: more may be queued. Otherwise the queue is empty until a wake-up (or the poll).
-      const pending = this.finishing.length > 0 || this.runs.length > 0;
-      next = pending || (free > 0 && turn.claimed.length >= free) ? 0 : this.pollMs;
+      next = free > 0 && turn.claimed.length >= free ? 0 : this.pollMs;
     } catch (error) {
       this.reserved -= free;
       this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
@@ -196,10 +203,10 @@ export class ExecutionEngine {
       }
       next = 100;
     } finally {
-      this.turning--;
       this.counts.turns++;
       this.counts.turnMs += performance.now() - began;
     }
+    // What finished meanwhile is recorded at once (after a failure, after the retry's pause).
     const pending = this.finishing.length > 0 || this.runs.length > 0;
     if (!this.stopped || pending) this.schedule(pending && next === this.pollMs ? 0 : next);
   }
