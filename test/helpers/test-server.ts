@@ -67,27 +67,40 @@ export async function startTestServer(
     },
   );
   const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
-  await migrateToLatest(storage);
   const clock = options.clock ?? systemClock;
-  const created = await bootstrapIfEmpty({ db: storage.db, clock }, config);
-  if (!created) throw new Error('bootstrap did not run on a fresh database');
-  const app = await buildApp({
-    config,
-    storage,
-    clock,
-    bus: options.bus,
-    connectionRuntime: options.connectionRuntime,
-    rollupJob: options.rollupJob ?? { tickMs: 0 },
-  });
-  await options.extend?.(app);
-  await app.listen({ host: '127.0.0.1', port });
+  let app: FastifyInstance | undefined;
+  let created: NonNullable<Awaited<ReturnType<typeof bootstrapIfEmpty>>>;
+  try {
+    await migrateToLatest(storage);
+    const bootstrapped = await bootstrapIfEmpty({ db: storage.db, clock }, config);
+    if (!bootstrapped) throw new Error('bootstrap did not run on a fresh database');
+    created = bootstrapped;
+    app = await buildApp({
+      config,
+      storage,
+      clock,
+      bus: options.bus,
+      connectionRuntime: options.connectionRuntime,
+      rollupJob: options.rollupJob ?? { tickMs: 0 },
+    });
+    await options.extend?.(app);
+    await app.listen({ host: '127.0.0.1', port });
+  } catch (error) {
+    // A server that failed to start must not keep the test process alive (its engine, broker and pools
+    // would hold the event loop open until the runner's timeout).
+    await app?.close().catch(() => {});
+    await storage.close().catch(() => {});
+    await database.drop().catch(() => {});
+    throw error;
+  }
+  const started = app;
   const url = config.issuer;
   const client = new TestClient(url);
   const admin = await client.login(ADMIN_EMAIL, ADMIN_PASSWORD, created.organizationId);
   return {
     dialect,
     url,
-    app,
+    app: started,
     storage,
     config,
     orgId: created.organizationId,
@@ -95,7 +108,7 @@ export async function startTestServer(
     client,
     admin,
     async close() {
-      await app.close();
+      await started.close();
       await storage.close();
       await database.drop();
     },
