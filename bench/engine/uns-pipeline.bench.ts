@@ -4,7 +4,9 @@
  * same JSONata → `mqtt out`, through the machine's Mosquitto), in one run: messages per second end to end
  * (from the first publish to the last output received) and messages lost (never received). Then the cost
  * of history detail standard and full against minimal. QoS 1 everywhere; each side gets a warm-up round
- * as long as a measured one (WARMUP=n to change it): with 500 messages, both were still compiling.
+ * as long as a measured one (WARMUP=n to change it): with 500 messages, both were still compiling. Then
+ * ROUNDS (default 5) rounds, interleaved (a Node-RED round, then a Meridian round of each detail), and
+ * each side's median rate is compared: one round of either side varies by a third on a shared machine.
  * Meridian (bench/engine/meridian-pipelines.ts) and Node-RED each run in a process of their own, the
  * clients in this one; each side's CPU time a message (its processes, all threads; Node-RED's side
  * includes Mosquitto) is printed too, as it is steadier than rates on a shared machine. Last, for
@@ -30,6 +32,7 @@ const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 2000);
 const warmup = Number(process.env.WARMUP ?? messages);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 15_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const MOSQUITTO = { host: '127.0.0.1', port: 1883 };
 const EXPRESSION = 'value * 1.8 + 32';
 
@@ -57,6 +60,35 @@ function mosquittoPid(): string | undefined {
     return undefined;
   }
 }
+
+interface Summary {
+  /** Medians of the rounds. */
+  perSecond: number;
+  cpuPerMessageUs: number;
+  /** The slowest and fastest round. */
+  range: [number, number];
+  /** Lost in all rounds together. */
+  lost: number;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+function summarize(runs: Run[]): Summary {
+  const rates = runs.map((run) => run.perSecond);
+  return {
+    perSecond: median(rates),
+    cpuPerMessageUs: median(runs.map((run) => run.cpuPerMessageUs)),
+    range: [Math.min(...rates), Math.max(...rates)],
+    lost: runs.reduce((sum, run) => sum + run.lost, 0),
+  };
+}
+
+const describe = (s: Summary) =>
+  `${s.perSecond.toFixed(0)} msg/s (rounds ${s.range[0].toFixed(0)}-${s.range[1].toFixed(0)}), lost ${s.lost}`;
 
 const cpuOf = (pids: string[]) => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 
@@ -160,29 +192,37 @@ try {
   await runNodeRed(warmup);
   for (const detail of details) await runMeridian(detail, warmup);
 
-  const nr = await runNodeRed(messages);
-  const results: Partial<Record<(typeof details)[number], Run>> = {};
-  for (const detail of details) results[detail] = await runMeridian(detail, messages);
-  const nr2 = await runNodeRed(messages);
-  const baseline = { perSecond: (nr.perSecond + nr2.perSecond) / 2, lost: nr.lost + nr2.lost };
+  // Rounds interleaved, each side's rate its median: on a shared machine one round of either side
+  // varies by a third, and a ratio of two single rounds is a coin flip.
+  const nodeRedRuns: Run[] = [];
+  const meridianRuns: Record<(typeof details)[number], Run[]> = { minimal: [], standard: [], full: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    nodeRedRuns.push(await runNodeRed(messages));
+    for (const detail of details) meridianRuns[detail].push(await runMeridian(detail, messages));
+  }
+  const nr = summarize(nodeRedRuns);
+  const m = Object.fromEntries(details.map((d) => [d, summarize(meridianRuns[d])])) as Record<
+    (typeof details)[number],
+    Summary
+  >;
 
   console.log(
-    `UNS-triggered pipeline [${dialect}], ${messages} messages a round (QoS 1), MQTT in -> JSONata -> MQTT out`,
+    `UNS-triggered pipeline [${dialect}], ${messages} messages a round (QoS 1), MQTT in -> JSONata -> MQTT out, ${ROUNDS} rounds interleaved, medians`,
   );
   console.log(
-    `  Node-RED 4 (mqtt in, change, mqtt out via Mosquitto): ${nr.perSecond.toFixed(0)} and ${nr2.perSecond.toFixed(0)} msg/s, lost ${baseline.lost}; CPU ${((nr.cpuPerMessageUs + nr2.cpuPerMessageUs) / 2).toFixed(0)} µs a message (Node-RED + Mosquitto${mosquitto ? '' : ': Mosquitto not found, Node-RED alone'})`,
+    `  Node-RED 4 (mqtt in, change, mqtt out via Mosquitto): ${describe(nr)}; CPU ${nr.cpuPerMessageUs.toFixed(0)} µs a message (Node-RED + Mosquitto${mosquitto ? '' : ': Mosquitto not found, Node-RED alone'})`,
   );
-  for (const detail of details) {
-    const r = results[detail]!;
+  for (const detail of details)
     console.log(
-      `  Meridian, history ${detail}: ${r.perSecond.toFixed(0)} msg/s, lost ${r.lost}; CPU ${r.cpuPerMessageUs.toFixed(0)} µs a message (its process, all threads${dialect === 'postgres' ? ', and PostgreSQL' : ''})`,
+      `  Meridian, history ${detail}: ${describe(m[detail])}; CPU ${m[detail].cpuPerMessageUs.toFixed(0)} µs a message (its process, all threads${dialect === 'postgres' ? ', and PostgreSQL' : ''})`,
     );
-  }
-  if (nr.received === 0 || nr2.received === 0)
+  if (nodeRedRuns.some((run) => run.received === 0))
     throw new Error('Node-RED delivered nothing: the baseline did not run');
-  report('Meridian (minimal) vs Node-RED', results.minimal!.perSecond, baseline.perSecond, 'msg/s', 1.0);
+  const ratios = meridianRuns.minimal.map((run, i) => run.perSecond / nodeRedRuns[i]!.perSecond);
+  console.log(`  round by round, Meridian minimal / Node-RED: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
+  report('Meridian (minimal) vs Node-RED', m.minimal.perSecond, nr.perSecond, 'msg/s', 1.0);
   for (const detail of ['standard', 'full'] as const) {
-    const cost = 1 - results[detail]!.perSecond / results.minimal!.perSecond;
+    const cost = 1 - m[detail].perSecond / m.minimal.perSecond;
     console.log(`  history ${detail} costs ${(cost * 100).toFixed(0)}% of the minimal rate`);
   }
   await unboundedReference();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { CLAIMED_COLUMNS } from '../../src/modules/engine/executions/execution-claims.js';
 import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
 import {
   EXECUTION_COLUMNS,
@@ -87,5 +88,65 @@ describe('The engine bookkeeping thread [sqlite]', () => {
     const d = randomUUID();
     await thread.enqueue(burst(d));
     assert.deepEqual(await stored([d]), [d]);
+  });
+
+  it('claims answer the rows as stored: those it enqueued from memory, others read back; a cancelled one is not claimed', async () => {
+    const pipeline = await createPipelineRow(api, server.orgId, {
+      name: 'Claims',
+      nodes: [manual],
+      settings: { concurrency: { mode: 'parallel', max: 10 } },
+    });
+    const now = Date.now();
+    const input = (n: number) => ({
+      organizationId: server.orgId,
+      pipeline,
+      trigger: { type: 'manual' as const, nodeId: 'start', firedAt: now, source: { n } },
+      input: { n, text: `é ${n}`, list: [n, null] },
+      now: now + n,
+    });
+    // Three through the thread (remembered there), one through the event loop's connection (not).
+    const viaThread = await repo.enqueueMany([input(1), input(2), input(3)]);
+    const elsewhere = await new ExecutionsRepository(server.storage.db).enqueue(input(4));
+    assert.ok(await repo.cancel(server.orgId, viaThread[1]!, now));
+
+    const answer = await thread.turn({
+      replica: 'r1',
+      runs: [],
+      finishes: [],
+      now,
+      leaseMs: 60_000,
+      max: 10,
+    });
+    const claimed = answer.claimed.filter((row) => row.pipeline_id === pipeline.id);
+    assert.deepEqual(
+      claimed.map((row) => row.id),
+      [viaThread[0], viaThread[2], elsewhere.id],
+      'in queue order, without the cancelled one',
+    );
+    const rows = await server.storage.db
+      .selectFrom('engine_executions')
+      .select(CLAIMED_COLUMNS)
+      .where(
+        'id',
+        'in',
+        claimed.map((row) => row.id),
+      )
+      .execute();
+    for (const row of claimed) {
+      const { fromQueue, ...answered } = row;
+      assert.equal(fromQueue, true);
+      assert.deepEqual(
+        answered,
+        rows.find((r) => r.id === row.id),
+      );
+      assert.equal(answered.status, 'running');
+      assert.equal(answered.locked_by, 'r1');
+      assert.equal(answered.claims, 1);
+      assert.equal(answered.started_at, now);
+      assert.equal(answered.lease_until, now + 60_000);
+    }
+    // Claimed once: a second turn claims none of them again.
+    const again = await thread.turn({ replica: 'r2', runs: [], finishes: [], now, leaseMs: 60_000, max: 10 });
+    assert.equal(again.claimed.filter((row) => row.pipeline_id === pipeline.id).length, 0);
   });
 });
