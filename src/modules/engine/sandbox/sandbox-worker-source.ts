@@ -99,7 +99,9 @@ function runJavascript(task) {
 // they run one after another, in order, as the hooks above belong to one evaluation at a time. Each
 // answers as soon as it ends, before the next starts: the watchdog times the one running now.
 let chain = Promise.resolve();
-parentPort.on('message', (tasks) => { for (const task of tasks) chain = chain.then(() => run(task)); });
+parentPort.on('message', (tasks) => {
+  for (const [task, limits] of tasks) chain = chain.then(() => run(Object.assign(task, limits)));
+});
 
 async function run(task) {
   try {

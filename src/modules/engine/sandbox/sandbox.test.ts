@@ -29,6 +29,15 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
     assert.deepEqual(js.logs, ['seen 1']);
   });
 
+  it('gives an expression the bindings it names, and all of them to one that builds names at run time ($eval)', async () => {
+    const bindings = { trigger: { t: 2 }, node: { In: { data: 3 } }, attempt: 1 };
+    assert.equal((await sandbox.jsonata('$trigger.t + $node.In.data', null, bindings)).value, 5);
+    assert.equal((await sandbox.jsonata('$eval("$" & "trig" & "ger").t', null, bindings)).value, 2);
+    assert.equal((await sandbox.jsonata('$exists($node) and $exists($attempt)', null, bindings)).value, true);
+    // A name the expression does not use stays out; one it uses but nobody bound is undefined, as before.
+    assert.equal((await sandbox.jsonata('$exists($nothing)', null, bindings)).value, false);
+  });
+
   it('keeps the main thread answering while a script loops forever, and ends it at its time limit', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 20);

@@ -56,6 +56,28 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+/** The variables an expression names (`$trigger`...), by expression; null: any (`$eval`). */
+const named = new Map<string, Set<string> | null>();
+
+/**
+ * The bindings `expression` can reach: those it names. The others are not copied to the thread (a copy
+ * costs about as much as a small evaluation). `$eval` evaluates text built at run time: it gets all.
+ */
+function namedBindings(expression: string, bindings: Record<string, unknown>): Record<string, unknown> {
+  let names = named.get(expression);
+  if (names === undefined) {
+    names = expression.includes('$eval')
+      ? null
+      : new Set(Array.from(expression.matchAll(/\$([\p{L}\p{N}_]+)/gu), (match) => match[1]!));
+    if (named.size >= 1000) named.clear();
+    named.set(expression, names);
+  }
+  if (names === null) return bindings;
+  const out: Record<string, unknown> = {};
+  for (const name in bindings) if (names.has(name)) out[name] = bindings[name];
+  return out;
+}
+
 const require = createRequire(import.meta.url);
 const GRACE_MS = 500;
 /** The thread's V8 heap: what JSONata and the QuickJS wasm memory live in. */
@@ -103,7 +125,7 @@ export class Sandbox {
     bindings: Record<string, unknown> = {},
     limits?: Partial<SandboxLimits>,
   ) {
-    return this.submit('jsonata', expression, input, bindings, limits);
+    return this.submit('jsonata', expression, input, namedBindings(expression, bindings), limits);
   }
 
   javascript(
@@ -141,12 +163,27 @@ export class Sandbox {
     return new Promise((resolve, reject) => {
       this.queue.push({
         task: { id: this.nextId++, kind, source, input, bindings },
-        limits: { ...this.defaults, ...limits },
+        limits: this.limitsOf(limits),
         resolve,
         reject,
       });
       this.schedulePump();
     });
+  }
+
+  /** Limits with only a timeout given (what nodes give) are made once per timeout and shared. */
+  private readonly byTimeout = new Map<number, SandboxLimits>();
+  private limitsOf(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
+    if (!limits) return this.defaults;
+    const { timeoutMs, ...others } = limits;
+    if (timeoutMs === undefined || Object.keys(others).length > 0) return { ...this.defaults, ...limits };
+    let shared = this.byTimeout.get(timeoutMs);
+    if (!shared) {
+      if (this.byTimeout.size >= 100) this.byTimeout.clear();
+      shared = { ...this.defaults, timeoutMs };
+      this.byTimeout.set(timeoutMs, shared);
+    }
+    return shared;
   }
 
   private start(slot: Slot): Worker {
@@ -238,8 +275,9 @@ export class Sandbox {
       if (batch) batch.push(next);
       else batches.set(slot, [next]);
     }
+    // Shared limits travel once a message (a structured clone keeps one copy of an object sent twice).
     for (const [slot, batch] of batches)
-      slot.worker!.postMessage(batch.map((next) => ({ ...next.task, ...next.limits })));
+      slot.worker!.postMessage(batch.map((next) => [next.task, next.limits]));
     for (const slot of this.slots) if (slot.sent.length === 0) slot.worker?.unref();
   }
 
