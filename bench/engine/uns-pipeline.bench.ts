@@ -219,6 +219,10 @@ try {
   if (nodeRedRuns.some((run) => run.received === 0))
     throw new Error('Node-RED delivered nothing: the baseline did not run');
   const ratios = meridianRuns.minimal.map((run, i) => run.perSecond / nodeRedRuns[i]!.perSecond);
+  const rates = (runs: Run[]) => runs.map((run) => run.perSecond.toFixed(0)).join(', ');
+  console.log(
+    `  round by round, msg/s: Node-RED ${rates(nodeRedRuns)}; Meridian minimal ${rates(meridianRuns.minimal)}`,
+  );
   console.log(`  round by round, Meridian minimal / Node-RED: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
   report('Meridian (minimal) vs Node-RED', m.minimal.perSecond, nr.perSecond, 'msg/s', 1.0);
   for (const detail of ['standard', 'full'] as const) {
