@@ -90,7 +90,7 @@ describe('The engine bookkeeping thread [sqlite]', () => {
     assert.deepEqual(await stored([d]), [d]);
   });
 
-  it('claims answer the rows as stored: those it enqueued from memory, others read back; a cancelled one is not claimed', async () => {
+  it('claims answer the rows as stored: those it enqueued from memory, others and large ones read back; a cancelled one is not claimed', async () => {
     const pipeline = await createPipelineRow(api, server.orgId, {
       name: 'Claims',
       nodes: [manual],
@@ -104,8 +104,10 @@ describe('The engine bookkeeping thread [sqlite]', () => {
       input: { n, text: `é ${n}`, list: [n, null] },
       now: now + n,
     });
-    // Three through the thread (remembered there), one through the event loop's connection (not).
-    const viaThread = await repo.enqueueMany([input(1), input(2), input(3)]);
+    // Through the thread: three remembered there, and one too large to keep (read back); one through
+    // the event loop's connection (not remembered).
+    const large = { ...input(5), input: { text: 'x'.repeat(70_000) } };
+    const viaThread = await repo.enqueueMany([input(1), input(2), input(3), large]);
     const elsewhere = await new ExecutionsRepository(server.storage.db).enqueue(input(4));
     assert.ok(await repo.cancel(server.orgId, viaThread[1]!, now));
 
@@ -120,7 +122,7 @@ describe('The engine bookkeeping thread [sqlite]', () => {
     const claimed = answer.claimed.filter((row) => row.pipeline_id === pipeline.id);
     assert.deepEqual(
       claimed.map((row) => row.id),
-      [viaThread[0], viaThread[2], elsewhere.id],
+      [viaThread[0], viaThread[2], elsewhere.id, viaThread[3]],
       'in queue order, without the cancelled one',
     );
     const rows = await server.storage.db

@@ -55,20 +55,33 @@ function open(Database, workerData) {
   // cancel: each a final change of status), so the claim of one answers these values with the claim's
   // changes instead of reading the row back, which cost more than the claim's update itself (about 10 of
   // 14 µs a claim). A transaction's inserts are forgotten if it rolls back, its claims once it commits.
+  // Bounded in rows and in characters (a trigger's value can be large); the oldest go first, and a row
+  // larger than ROW_CHARS is not kept (its claim reads it back).
   const inserted = new Map();
-  const INSERTED_LIMIT = 65536;
+  const ROWS = 65536;
+  const CHARS = 16 * 1024 * 1024;
+  const ROW_CHARS = 64 * 1024;
+  let chars = 0;
   const COLUMN = Object.fromEntries(workerData.executionColumns.map((c, i) => [c, i]));
+  const charsOf = (values) => (values[COLUMN.trigger] ?? '').length + (values[COLUMN.input] ?? '').length;
   let insertedNow = [];
   let claimedNow = [];
+  function forget(id) {
+    const values = inserted.get(id);
+    if (values === undefined) return;
+    inserted.delete(id);
+    chars -= charsOf(values);
+  }
   function remember(values) {
-    if (values[COLUMN.status] !== 'queued') return;
+    if (values[COLUMN.status] !== 'queued' || charsOf(values) > ROW_CHARS) return;
     const id = values[COLUMN.id];
     inserted.set(id, values);
+    chars += charsOf(values);
     insertedNow.push(id);
-    if (inserted.size > INSERTED_LIMIT) inserted.delete(inserted.keys().next().value);
+    while (inserted.size > ROWS || chars > CHARS) forget(inserted.keys().next().value);
   }
   function settle(committed) {
-    for (const id of committed ? claimedNow : insertedNow) inserted.delete(id);
+    for (const id of committed ? claimedNow : insertedNow) forget(id);
     insertedNow = [];
     claimedNow = [];
   }
