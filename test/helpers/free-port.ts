@@ -54,7 +54,7 @@ function tryListen(port: number): Promise<boolean> {
 
 /** A TCP port that was free a moment ago on 127.0.0.1 (for servers whose URL must be known before they listen). */
 export async function freePort(): Promise<number> {
-  mkdirSync(RESERVATIONS, { recursive: true });
+  if (reserved.length === 0) mkdirSync(RESERVATIONS, { recursive: true });
   for (let attempt = 0; attempt < 500; attempt++) {
     const port = FIRST + Math.floor(Math.random() * (LAST - FIRST + 1));
     if (reserve(port) && (await tryListen(port))) return port;

@@ -69,12 +69,10 @@ export async function startTestServer(
   const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   const clock = options.clock ?? systemClock;
   let app: FastifyInstance | undefined;
-  let created: NonNullable<Awaited<ReturnType<typeof bootstrapIfEmpty>>>;
-  try {
+  const start = async () => {
     await migrateToLatest(storage);
-    const bootstrapped = await bootstrapIfEmpty({ db: storage.db, clock }, config);
-    if (!bootstrapped) throw new Error('bootstrap did not run on a fresh database');
-    created = bootstrapped;
+    const created = await bootstrapIfEmpty({ db: storage.db, clock }, config);
+    if (!created) throw new Error('bootstrap did not run on a fresh database');
     app = await buildApp({
       config,
       storage,
@@ -85,15 +83,16 @@ export async function startTestServer(
     });
     await options.extend?.(app);
     await app.listen({ host: '127.0.0.1', port });
-  } catch (error) {
+    return { started: app, created };
+  };
+  const { started, created } = await start().catch(async (error: unknown) => {
     // A server that failed to start must not keep the test process alive (its engine, broker and pools
     // would hold the event loop open until the runner's timeout).
     await app?.close().catch(() => {});
     await storage.close().catch(() => {});
     await database.drop().catch(() => {});
     throw error;
-  }
-  const started = app;
+  });
   const url = config.issuer;
   const client = new TestClient(url);
   const admin = await client.login(ADMIN_EMAIL, ADMIN_PASSWORD, created.organizationId);

@@ -73,10 +73,11 @@ function open(Database, workerData) {
     chars -= charsOf(values);
   }
   function remember(values) {
-    if (values[COLUMN.status] !== 'queued' || charsOf(values) > ROW_CHARS) return;
+    const size = charsOf(values);
+    if (values[COLUMN.status] !== 'queued' || size > ROW_CHARS) return;
     const id = values[COLUMN.id];
     inserted.set(id, values);
-    chars += charsOf(values);
+    chars += size;
     insertedNow.push(id);
     while (inserted.size > ROWS || chars > CHARS) forget(inserted.keys().next().value);
   }
