@@ -21,7 +21,7 @@ export async function spawnServerProcess<T>(
   options: { bundled?: boolean } = {},
 ): Promise<T & { pid: number; stop(): Promise<void> }> {
   const entry = options.bundled ? await bundled(script) : ['--import', 'tsx', script];
-  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, ...entry, ...args], {
+  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, ...profileFlags(), ...entry, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -44,6 +44,15 @@ export async function spawnServerProcess<T>(
       await exited;
     },
   };
+}
+
+/**
+ * With BENCH_CPU_PROFILE=<dir>, each server process writes a V8 CPU profile there when it exits (open it
+ * in Chrome's DevTools or speedscope): where a server's time goes, under the bench's own load.
+ */
+function profileFlags(): string[] {
+  const dir = process.env.BENCH_CPU_PROFILE;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 /**
