@@ -5,6 +5,7 @@ import type { NodeServices } from '../nodes/node-services.js';
 import type { NodeContext } from '../nodes/node-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type {
+  EnqueueInput,
   ExecutionRow,
   ExecutionsRepository,
   FinishRecord,
@@ -56,6 +57,12 @@ interface Finishing {
   recorded: (held: boolean) => void;
 }
 
+/** New executions waiting for the next bookkeeping turn, which stores them (and may claim them). */
+interface Enqueue {
+  inputs: EnqueueInput[];
+  stored: (error?: unknown) => void;
+}
+
 /** Bookkeeping turns in flight at once: one committing, the next ready behind it. */
 const MAX_TURNS = 2;
 
@@ -86,6 +93,8 @@ export class ExecutionEngine {
   private readonly runs: NodeRunRow[] = [];
   /** Ends of executions waiting for the next bookkeeping turn. */
   private readonly finishing: Finishing[] = [];
+  /** New executions waiting for the next bookkeeping turn. */
+  private readonly enqueues: Enqueue[] = [];
   private readonly counts = { started: 0, finished: new Map<string, number>(), turns: 0, turnMs: 0 };
 
   constructor(private readonly options: EngineOptions) {
@@ -131,6 +140,19 @@ export class ExecutionEngine {
     this.renewing = undefined;
   }
 
+  /**
+   * Stores new executions (a burst of value triggers) with the next bookkeeping turn, whose claim may take
+   * them at once: one transaction, and one disk sync, stores and starts them, where an enqueue and then a
+   * turn took two in a row. Settles once they are stored (rejects if that turn failed: nothing of them is).
+   * A stopped engine still stores them, and claims nothing.
+   */
+  enqueue(inputs: EnqueueInput[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.enqueues.push({ inputs, stored: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.schedule(0);
+    });
+  }
+
   /** Looks for work now (an execution was queued on this replica). */
   wake(): void {
     if (!this.stopped) this.schedule(0);
@@ -157,10 +179,14 @@ export class ExecutionEngine {
   private poll(): void {
     while (this.turns.size < MAX_TURNS) {
       const free = this.free();
-      if (this.finishing.length === 0 && this.runs.length === 0 && free <= 0) return;
-      const turn = this.turn(this.finishing.splice(0), this.runs.splice(0), Math.max(0, free)).finally(() =>
-        this.turns.delete(turn),
-      );
+      if (this.finishing.length === 0 && this.runs.length === 0 && this.enqueues.length === 0 && free <= 0)
+        return;
+      const turn = this.turn(
+        this.finishing.splice(0),
+        this.runs.splice(0),
+        this.enqueues.splice(0),
+        Math.max(0, free),
+      ).finally(() => this.turns.delete(turn));
       this.turns.add(turn);
     }
   }
@@ -170,20 +196,33 @@ export class ExecutionEngine {
     return this.stopped ? 0 : this.concurrency - this.running - this.reserved;
   }
 
-  /** One bookkeeping turn: records node runs and ends, claims up to `free` executions and runs them. */
-  private async turn(finishes: Finishing[], runs: NodeRunRow[], free: number): Promise<void> {
+  /**
+   * One bookkeeping turn: stores new executions, records node runs and ends, claims up to `free` executions
+   * and runs them.
+   */
+  private async turn(
+    finishes: Finishing[],
+    runs: NodeRunRow[],
+    enqueues: Enqueue[],
+    free: number,
+  ): Promise<void> {
     this.reserved += free;
     const began = performance.now();
     let next: number;
     try {
       const turn = await this.options.repo.finishAndClaim(
         this.replica,
-        { runs, finishes: finishes.flatMap((f) => (f.record ? [f.record] : [])) },
+        {
+          runs,
+          finishes: finishes.flatMap((f) => (f.record ? [f.record] : [])),
+          enqueue: enqueues.flatMap((e) => e.inputs),
+        },
         this.options.clock.now(),
         this.leaseMs,
         free,
       );
       for (const f of finishes) f.recorded(f.record === null || turn.finished.has(f.record.id));
+      for (const e of enqueues) e.stored();
       this.reserved -= free;
       for (const execution of turn.claimed) this.launch(execution);
       // Slots all filled: more may be queued. Otherwise the queue is empty until a wake-up (or the poll).
@@ -191,6 +230,8 @@ export class ExecutionEngine {
     } catch (error) {
       this.reserved -= free;
       this.options.log.warn({ err: error }, 'the engine could not record or claim executions');
+      // New executions are not tried again: their callers hear of the failure (as from an enqueue).
+      for (const e of enqueues) e.stored(error);
       if (this.stopped) {
         // Stopping and the database refuses: the executions stay running with their lease, and are
         // taken over when it expires, as after a crash.
@@ -207,7 +248,7 @@ export class ExecutionEngine {
       this.counts.turnMs += performance.now() - began;
     }
     // What finished meanwhile is recorded at once (after a failure, after the retry's pause).
-    const pending = this.finishing.length > 0 || this.runs.length > 0;
+    const pending = this.finishing.length > 0 || this.runs.length > 0 || this.enqueues.length > 0;
     if (!this.stopped || pending) this.schedule(pending && next === this.pollMs ? 0 : next);
   }
 

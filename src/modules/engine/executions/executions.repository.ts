@@ -17,7 +17,12 @@ import {
   toExecution,
 } from './execution-rows.js';
 import { nodeRunValues, saveNodeRuns } from './node-run-writes.js';
-import { EXECUTION_COLUMNS, type SqliteEngineThread, type TurnMessage } from './sqlite-engine-thread.js';
+import {
+  type EnqueueBurst,
+  EXECUTION_COLUMNS,
+  type SqliteEngineThread,
+  type TurnMessage,
+} from './sqlite-engine-thread.js';
 
 export type { FinishRecord } from './execution-claims.js';
 export type {
@@ -92,6 +97,35 @@ function executionRow(input: EnqueueInput & { idempotencyKey?: string | undefine
   };
 }
 
+/** New executions as rows, and the definitions of their versions (each once). */
+interface Burst {
+  rows: ReturnType<typeof executionRow>[];
+  definitions: ReturnType<typeof definitionRow>[];
+}
+
+function burstOf(inputs: EnqueueInput[]): Burst {
+  // A burst is mostly of one pipeline version: its definition is written out once, not once a row.
+  const versions = new Map<string, EnqueueInput>();
+  for (const input of inputs) versions.set(`${input.pipeline.id}@${input.pipeline.version}`, input);
+  return {
+    rows: inputs.map((input) => executionRow(input)),
+    definitions: [...versions.values()].map(definitionRow),
+  };
+}
+
+/** A burst as the bookkeeping thread binds it. */
+const threadBurst = ({ rows, definitions }: Burst): EnqueueBurst => ({
+  definitions: definitions.map((d) => [d.organization_id, d.pipeline_id, d.pipeline_version, d.definition]),
+  executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
+});
+
+async function insertBurst(trx: Kysely<Database>, { rows, definitions }: Burst): Promise<void> {
+  await storeDefinitions(trx, definitions);
+  // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
+  for (const slice of powerOfTwoSlices(rows))
+    await trx.insertInto('engine_executions').values(slice).execute();
+}
+
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
 export class ExecutionsRepository extends ExecutionReads {
   /**
@@ -138,32 +172,10 @@ export class ExecutionsRepository extends ExecutionReads {
   /** Enqueues several executions (without idempotency keys) in one statement; answers their ids. */
   async enqueueMany(inputs: EnqueueInput[]): Promise<string[]> {
     if (inputs.length === 0) return [];
-    const rows = inputs.map((input) => executionRow(input));
-    // A burst is mostly of one pipeline version: its definition is written out once, not once a row.
-    const versions = new Map<string, EnqueueInput>();
-    for (const input of inputs) versions.set(`${input.pipeline.id}@${input.pipeline.version}`, input);
-    const definitions = [...versions.values()].map(definitionRow);
-    if (this.turns) {
-      await this.turns.enqueue({
-        definitions: definitions.map((d) => [
-          d.organization_id,
-          d.pipeline_id,
-          d.pipeline_version,
-          d.definition,
-        ]),
-        executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
-      });
-      return rows.map((r) => r.id);
-    }
-    await this.durable((db) =>
-      db.transaction().execute(async (trx) => {
-        await storeDefinitions(trx, definitions);
-        // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
-        for (const slice of powerOfTwoSlices(rows))
-          await trx.insertInto('engine_executions').values(slice).execute();
-      }),
-    );
-    return rows.map((r) => r.id);
+    const burst = burstOf(inputs);
+    if (this.turns) await this.turns.enqueue(threadBurst(burst));
+    else await this.durable((db) => db.transaction().execute((trx) => insertBurst(trx, burst)));
+    return burst.rows.map((r) => r.id);
   }
 
   /**
@@ -214,23 +226,29 @@ export class ExecutionsRepository extends ExecutionReads {
    */
   async finishAndClaim(
     replica: string,
-    turn: { runs: NodeRunRow[]; finishes: FinishRecord[] },
+    turn: { runs: NodeRunRow[]; finishes: FinishRecord[]; enqueue?: EnqueueInput[] },
     now: number,
     leaseMs: number,
     max: number,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
+    const burst = turn.enqueue?.length ? burstOf(turn.enqueue) : undefined;
     if (this.turns)
-      return this.turnOnThread(this.turns, {
-        replica,
-        runs: nodeRunValues(turn.runs),
-        finishes: turn.finishes.map((f) => ({ ...f, error: f.error && JSON.stringify(f.error) })),
-        now,
-        leaseMs,
-        max,
-      });
+      return this.turnOnThread(
+        this.turns,
+        {
+          replica,
+          runs: nodeRunValues(turn.runs),
+          finishes: turn.finishes.map((f) => ({ ...f, error: f.error && JSON.stringify(f.error) })),
+          now,
+          leaseMs,
+          max,
+        },
+        burst && threadBurst(burst),
+      );
     const result = (this.lastTurn.get(replica) ?? Promise.resolve()).then(() =>
       this.durable((db) =>
         db.transaction().execute(async (trx) => {
+          if (burst) await insertBurst(trx, burst);
           await saveNodeRuns(trx, turn.runs);
           const finished = await finishExecutions(trx, replica, turn.finishes);
           const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
@@ -251,8 +269,9 @@ export class ExecutionsRepository extends ExecutionReads {
   private async turnOnThread(
     thread: SqliteEngineThread,
     message: TurnMessage,
+    burst: EnqueueBurst | undefined,
   ): Promise<{ finished: Set<string>; claimed: ExecutionRow[] }> {
-    const answer = await thread.turn(message);
+    const answer = await thread.turn(message, burst);
     return {
       finished: new Set(answer.finished),
       // The rows are this turn's own (copied from the thread): completed in place, not copied again.

@@ -7,8 +7,9 @@ import { RUN_COLUMNS } from './node-run-writes.js';
  * The engine's bookkeeping turns on SQLite, on a thread of its own with its own connection to
  * `meridian.db` (as the historian's commits are, sqlite-historian-thread.ts): one message a turn, in which
  * the thread stores node runs, records ends and claims executions in one transaction, committed with
- * `synchronous = FULL` (on disk when it answers). Bursts of new executions (enqueueMany: the UNS and
- * connection triggers) are stored there too, one transaction each. On the event loop, a turn's statements, built through
+ * `synchronous = FULL` (on disk when it answers). Bursts of new executions are stored there too: the UNS
+ * and connection triggers' with the engine's next turn, whose claim may take them in the same transaction
+ * (ExecutionEngine.enqueue), others on their own (enqueueMany). On the event loop, a turn's statements, built through
  * the query builder, took about 46 µs of the loop an execution at ~40 executions a turn, a third of the
  * loop's time in the UNS-triggered pipeline bench; the loop now sends the turn and reads the claimed rows.
  *
@@ -262,7 +263,7 @@ export class SqliteEngineThread {
   /** Messages sent and not answered: at most two, one committing and the next waiting at the thread. */
   private sent = 0;
   private readonly bursts: Waiting<EnqueueBurst, void>[] = [];
-  private readonly turns: Waiting<TurnMessage, TurnAnswer>[] = [];
+  private readonly turns: (Waiting<TurnMessage, TurnAnswer> & { burst: EnqueueBurst | undefined })[] = [];
 
   constructor(file: string, workerSource: string = WORKER_SOURCE) {
     this.thread = new SqliteThread('engine bookkeeping thread', workerSource, {
@@ -274,10 +275,13 @@ export class SqliteEngineThread {
     });
   }
 
-  /** Runs a bookkeeping turn; answers what it recorded and claimed once committed and on disk. */
-  turn(message: TurnMessage): Promise<TurnAnswer> {
+  /**
+   * Runs a bookkeeping turn; answers what it recorded and claimed once committed and on disk. `burst`,
+   * new executions, is stored in the same transaction, before the claim (which may take them).
+   */
+  turn(message: TurnMessage, burst?: EnqueueBurst): Promise<TurnAnswer> {
     return new Promise((resolve, reject) => {
-      this.turns.push({ message, resolve, reject });
+      this.turns.push({ message, burst, resolve, reject });
       this.send();
     });
   }
@@ -300,8 +304,10 @@ export class SqliteEngineThread {
     const bursts = this.bursts.splice(0);
     // One turn a transaction: a second (another caller's) goes with the next.
     const turn = this.turns.shift();
+    const enqueues = bursts.map((b) => b.message);
+    if (turn?.burst) enqueues.push(turn.burst);
     this.thread
-      .request({ enqueues: bursts.map((b) => b.message), turn: turn?.message ?? null })
+      .request({ enqueues, turn: turn?.message ?? null })
       .then(
         (answer) => {
           for (const b of bursts) b.resolve();

@@ -123,6 +123,7 @@ export async function installPipelines(
     clock,
     topicPrefix: config.topicPrefix,
     onQueued: () => engine.wake(),
+    enqueue: (inputs) => engine.enqueue(inputs),
   });
   const schedules = new ScheduleTriggers({
     db,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ExecutionsRepository } from '../executions/executions.repository.js';
+import type { EnqueueInput, ExecutionsRepository } from '../executions/executions.repository.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import { PipelineTriggers } from './pipeline-triggers.js';
 import { ValueTriggers } from './value-triggers.js';
@@ -23,6 +23,8 @@ export async function installTriggers(
     clock: Clock;
     topicPrefix: string;
     onQueued: () => void;
+    /** Stores the value triggers' executions with the engine's next turn (ExecutionEngine.enqueue). */
+    enqueue?: (inputs: EnqueueInput[]) => Promise<void>;
   },
 ): Promise<{ pipelineTriggers: PipelineTriggers; valueTriggers: ValueTriggers }> {
   const { db, executions, clock, onQueued } = deps;
@@ -47,6 +49,7 @@ export async function installTriggers(
     log: app.log,
     topicPrefix: deps.topicPrefix,
     onQueued,
+    ...(deps.enqueue ? { enqueue: deps.enqueue } : {}),
     skipReason,
   });
   const listener = (job: Parameters<ValueTriggers['committed']>[0]) => valueTriggers.committed(job);

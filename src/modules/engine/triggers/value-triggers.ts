@@ -27,6 +27,11 @@ export interface ValueTriggersDeps {
   /** The UNS topic prefix (`v1`): filters are parsed with it. */
   topicPrefix: string;
   onQueued: () => void;
+  /**
+   * Stores a burst's executions with the engine's next turn, which may claim them in the same transaction
+   * (ExecutionEngine.enqueue); without it, they are enqueued on their own and the engine woken.
+   */
+  enqueue?: (inputs: EnqueueInput[]) => Promise<void>;
   /** Why an organization's triggers are recorded as skipped right now (maintenance), or null. */
   skipReason?: (organizationId: string) => Promise<string | null>;
   refreshMs?: number;
@@ -172,8 +177,11 @@ export class ValueTriggers {
               skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
             inputs.push(this.inputOf(listener, record, at, skip.get(organizationId) ?? null));
           }
-          await this.deps.executions.enqueueMany(inputs);
-          if (inputs.some((i) => !i.skippedBecause)) this.deps.onQueued();
+          if (this.deps.enqueue) await this.deps.enqueue(inputs);
+          else {
+            await this.deps.executions.enqueueMany(inputs);
+            if (inputs.some((i) => !i.skippedBecause)) this.deps.onQueued();
+          }
         } catch (error) {
           this.deps.log.error({ err: error, lost: batch.length }, 'value triggers could not enqueue');
         } finally {
