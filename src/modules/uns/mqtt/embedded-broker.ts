@@ -120,14 +120,17 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     // A publisher held while the backlog was full reads on once its value is relayed (see answer).
     if (item.held) answerNow(item.packet, item.held);
   });
+  const publishRefused = (client: Client, error: unknown) => {
+    deps.rates.add('refused');
+    deps.log.info({ err: error, clientId: client.id }, 'mqtt publish refused');
+  };
   const qos0Committed = (entry: PendingRelay<Qos0Publish>) => {
     deps.rates.add('received');
     relay.settle(entry, true);
   };
   const qos0Refused = (entry: PendingRelay<Qos0Publish>, error: unknown) => {
     const { client, held } = entry.item;
-    deps.rates.add('refused');
-    deps.log.info({ err: error, clientId: client.id }, 'mqtt publish refused');
+    publishRefused(client, error);
     relay.settle(entry, false);
     if (held) held(error as Error);
     else if (!client.closed) client.emit('error', error);
@@ -136,6 +139,28 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     commit: (organizationId, accepted) => deps.publisher.commitAccepted(organizationId, accepted),
     committed: qos0Committed,
     refused: qos0Refused,
+  });
+
+  /**
+   * QoS 1 and 2 publishes accepted from the cached bindings commit with the others of their turn, as one
+   * job (TurnCommits), where each had a job, a group-commit waiter and a promise of its own; each is
+   * answered once that job is committed and the executions its values trigger are stored, and aedes
+   * acknowledges and relays it then (a turn's values are answered in the order received; a failed turn's
+   * are committed again one by one).
+   */
+  type Acknowledged = { client: Client; callback: AuthorizeCallback };
+  const acknowledged = ({ callback }: Acknowledged) => {
+    deps.rates.add('received');
+    callback(null);
+  };
+  const acknowledgementRefused = ({ client, callback }: Acknowledged, error: unknown) => {
+    publishRefused(client, error);
+    callback(error as Error);
+  };
+  const acknowledgedCommits = new TurnCommits<Acknowledged>({
+    commit: (organizationId, accepted) => deps.publisher.commitAccepted(organizationId, accepted),
+    committed: acknowledged,
+    refused: acknowledgementRefused,
   });
 
   /**
@@ -233,16 +258,16 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         deps.rates.add('refused');
         return callback(error as Error);
       }
+      // Judged with the organization's cached bindings when they are (undefined: they are loaded first).
+      let accepted: AcceptedRecord | undefined;
+      try {
+        accepted = deps.publisher.acceptCached(identity.organizationId, record);
+      } catch (error) {
+        publishRefused(client!, error);
+        return callback(error as Error);
+      }
+      packet.topic = namespacedTopics.of(session.namespace, packet.topic);
       if (packet.qos === 0) {
-        let accepted: AcceptedRecord | undefined;
-        try {
-          accepted = deps.publisher.acceptCached(identity.organizationId, record);
-        } catch (error) {
-          deps.rates.add('refused');
-          deps.log.info({ err: error, clientId: client!.id }, 'mqtt publish refused');
-          return callback(error as Error);
-        }
-        packet.topic = namespacedTopics.of(session.namespace, packet.topic);
         const entry = awaitCommit(client!, packet);
         if (accepted !== undefined) {
           // Committed with the other values of this turn (TurnCommits).
@@ -256,21 +281,14 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         answer(entry, callback);
         return;
       }
-      const committing = deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER);
-      packet.topic = namespacedTopics.of(session.namespace, packet.topic);
       // QoS 1 and 2: the acknowledgement means committed, so aedes acknowledges and relays only then.
-      // The handlers are written inline: one closure each per message, nothing else allocated for them.
-      committing.then(
-        () => {
-          deps.rates.add('received');
-          callback(null);
-        },
-        (error: unknown) => {
-          deps.rates.add('refused');
-          deps.log.info({ err: error, clientId: client?.id }, 'mqtt publish refused');
-          callback(error as Error);
-        },
-      );
+      const item = { client: client!, callback };
+      if (accepted !== undefined) acknowledgedCommits.add(identity.organizationId, accepted, item);
+      else
+        deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER).then(
+          () => acknowledged(item),
+          (error: unknown) => acknowledgementRefused(item, error),
+        );
     },
     authorizeSubscribe(client, subscription, callback) {
       const session = sessionOf(client);
