@@ -88,6 +88,22 @@ for (const dialect of testDialects()) {
         claimed.some((e) => e.pipelineId === pipeline.id && (e.input as { value: number }).value === 7),
       );
     });
+    it('an engine stopping stores the executions enqueued just before, whose turn had not begun', async () => {
+      const other = await createPipelineRow(api, server.orgId, {
+        name: 'Enqueued while stopping',
+        nodes: [{ id: 'in', name: 'In', type: 'trigger.uns', parameters: { filter: 'v1/burst/#' } }],
+      });
+      const engine = server.app.engine;
+      engine.start();
+      const stored = engine.enqueue([{ ...input(11), pipeline: other }]);
+      await engine.stop();
+      const late = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('never stored')), 5000).unref(),
+      );
+      await Promise.race([stored, late]);
+      // Stored by the stop's turn, which claims nothing.
+      assert.equal((await statuses(other.id))[11], 'queued');
+    });
 
     it("a stopped engine's enqueue stores the executions and claims none", async () => {
       const other = await createPipelineRow(api, server.orgId, {

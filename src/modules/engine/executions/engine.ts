@@ -133,6 +133,8 @@ export class ExecutionEngine {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // What waits for a turn (new executions above all: their publishers wait for them) gets one now.
+    this.poll();
     while (this.turns.size > 0 || this.inFlight.size > 0)
       await Promise.allSettled([...this.turns, ...this.inFlight]);
     // Nothing runs here any more: no lease to renew.
