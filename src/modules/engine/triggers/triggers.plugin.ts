@@ -24,7 +24,7 @@ export async function installTriggers(
     topicPrefix: string;
     onQueued: () => void;
     /** Stores the value triggers' executions with the engine's next turn (ExecutionEngine.enqueue). */
-    enqueue?: (inputs: EnqueueInput[]) => Promise<void>;
+    enqueue: (inputs: EnqueueInput[]) => Promise<void>;
   },
 ): Promise<{ pipelineTriggers: PipelineTriggers; valueTriggers: ValueTriggers }> {
   const { db, executions, clock, onQueued } = deps;
@@ -44,12 +44,10 @@ export async function installTriggers(
 
   const valueTriggers = new ValueTriggers({
     db,
-    executions,
     clock,
     log: app.log,
     topicPrefix: deps.topicPrefix,
-    onQueued,
-    ...(deps.enqueue ? { enqueue: deps.enqueue } : {}),
+    enqueue: deps.enqueue,
     skipReason,
   });
   const listener = (job: Parameters<ValueTriggers['committed']>[0]) => valueTriggers.committed(job);

@@ -6,7 +6,7 @@ import type { UnsTarget } from '../../connections/functions/functions.service.js
 import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
 import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
-import type { EnqueueInput, ExecutionsRepository } from '../executions/executions.repository.js';
+import type { EnqueueInput } from '../executions/executions.repository.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
 
 /** One enabled trigger node that committed values can start. */
@@ -21,17 +21,15 @@ interface Listener {
 
 export interface ValueTriggersDeps {
   db: Kysely<Database>;
-  executions: ExecutionsRepository;
   clock: Clock;
   log: FastifyBaseLogger;
   /** The UNS topic prefix (`v1`): filters are parsed with it. */
   topicPrefix: string;
-  onQueued: () => void;
   /**
    * Stores a burst's executions with the engine's next turn, which may claim them in the same transaction
-   * (ExecutionEngine.enqueue); without it, they are enqueued on their own and the engine woken.
+   * (ExecutionEngine.enqueue).
    */
-  enqueue?: (inputs: EnqueueInput[]) => Promise<void>;
+  enqueue: (inputs: EnqueueInput[]) => Promise<void>;
   /** Why an organization's triggers are recorded as skipped right now (maintenance), or null. */
   skipReason?: (organizationId: string) => Promise<string | null>;
   refreshMs?: number;
@@ -160,7 +158,7 @@ export class ValueTriggers {
     return this.pendingStored.promise;
   }
 
-  /** Inserts the executions of the values committed since the last flush, in one statement each 1000. */
+  /** Stores the executions of the values committed since the last flush with the engine's next turn. */
   private async flush(): Promise<void> {
     try {
       while (this.pending.length > 0) {
@@ -177,11 +175,7 @@ export class ValueTriggers {
               skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
             inputs.push(this.inputOf(listener, record, at, skip.get(organizationId) ?? null));
           }
-          if (this.deps.enqueue) await this.deps.enqueue(inputs);
-          else {
-            await this.deps.executions.enqueueMany(inputs);
-            if (inputs.some((i) => !i.skippedBecause)) this.deps.onQueued();
-          }
+          await this.deps.enqueue(inputs);
         } catch (error) {
           this.deps.log.error({ err: error, lost: batch.length }, 'value triggers could not enqueue');
         } finally {

@@ -9,6 +9,11 @@ import type { PublishRecord } from '../data/publish-record.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import type { TopicPath } from '../topics/topic-path.js';
 import {
+  AcknowledgedPublishes,
+  type AuthorizeCallback,
+  RELAYED_BY_BROKER,
+} from './acknowledged-publishes.js';
+import {
   type AedesPublish,
   createAedesEmitter,
   emitToSubscriptions,
@@ -48,9 +53,6 @@ export interface EmbeddedBrokerDeps {
   sessionWatch: Omit<SessionWatchDeps, 'authenticate' | 'onError'>;
 }
 
-/** A single publish whose committed value the broker relays itself (no fan-out by the service). */
-const RELAYED_BY_BROKER = { batch: false, fanout: false } as const;
-
 /** What a start says when the embedded broker's port belongs to another process. */
 export const mqttPortTaken = (port: number) =>
   `MQTT port ${port} is taken: choose another with MERIDIAN_MQTT_PORT (0 disables the embedded broker)`;
@@ -67,8 +69,6 @@ interface Qos0Publish {
   packet: PublishPacket;
   held: AuthorizeCallback | null;
 }
-
-type AuthorizeCallback = (error?: Error | null) => void;
 
 function authError(message: string, returnCode: number): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
@@ -141,26 +141,10 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     refused: qos0Refused,
   });
 
-  /**
-   * QoS 1 and 2 publishes accepted from the cached bindings commit with the others of their turn, as one
-   * job (TurnCommits), where each had a job, a group-commit waiter and a promise of its own; each is
-   * answered once that job is committed and the executions its values trigger are stored, and aedes
-   * acknowledges and relays it then (a turn's values are answered in the order received; a failed turn's
-   * are committed again one by one).
-   */
-  type Acknowledged = { client: Client; callback: AuthorizeCallback };
-  const acknowledged = ({ callback }: Acknowledged) => {
-    deps.rates.add('received');
-    callback(null);
-  };
-  const acknowledgementRefused = ({ client, callback }: Acknowledged, error: unknown) => {
-    publishRefused(client, error);
-    callback(error as Error);
-  };
-  const acknowledgedCommits = new TurnCommits<Acknowledged>({
-    commit: (organizationId, accepted) => deps.publisher.commitAccepted(organizationId, accepted),
-    committed: acknowledged,
-    refused: acknowledgementRefused,
+  const acknowledgedPublishes = new AcknowledgedPublishes({
+    publisher: deps.publisher,
+    rates: deps.rates,
+    refused: publishRefused,
   });
 
   /**
@@ -282,13 +266,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         return;
       }
       // QoS 1 and 2: the acknowledgement means committed, so aedes acknowledges and relays only then.
-      const item = { client: client!, callback };
-      if (accepted !== undefined) acknowledgedCommits.add(identity.organizationId, accepted, item);
-      else
-        deps.publisher.publish(identity.organizationId, [record], RELAYED_BY_BROKER).then(
-          () => acknowledged(item),
-          (error: unknown) => acknowledgementRefused(item, error),
-        );
+      acknowledgedPublishes.add(identity.organizationId, record, accepted, { client: client!, callback });
     },
     authorizeSubscribe(client, subscription, callback) {
       const session = sessionOf(client);
