@@ -96,25 +96,52 @@ function runJavascript(task) {
 }
 
 // Tasks arrive ahead of time, several in one message (the main thread keeps some in flight per thread);
-// they run one after another, in order, as the hooks above belong to one evaluation at a time. Each
-// answers as soon as it ends, before the next starts: the watchdog times the one running now.
+// they run one after another, in order, as the hooks above belong to one evaluation at a time. Where
+// the thread is goes to shared memory as it goes (the evaluation running, since when, the last ended:
+// the main thread's watchdog reads it). Answers go in batches: those ended in one turn of this thread's
+// loop in one message, and those waiting before an evaluation starts when they waited 1 ms or more, so
+// that a slow evaluation does not hold the answers of quick ones before it.
+const RUNNING = 0, SINCE = 1, ENDED = 2;
+const progress = new BigInt64Array(workerData.progress);
+let answers = [];
+let firstAnsweredAt = 0;
+let flushScheduled = false;
+function flush() {
+  flushScheduled = false;
+  if (answers.length === 0) return;
+  parentPort.postMessage(answers);
+  answers = [];
+}
+function answer(message) {
+  if (answers.length === 0) firstAnsweredAt = Date.now();
+  answers.push(message);
+  if (!flushScheduled) { flushScheduled = true; setImmediate(flush); }
+}
+
 let chain = Promise.resolve();
 parentPort.on('message', (tasks) => {
-  for (const [task, limits] of tasks) chain = chain.then(() => run(Object.assign(task, limits)));
+  for (const [seq, task, limits] of tasks) chain = chain.then(() => run(seq, Object.assign(task, limits)));
 });
 
-async function run(task) {
+async function run(seq, task) {
   try {
     await ready;
+    if (answers.length > 0 && Date.now() - firstAnsweredAt >= 1) flush();
+    Atomics.store(progress, SINCE, BigInt(Date.now()));
+    Atomics.store(progress, RUNNING, BigInt(seq));
     let value; let logs = [];
-    if (task.kind === 'jsonata') value = await runJsonata(task);
-    else { const r = runJavascript(task); value = r.value; logs = r.logs; }
+    try {
+      if (task.kind === 'jsonata') value = await runJsonata(task);
+      else { const r = runJavascript(task); value = r.value; logs = r.logs; }
+    } finally {
+      Atomics.store(progress, ENDED, BigInt(seq));
+    }
     // Through JSON: no functions, cycles or prototypes leave the thread.
     const text = value === undefined ? undefined : JSON.stringify(value);
     if (text !== undefined && text.length > task.maxOutputChars) throw fail('the result exceeds ' + task.maxOutputChars + ' characters', 'output_too_large');
-    parentPort.postMessage({ id: task.id, ok: true, json: text, logs });
+    answer([seq, 1, text, logs]);
   } catch (e) {
-    parentPort.postMessage({ id: task.id, ok: false, code: (e && e.code) || 'sandbox_error', message: String((e && e.message) || e).slice(0, 4000) });
+    answer([seq, 0, (e && e.code) || 'sandbox_error', String((e && e.message) || e).slice(0, 4000)]);
   }
 }
 `;

@@ -42,7 +42,6 @@ export interface SandboxResult {
 }
 
 interface Task {
-  id: number;
   kind: 'jsonata' | 'javascript';
   source: string;
   input: unknown;
@@ -51,6 +50,8 @@ interface Task {
 
 interface Pending {
   task: Task;
+  /** Its place in the order its thread was sent evaluations (0 until sent). */
+  seq: number;
   limits: SandboxLimits;
   resolve: (result: SandboxResult) => void;
   reject: (error: Error) => void;
@@ -80,23 +81,36 @@ function namedBindings(expression: string, bindings: Record<string, unknown>): R
 
 const require = createRequire(import.meta.url);
 const GRACE_MS = 500;
+/** How often the watchdog looks at the threads' progress while evaluations are in flight. */
+const WATCH_MS = 100;
 /** The thread's V8 heap: what JSONata and the QuickJS wasm memory live in. */
 const WORKER_HEAP_MB = 128;
 
 /**
  * Evaluations sent to one thread ahead of its answers, so that it never waits for the main thread
  * between two; it runs them one after another, in order. They go in one message per thread and turn of
- * the event loop: a message costs about as much as the evaluation of a small expression.
+ * the event loop, and the thread answers those it ended in one message too: a message costs about as
+ * much as the evaluation of a small expression.
  */
-const IN_FLIGHT_PER_THREAD = 16;
+const IN_FLIGHT_PER_THREAD = 64;
 
-/** One sandbox thread and the evaluations sent to it, in order: the first is the one it runs now. */
+/** Where a thread is, in its slot's `progress` (shared memory): the evaluation it runs, since when, the last it ended. */
+const RUNNING = 0;
+const SINCE = 1;
+const ENDED = 2;
+
+/** One sandbox thread and the evaluations sent to it, in order: none of those before the first is unanswered. */
 interface Slot {
   worker: Worker | undefined;
   sent: Pending[];
-  /** The watchdog of the first of `sent`. */
-  timer: NodeJS.Timeout | undefined;
+  /** The `seq` of the last evaluation sent to the thread (and to the ones it replaced). */
+  seq: number;
+  /** RUNNING, SINCE (Date.now()) and ENDED (as `seq`), written by the thread as it goes. */
+  progress: BigInt64Array;
 }
+
+/** An answer as the thread sends it: [seq, 1, JSON or undefined, logs] or [seq, 0, code, message]. */
+type Answer = [number, 1, string | undefined, string[]] | [number, 0, string, string];
 
 /**
  * Evaluates user expressions and code off the main thread, in a pool of sandbox threads (one a CPU, at
@@ -104,19 +118,29 @@ interface Slot {
  * enforce the time and memory limits; when a native loop escapes them (a catastrophic regular
  * expression inside JSONata) or the thread runs out of heap, the watchdog here terminates that thread
  * and starts another, and the evaluation fails with a clear error; the other threads go on.
+ *
+ * A thread answers the evaluations it ended in batches, so the main thread may not have heard of some
+ * that ended when the thread is lost. The thread's progress is in shared memory: the evaluation it ran
+ * is the first not ended, and it alone fails; the others go to another thread. Evaluating again is
+ * safe, as evaluations touch nothing outside themselves.
  */
 export class Sandbox {
   private readonly slots: Slot[];
   private readonly queue: Pending[] = [];
-  private nextId = 1;
   private closed = false;
   private pumpScheduled = false;
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly defaults: SandboxLimits = DEFAULT_LIMITS,
     threads = Math.max(2, Math.min(8, availableParallelism())),
   ) {
-    this.slots = Array.from({ length: threads }, () => ({ worker: undefined, sent: [], timer: undefined }));
+    this.slots = Array.from({ length: threads }, () => ({
+      worker: undefined,
+      sent: [],
+      seq: 0,
+      progress: new BigInt64Array(new SharedArrayBuffer(3 * BigInt64Array.BYTES_PER_ELEMENT)),
+    }));
   }
 
   jsonata(
@@ -139,13 +163,14 @@ export class Sandbox {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
     for (const pending of this.queue.splice(0))
       pending.reject(new SandboxError('closed', 'the sandbox closed'));
     const workers: Worker[] = [];
     for (const slot of this.slots) {
       if (slot.worker) workers.push(slot.worker);
       slot.worker = undefined;
-      clearTimeout(slot.timer);
       for (const pending of slot.sent.splice(0))
         pending.reject(new SandboxError('closed', 'the sandbox closed'));
     }
@@ -162,7 +187,8 @@ export class Sandbox {
     if (this.closed) return Promise.reject(new SandboxError('closed', 'the sandbox closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({
-        task: { id: this.nextId++, kind, source, input, bindings },
+        task: { kind, source, input, bindings },
+        seq: 0,
         limits: this.limitsOf(limits),
         resolve,
         reject,
@@ -187,6 +213,7 @@ export class Sandbox {
   }
 
   private start(slot: Slot): Worker {
+    slot.progress.fill(0n);
     const worker = new Worker(SANDBOX_WORKER_SOURCE, {
       eval: true,
       execArgv: [],
@@ -199,32 +226,25 @@ export class Sandbox {
         jsonata: require.resolve('jsonata'),
         quickjsCore: require.resolve('quickjs-emscripten-core'),
         quickjsVariant: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
+        progress: slot.progress.buffer,
       },
     });
     worker.unref();
-    worker.on(
-      'message',
-      (message: {
-        id: number;
-        ok: boolean;
-        json?: string;
-        logs?: string[];
-        code?: string;
-        message?: string;
-      }) => {
+    worker.on('message', (answers: Answer[]) => {
+      if (slot.worker !== worker) return;
+      for (const answer of answers) {
         const current = slot.sent[0];
-        if (slot.worker !== worker || !current || current.task.id !== message.id) return;
+        if (!current || current.seq !== answer[0]) continue;
         slot.sent.shift();
-        this.watch(slot);
-        if (message.ok)
+        if (answer[1] === 1)
           current.resolve({
-            value: message.json === undefined ? undefined : JSON.parse(message.json),
-            logs: message.logs ?? [],
+            value: answer[2] === undefined ? undefined : JSON.parse(answer[2]),
+            logs: answer[3],
           });
-        else current.reject(new SandboxError(message.code ?? 'sandbox_error', message.message ?? 'failed'));
-        this.schedulePump();
-      },
-    );
+        else current.reject(new SandboxError(answer[2], answer[3]));
+      }
+      this.schedulePump();
+    });
     const lost = (error: SandboxError) => {
       if (slot.worker !== worker) return;
       this.fail(slot, error);
@@ -277,48 +297,64 @@ export class Sandbox {
     }
     // Shared limits travel once a message (a structured clone keeps one copy of an object sent twice).
     for (const [slot, batch] of batches)
-      slot.worker!.postMessage(batch.map((next) => [next.task, next.limits]));
+      slot.worker!.postMessage(batch.map((next) => [next.seq, next.task, next.limits]));
     for (const slot of this.slots) if (slot.sent.length === 0) slot.worker?.unref();
+    if (batches.size > 0) this.watchdog ??= setInterval(() => this.watch(), WATCH_MS).unref();
   }
 
   private assign(slot: Slot, next: Pending): void {
     slot.worker ??= this.start(slot);
     slot.worker.ref();
+    next.seq = ++slot.seq;
     slot.sent.push(next);
-    if (slot.sent.length === 1) this.watch(slot);
+  }
+
+  /** The evaluation a thread runs or is about to run: the first sent that it has not ended. */
+  private current(slot: Slot): Pending | undefined {
+    const ended = Number(Atomics.load(slot.progress, ENDED));
+    return slot.sent.find((pending) => pending.seq > ended);
   }
 
   /**
-   * Watches the evaluation the thread runs now (the first sent): when it does not answer within its
-   * limit, a native loop escaped the in-thread checks, and the thread is replaced. The limit counts from
-   * when this thread learned the one before it ended, never earlier, so it is never shorter than given.
+   * Every WATCH_MS while evaluations are in flight: a thread whose current evaluation has run past its
+   * limit and GRACE_MS is in a native loop that escaped the in-thread checks, and is replaced. The time
+   * counts from when the thread began that evaluation, never earlier, so a limit is never shorter than given.
    */
-  private watch(slot: Slot): void {
-    clearTimeout(slot.timer);
-    slot.timer = undefined;
-    const head = slot.sent[0];
-    if (!head) return;
-    slot.timer = setTimeout(() => {
-      if (slot.sent[0] !== head) return;
+  private watch(): void {
+    let busy = false;
+    for (const slot of this.slots) {
+      if (slot.sent.length === 0 || !slot.worker) continue;
+      busy = true;
+      const current = this.current(slot);
+      if (!current || Number(Atomics.load(slot.progress, RUNNING)) !== current.seq) continue;
+      const since = Number(Atomics.load(slot.progress, SINCE));
+      if (Date.now() - since <= current.limits.timeoutMs + GRACE_MS) continue;
       const worker = slot.worker;
       this.fail(
         slot,
-        new SandboxError('timeout', `the evaluation exceeded its time limit of ${head.limits.timeoutMs} ms`),
+        new SandboxError(
+          'timeout',
+          `the evaluation exceeded its time limit of ${current.limits.timeoutMs} ms`,
+        ),
       );
-      void worker?.terminate();
-    }, head.limits.timeoutMs + GRACE_MS);
+      void worker.terminate();
+    }
+    if (!busy) {
+      clearInterval(this.watchdog);
+      this.watchdog = undefined;
+    }
   }
 
   /**
-   * The thread is gone (terminated, out of memory, exited): the evaluation it ran fails with `error`; the
-   * ones sent after it never started, and go back to the front of the queue for another thread.
+   * The thread is gone (terminated, out of memory, exited): the evaluation it ran (the first it had not
+   * ended) fails with `error`; the others, ended but unanswered or never started, go back to the front
+   * of the queue for another thread.
    */
   private fail(slot: Slot, error: SandboxError): void {
-    clearTimeout(slot.timer);
-    slot.timer = undefined;
+    const running = this.current(slot);
     slot.worker = undefined;
-    const [running, ...waiting] = slot.sent.splice(0);
-    this.queue.unshift(...waiting);
+    const others = slot.sent.splice(0).filter((pending) => pending !== running);
+    this.queue.unshift(...others);
     running?.reject(error);
     this.pump();
   }
