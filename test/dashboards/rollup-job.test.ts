@@ -85,13 +85,21 @@ for (const dialect of testDialects()) {
       id,
       field,
     });
-    const month = (rollups: HistorianRollups, t: RollupTopic, widthMs = 30 * MINUTE_MS) => {
+    const month = (rollups: HistorianRollups, t: RollupTopic, widthMs = 30 * MINUTE_MS, now = Date.now()) =>
+      rollups.buckets(t, (now - 30 * DAY_MS) * 1000, now * 1000, widthMs * 1000, now * 1000);
+    /** The last 30 days read through `rollups` are those computed from `samples`, for one same now. */
+    const assertMonth = async (
+      rollups: HistorianRollups,
+      t: RollupTopic,
+      samples: Sample[],
+      widthMs = 30 * MINUTE_MS,
+    ) => {
+      // One now for both: a window whose start moved by a minute between them drops a value from one.
       const now = Date.now();
-      return rollups.buckets(t, (now - 30 * DAY_MS) * 1000, now * 1000, widthMs * 1000, now * 1000);
-    };
-    const monthExpected = (samples: Sample[], widthMs = 30 * MINUTE_MS) => {
-      const now = Date.now();
-      return expected(samples, now - 30 * DAY_MS, now, widthMs);
+      assert.deepEqual(
+        await month(rollups, t, widthMs, now),
+        expected(samples, now - 30 * DAY_MS, now, widthMs),
+      );
     };
     const lateCount = async () =>
       Number(
@@ -130,7 +138,7 @@ for (const dialect of testDialects()) {
     it('keeps rollups ahead: after it ran, a 30-day query reads them without a cold fill', async () => {
       // Before the job: the first read of 30 days fills them from raw values.
       const cold = fresh();
-      assert.deepEqual(await month(cold, topic(ids.speed, SPEED)), monthExpected(speed));
+      await assertMonth(cold, topic(ids.speed, SPEED), speed);
       assert.equal(cold.stats.coldFills, 1);
 
       const job = server.app.uns.rollupJob;
@@ -142,8 +150,8 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await server.app.uns.rollups.coverage.ofTopic(ids.axes), []);
 
       const warm = fresh();
-      assert.deepEqual(await month(warm, topic(ids.speed, SPEED)), monthExpected(speed));
-      assert.deepEqual(await month(warm, topic(ids.speed, SPEED), HOUR_MS), monthExpected(speed, HOUR_MS));
+      await assertMonth(warm, topic(ids.speed, SPEED), speed);
+      await assertMonth(warm, topic(ids.speed, SPEED), speed, HOUR_MS);
       assert.equal(warm.stats.coldFills, 0);
       assert.equal(warm.stats.adopted, 2);
       // Only the units after the job's horizon (its grace of two minutes) are computed by the read.
@@ -153,7 +161,7 @@ for (const dialect of testDialects()) {
     it('rolls up a field path once a dashboard has read it, exactly as the raw numbers', async () => {
       const first = fresh();
       const axes = topic(ids.axes, AXES, 'axes[1].load');
-      assert.deepEqual(await month(first, axes), monthExpected(load));
+      await assertMonth(first, axes, load);
       assert.equal(first.stats.coldFills, 1);
       const fields = await server.app.uns.rollups.coverage.ofTopic(ids.axes);
       assert.deepEqual(
@@ -167,8 +175,8 @@ for (const dialect of testDialects()) {
       );
       await server.app.uns.rollupJob.runUntilIdle();
       const later = fresh();
-      assert.deepEqual(await month(later, axes), monthExpected(load));
-      assert.deepEqual(await month(later, axes, 2 * HOUR_MS), monthExpected(load, 2 * HOUR_MS));
+      await assertMonth(later, axes, load);
+      await assertMonth(later, axes, load, 2 * HOUR_MS);
       assert.equal(later.stats.coldFills, 0);
       // A path with no numbers answers no buckets.
       assert.deepEqual(await month(later, topic(ids.axes, AXES, 'state')), []);
@@ -191,7 +199,7 @@ for (const dialect of testDialects()) {
 
       // A reader that takes coverage over before the job has run recomputes the noted units itself.
       const reader = fresh();
-      assert.deepEqual(await month(reader, topic(ids.speed, SPEED)), monthExpected(speed));
+      await assertMonth(reader, topic(ids.speed, SPEED), speed);
       assert.equal(reader.stats.coldFills, 0);
 
       const units = job.stats.units;
