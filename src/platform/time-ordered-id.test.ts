@@ -7,7 +7,14 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 
 describe('timeOrderedId', () => {
   it('is an RFC 9562 version 7 UUID with the RFC 4122 variant', () => {
-    for (let i = 0; i < 1_000; i++) assert.match(timeOrderedId(Date.now()), V7);
+    const variants = new Set<string>();
+    for (let i = 0; i < 1_000; i++) {
+      const id = timeOrderedId(Date.now());
+      assert.match(id, V7);
+      variants.add(id[19]!);
+    }
+    // The variant's two low bits are random too.
+    assert.deepEqual([...variants].sort(), ['8', '9', 'a', 'b']);
   });
 
   it('carries the millisecond timestamp in its first 48 bits, as the uuid package does', () => {

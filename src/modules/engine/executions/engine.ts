@@ -11,7 +11,7 @@ import type {
   FinishRecord,
   NodeRunRow,
 } from './executions.repository.js';
-import { GraphRun } from './graph-runner.js';
+import { GraphRun, type GraphRunDeps } from './graph-runner.js';
 
 export interface EngineOptions {
   repo: ExecutionsRepository;
@@ -97,11 +97,19 @@ export class ExecutionEngine {
   private readonly enqueues: Enqueue[] = [];
   private readonly counts = { started: 0, finished: new Map<string, number>(), turns: 0, turnMs: 0 };
 
+  /** What every execution's graph run uses (one object for all). */
+  private readonly runDeps: GraphRunDeps;
+
   constructor(private readonly options: EngineOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 1000;
     this.concurrency = options.concurrency ?? 64;
     this.inlineWaitMs = options.inlineWaitMs ?? 1000;
+    this.runDeps = {
+      ...options,
+      inlineWaitMs: this.inlineWaitMs,
+      saveRun: (run) => this.saveRun(run),
+    };
   }
 
   /** How many executions this replica runs at once. */
@@ -312,15 +320,7 @@ export class ExecutionEngine {
     this.renewLeases();
     const leaseLost = () => lease.lost;
     try {
-      const outcome = await new GraphRun(
-        {
-          ...this.options,
-          inlineWaitMs: this.inlineWaitMs,
-          leaseLost,
-          saveRun: (run) => this.saveRun(run),
-        },
-        execution,
-      ).run();
+      const outcome = await new GraphRun(this.runDeps, execution, leaseLost).run();
       release();
       if (leaseLost() || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
 import { inTextList, textNumberPairs } from '../../../storage/value-lists.js';
 import { definitionTexts, versionKey } from './execution-definitions.js';
-import { definitionOf, type ExecutionRow, toExecution } from './execution-rows.js';
+import { definitionOf, type ExecutionRow, executionWith } from './execution-rows.js';
 
 /** The columns a claim answers: all but the definition. */
 export const CLAIMED_COLUMNS = [
@@ -165,11 +165,10 @@ export async function claimExecutions(
   return claimed
     .map((row) => {
       const candidate = byId.get(row.id)!;
-      return {
-        ...toExecution({ ...row, definition: definitions.get(versionKey(row))! }),
-        // No other claim came between the read and the update: this is the execution's first.
-        fromQueue: candidate.status === 'queued' && Number(row.claims) === 1,
-      };
+      const execution = executionWith(row, definitions.get(versionKey(row))!);
+      // No other claim came between the read and the update: this is the execution's first.
+      execution.fromQueue = candidate.status === 'queued' && Number(row.claims) === 1;
+      return execution;
     })
     .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }

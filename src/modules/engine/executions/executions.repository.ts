@@ -13,8 +13,8 @@ import {
   type ExecutionRow,
   type ExecutionStatus,
   type ExecutionTrigger,
+  executionWith,
   type NodeRunRow,
-  toExecution,
 } from './execution-rows.js';
 import { nodeRunValues, saveNodeRuns } from './node-run-writes.js';
 import {
@@ -155,7 +155,7 @@ export class ExecutionsRepository extends ExecutionReads {
     const definition = definitionRow(input);
     // The definition first, on its own: stored once per version, it is harmless if the insert fails.
     await storeDefinitions(this.db, [definition]);
-    const execution = () => toExecution({ ...row, definition: definition.definition });
+    const execution = () => executionWith(row, definition.definition);
     if (input.idempotencyKey === undefined) {
       await this.db.insertInto('engine_executions').values(row).execute();
       return execution();
@@ -274,11 +274,8 @@ export class ExecutionsRepository extends ExecutionReads {
     const answer = await thread.turn(message, burst);
     return {
       finished: new Set(answer.finished),
-      // The rows are this turn's own (copied from the thread): completed in place, not copied again.
       claimed: answer.claimed.map((row) => {
-        const execution = toExecution(
-          Object.assign(row, { definition: answer.definitions[versionKey(row)]! }),
-        );
+        const execution = executionWith(row, answer.definitions[versionKey(row)]!);
         execution.fromQueue = row.fromQueue;
         return execution;
       }),

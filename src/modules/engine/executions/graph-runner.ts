@@ -36,10 +36,20 @@ interface Iteration {
 export interface GraphRunDeps extends NodeRunDeps {
   /** A wait up to this long sleeps in place; a longer one parks the execution in the database. */
   inlineWaitMs: number;
-  leaseLost(): boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The ids of a scope's nodes, by scope: the top level's is the plan's, shared by its executions. */
+const scopeIds = new WeakMap<PipelineNode[], Set<string>>();
+function idsOf(scope: PipelineNode[]): Set<string> {
+  let ids = scopeIds.get(scope);
+  if (!ids) {
+    ids = new Set(scope.map((n) => n.id));
+    scopeIds.set(scope, ids);
+  }
+  return ids;
+}
 
 /** The ports a stored run left by (several are stored comma-separated). */
 const portsOf = (run: NodeRunRow) => (run.port ?? '').split(',').filter(Boolean);
@@ -60,9 +70,10 @@ export class GraphRun {
   private readonly memo = new Map<string, MemoEntry>();
   private readonly outputs: Record<string, { data: unknown }> = {};
   private readonly runCounts = new Map<string, number>();
-  private readonly earlier = new Map<string, NodeRunRow>();
-  /** Stored runs that are updated later: earlier ones, and this claim's for-each runs. */
-  private readonly runsById = new Map<string, NodeRunRow>();
+  /** Runs stored by earlier claims, by node and iteration (none for an execution claimed from the queue). */
+  private earlier: Map<string, NodeRunRow> | undefined;
+  /** Stored runs that are updated later: earlier ones, and this claim's for-each runs (made when needed). */
+  private runsById: Map<string, NodeRunRow> | undefined;
   private waiting: Checkpoint['waiting'];
   /** Node runs started by this claim (their `seq`). */
   private started = 0;
@@ -74,6 +85,8 @@ export class GraphRun {
   constructor(
     private readonly deps: GraphRunDeps,
     private readonly execution: ExecutionRow,
+    /** True once this claim's lease is lost: the run stops at its next node. */
+    private readonly leaseLost: () => boolean,
   ) {
     const { edges, settings } = execution.definition;
     this.edges = edges;
@@ -110,8 +123,9 @@ export class GraphRun {
           },
         };
       const key = run.iterationKey === null ? run.nodeId : `${run.nodeId}@${run.iterationKey}`;
+      this.earlier ??= new Map();
       this.earlier.set(key, run);
-      this.runsById.set(run.id, run);
+      this.keepRun(run);
       // A node that finished before a crash is not run again when its output was kept (history detail
       // full, or a device write, whose output is always kept); otherwise it runs again.
       const kept = detail === 'full' || sideEffectOf(run) === 'writes-device';
@@ -156,8 +170,9 @@ export class GraphRun {
     arrivals: Map<string, Arrival[]>,
     iteration: Iteration,
   ): Promise<unknown> {
-    const { clock, leaseLost } = this.deps;
-    const inScope = new Set(scope.map((n) => n.id));
+    const { clock } = this.deps;
+    const { leaseLost } = this;
+    const inScope = idsOf(scope);
     let last: unknown;
     for (const node of scope) {
       if (leaseLost()) throw new Halt({ kind: 'lost' });
@@ -219,7 +234,7 @@ export class GraphRun {
         runIndex: place.runIndex,
         iteration: place.index,
         iterationKey: place.key,
-        runId: this.earlier.get(key)?.id,
+        runId: this.earlier?.get(key)?.id,
         seq: this.started++,
       },
     );
@@ -242,7 +257,7 @@ export class GraphRun {
     const entry: MemoEntry = { output: result.output, ports: result.ports ?? [result.port] };
     if (result.iterate) {
       Object.assign(entry, { iterate: result.iterate, runId: ran.run.id });
-      this.runsById.set(ran.run.id, ran.run);
+      this.keepRun(ran.run);
     }
     return entry;
   }
@@ -271,7 +286,7 @@ export class GraphRun {
     }
     this.outputs[node.name] = { data: results };
     const detail = this.execution.definition.settings.historyDetail;
-    const stored = entry.runId === undefined ? undefined : this.runsById.get(entry.runId);
+    const stored = entry.runId === undefined ? undefined : this.runsById?.get(entry.runId);
     if (stored && detail !== 'minimal')
       await saveRun(this.deps, {
         ...stored,
@@ -308,7 +323,7 @@ export class GraphRun {
     if (remaining > this.deps.inlineWaitMs) throw this.park(waiting.until);
     await sleep(Math.max(0, remaining));
     this.waiting = null;
-    const stored = this.runsById.get(waiting.runId);
+    const stored = this.runsById?.get(waiting.runId);
     const now = this.deps.clock.now();
     if (stored)
       await saveRun(this.deps, {
@@ -320,6 +335,12 @@ export class GraphRun {
         durationMs: now - stored.startedAt,
       });
     return { output: data ?? null, ports: ['out'] };
+  }
+
+  /** Keeps a stored run that is updated later (runsById). */
+  private keepRun(run: NodeRunRow): void {
+    this.runsById ??= new Map();
+    this.runsById.set(run.id, run);
   }
 
   private park(until: number): Halt {

@@ -14,6 +14,9 @@ import type { ExecutionRow, ExecutionsRepository, NodeRunRow } from './execution
 
 export const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
 
+/** A node with no retry settings (and no pipeline default) is tried once. */
+const NO_RETRY: RetrySettings = Object.freeze({ maxTries: 1, waitMs: 0, backoff: 'fixed' });
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A node failure as stored and shown: a code and a message, never a stack trace. */
@@ -54,6 +57,9 @@ export interface NodeRunDeps {
    */
   saveRun?: (run: NodeRunRow) => Promise<void>;
 }
+
+/** A run marked as a device write: by its type, or by its parameters (a connection call), before it wrote. */
+const writesDevice = (run: NodeRunRow) => run.sideEffect === 'writes-device';
 
 /** Stores `run` as `deps` says (saveRun, else at once). */
 export const saveRun = (deps: NodeRunDeps, run: NodeRunRow): Promise<void> =>
@@ -123,11 +129,7 @@ export async function runNode(
   const settings: PipelineSettings = execution.definition.settings;
   const detail = settings.historyDetail;
   const type = nodeType(node.type)!;
-  // A node whose parameters make it write (a connection call) marks its run before the write, below.
-  const writes = () => run.sideEffect === 'writes-device';
-  const keep = () => detail !== 'minimal' || writes();
-  const retry: RetrySettings = node.settings?.retry ??
-    settings.defaults.retry ?? { maxTries: 1, waitMs: 0, backoff: 'fixed' };
+  const retry: RetrySettings = node.settings?.retry ?? settings.defaults.retry ?? NO_RETRY;
   const timeoutSeconds =
     node.settings?.timeoutSeconds ?? settings.defaults.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
   const startedAt = clock.now();
@@ -153,7 +155,7 @@ export async function runNode(
     sideEffect: type.sideEffect === 'writes-device' ? 'writes-device' : null,
     seq: place.seq ?? 0,
   };
-  if (writes()) await saveRun(deps, run);
+  if (writesDevice(run)) await saveRun(deps, run);
   const context: NodeContext = {
     organizationId: execution.organizationId,
     parameters: node.parameters,
@@ -188,14 +190,13 @@ export async function runNode(
       run.attempts.push({ n, startedAt: attemptStart, durationMs: clock.now() - attemptStart, error: null });
       // A wait is stored as waiting until the engine has waited (graph-runner), so a crash in it waits again.
       const waits = result.waitUntil !== undefined;
-      Object.assign(run, {
-        status: waits ? 'waiting' : 'succeeded',
-        port: (result.ports ?? [result.port]).join(','),
-        output: detail === 'full' || writes() ? result.output : null,
-        finishedAt: waits ? null : clock.now(),
-        durationMs: waits ? null : clock.now() - startedAt,
-      });
-      if (keep()) await saveRun(deps, run);
+      const now = clock.now();
+      run.status = waits ? 'waiting' : 'succeeded';
+      run.port = result.ports ? result.ports.join(',') : result.port;
+      run.output = detail === 'full' || writesDevice(run) ? result.output : null;
+      run.finishedAt = waits ? null : now;
+      run.durationMs = waits ? null : now - startedAt;
+      if (detail !== 'minimal' || writesDevice(run)) await saveRun(deps, run);
       return { result, run };
     } catch (error) {
       lastError = describeError(error);
@@ -207,7 +208,7 @@ export async function runNode(
       });
       // A failed device write may still have reached the device: it is never tried again by itself
       // (an explicit retry of the execution, with confirmWrites, is the way to write again).
-      if (writes() && n < retry.maxTries) {
+      if (writesDevice(run) && n < retry.maxTries) {
         lastError = {
           ...lastError,
           message: `${lastError.message} (a device write is not retried by itself: it may have reached the device)`,

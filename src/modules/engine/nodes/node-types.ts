@@ -149,7 +149,19 @@ export const NODE_TYPES: NodeType[] = [
 const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: safeRegExpEngine } });
 const validators = new Map<string, ValidateFunction>();
 
-export const nodeType = (type: string): NodeType | undefined => NODE_TYPES.find((t) => t.type === type);
+/** NODE_TYPES by name, as of when it had `indexed` entries (tests add types of their own). */
+let byType = new Map<string, NodeType>();
+let indexed = 0;
+
+/** The node type named `type` (the engine asks several times for each node it runs: a map, not a search). */
+export function nodeType(type: string): NodeType | undefined {
+  if (indexed !== NODE_TYPES.length) {
+    byType = new Map();
+    for (const t of NODE_TYPES) if (!byType.has(t.type)) byType.set(t.type, t);
+    indexed = NODE_TYPES.length;
+  }
+  return byType.get(type);
+}
 
 /** What a node really touches: its type's side effect, or what its parameters make it (e.g. a write). */
 export const sideEffectOfNode = (
