@@ -26,12 +26,15 @@ export function describeError(error: unknown): { code: string; message: string }
   return { code: 'node_error', message: error instanceof Error ? error.message : String(error) };
 }
 
+/** A run marked as a device write: by its type, or by its parameters (a connection call), before it wrote. */
+const writesDevice = (run: { sideEffect?: string | null | undefined }) => run.sideEffect === 'writes-device';
+
 /**
  * What a node (or a stored run) can touch; the engine keeps device writes' runs always, and never re-runs
  * them by itself. A run records `writes-device` when its parameters made it write (a connection call).
  */
 export const sideEffectOf = (node: { type: string; sideEffect?: string | null | undefined }) =>
-  node.sideEffect === 'writes-device' ? 'writes-device' : (nodeType(node.type)?.sideEffect ?? 'none');
+  writesDevice(node) ? 'writes-device' : (nodeType(node.type)?.sideEffect ?? 'none');
 
 export interface NodeRunPlace {
   /** Which run of this node in the execution (loops run a node many times). */
@@ -57,9 +60,6 @@ export interface NodeRunDeps {
    */
   saveRun?: (run: NodeRunRow) => Promise<void>;
 }
-
-/** A run marked as a device write: by its type, or by its parameters (a connection call), before it wrote. */
-const writesDevice = (run: NodeRunRow) => run.sideEffect === 'writes-device';
 
 /** Stores `run` as `deps` says (saveRun, else at once). */
 export const saveRun = (deps: NodeRunDeps, run: NodeRunRow): Promise<void> =>
