@@ -328,7 +328,7 @@ export const CONFIG_KEYS = {
   engineConcurrency: {
     env: 'MERIDIAN_ENGINE_CONCURRENCY',
     kind: 'integer',
-    default: 256,
+    default: 1000,
     min: 1,
     max: 1000,
     description:
