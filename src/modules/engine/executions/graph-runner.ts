@@ -3,7 +3,7 @@ import { directNodes } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
 import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from './executions.repository.js';
 import { planOf } from './graph-plan.js';
-import { type NodeRunDeps, runNode, saveRun, sideEffectOf } from './node-runner.js';
+import { type NodeRunDeps, runIdOf, runNode, saveRun, sideEffectOf } from './node-runner.js';
 
 /** How a claim of an execution ended. */
 export type Outcome =
@@ -256,7 +256,7 @@ export class GraphRun {
     if (result.waitUntil !== undefined) await this.wait(key, ran.run, result.waitUntil);
     const entry: MemoEntry = { output: result.output, ports: result.ports ?? [result.port] };
     if (result.iterate) {
-      Object.assign(entry, { iterate: result.iterate, runId: ran.run.id });
+      Object.assign(entry, { iterate: result.iterate, runId: runIdOf(ran.run) });
       this.keepRun(ran.run);
     }
     return entry;
@@ -302,7 +302,7 @@ export class GraphRun {
   private async wait(key: string, run: NodeRunRow, until: number): Promise<void> {
     const remaining = until - this.deps.clock.now();
     if (remaining > this.deps.inlineWaitMs) {
-      this.waiting = { key, until, runId: run.id };
+      this.waiting = { key, until, runId: runIdOf(run) };
       throw this.park(until);
     }
     await sleep(Math.max(0, remaining));

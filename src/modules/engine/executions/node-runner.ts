@@ -61,9 +61,20 @@ export interface NodeRunDeps {
   saveRun?: (run: NodeRunRow) => Promise<void>;
 }
 
+/**
+ * A run's id, made when first needed: a run of history detail minimal is stored only when it fails or
+ * writes to a device, so most never need one (a fifth of the event loop's id-making a message).
+ */
+export function runIdOf(run: NodeRunRow): string {
+  if (run.id === '') run.id = timeOrderedId(run.startedAt);
+  return run.id;
+}
+
 /** Stores `run` as `deps` says (saveRun, else at once). */
-export const saveRun = (deps: NodeRunDeps, run: NodeRunRow): Promise<void> =>
-  deps.saveRun ? deps.saveRun(run) : deps.repo.saveNodeRun(run);
+export function saveRun(deps: NodeRunDeps, run: NodeRunRow): Promise<void> {
+  runIdOf(run);
+  return deps.saveRun ? deps.saveRun(run) : deps.repo.saveNodeRun(run);
+}
 
 /**
  * The time limits of the node tries in flight, checked by one timer every SWEEP_MS while there are any,
@@ -134,8 +145,8 @@ export async function runNode(
     node.settings?.timeoutSeconds ?? settings.defaults.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
   const startedAt = clock.now();
   const run: NodeRunRow = {
-    // Time-ordered: new runs land on the last pages of the table's indexes, not all over them.
-    id: place.runId ?? timeOrderedId(startedAt),
+    // Time-ordered (runIdOf): new runs land on the last pages of the table's indexes, not all over them.
+    id: place.runId ?? '',
     executionId: execution.id,
     nodeId: node.id,
     nodeName: node.name,

@@ -15,7 +15,7 @@ import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.re
 export class PipelineTriggers {
   private readonly pipelines: PipelinesRepository;
   /** The enabled watchers, read at most once a second (and again after a change on this replica). */
-  private watchers: { at: number; rows: Promise<PipelineRow[]> } | undefined;
+  private watchers: { at: number; rows: Promise<PipelineRow[]>; read?: PipelineRow[] } | undefined;
 
   constructor(
     private readonly deps: {
@@ -39,18 +39,31 @@ export class PipelineTriggers {
     const now = Date.now();
     if (!this.watchers || now - this.watchers.at >= 1000) {
       const rows = this.pipelines.enabledWithNodeType('trigger.pipeline');
-      const entry = { at: now, rows };
+      const entry: NonNullable<typeof this.watchers> = { at: now, rows };
       this.watchers = entry;
-      // A failed read is not kept.
-      rows.catch(() => {
-        if (this.watchers === entry) this.watchers = undefined;
-      });
+      rows.then(
+        (read) => {
+          entry.read = read;
+        },
+        // A failed read is not kept.
+        () => {
+          if (this.watchers === entry) this.watchers = undefined;
+        },
+      );
     }
     return this.watchers.rows;
   }
 
   /** Called once per execution finished by this replica's engine; never throws. */
   finished(execution: ExecutionRow, status: ExecutionRow['status'], error: ExecutionRow['error']): void {
+    // Watchers read and fresh, none of them in this organization: nothing to do (most executions).
+    const known = this.watchers;
+    if (
+      known?.read &&
+      Date.now() - known.at < 1000 &&
+      !known.read.some((p) => p.organizationId === execution.organizationId)
+    )
+      return;
     void this.enqueueWatchers(execution, status, error).catch((err) =>
       this.deps.log.error({ err, execution: execution.id }, 'pipeline-finished triggers failed'),
     );
