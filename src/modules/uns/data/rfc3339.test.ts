@@ -221,6 +221,23 @@ describe('formatRfc3339Micros', () => {
     assert.equal(formatRfc3339Micros(BASE_MS * 1000 + 1_230), '2026-11-22T10:15:30.001230Z');
   });
 
+  it('formats runs of values within a second, and back and forth across seconds, as each alone', () => {
+    const reference = (us: number) => {
+      const micros = ((us % 1_000_000) + 1_000_000) % 1_000_000;
+      return `${new Date((us - micros) / 1000).toISOString().slice(0, -5)}.${String(micros).padStart(6, '0')}Z`;
+    };
+    const base = BASE_MS * 1000;
+    // The second's text is kept between calls: a value of the next second, then of the last, must not reuse it.
+    for (const us of [base, base + 999_999, base + 1_000_000, base + 5, base - 1, base - 1_000_000, base])
+      assert.equal(formatRfc3339Micros(us), reference(us));
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: base - 2_000_000, max: base + 2_000_000 }), { minLength: 2 }), (values) => {
+        for (const us of values) assert.equal(formatRfc3339Micros(us), reference(us));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('formats an instant before 1970', () => {
     assert.equal(formatRfc3339Micros(-1), '1969-12-31T23:59:59.999999Z');
   });

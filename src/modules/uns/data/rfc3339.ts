@@ -168,6 +168,20 @@ const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 export function formatRfc3339Micros(epochUs: number): string {
   const micros = ((epochUs % 1_000_000) + 1_000_000) % 1_000_000;
   const seconds = (epochUs - micros) / 1_000_000;
+  // Values come in runs within one second: its date and time are written once.
+  if (seconds !== lastSecond) {
+    lastPrefix = secondPrefix(seconds);
+    lastSecond = seconds;
+  }
+  return `${lastPrefix}${String(micros).padStart(6, '0')}Z`;
+}
+
+/** The second last formatted, and its text up to the fraction (`2026-11-26T19:20:34.`). */
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
+/** `seconds` (since the epoch) written out up to the fraction of a second. */
+function secondPrefix(seconds: number): string {
   const secondOfDay = ((seconds % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
   // Days since 0000-03-01 in the proleptic Gregorian calendar, then era (400 years) and day of era.
   const shifted = (seconds - secondOfDay) / DAY_SECONDS + 719_468;
@@ -187,9 +201,9 @@ export function formatRfc3339Micros(epochUs: number): string {
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
   if (year < 0 || year > 9999) {
     // Written with a sign and six digits; never a stored timestamp (see MIN/MAX_TIMESTAMP_US).
-    return `${new Date(seconds * 1000).toISOString().slice(0, -5)}.${String(micros).padStart(6, '0')}Z`;
+    return `${new Date(seconds * 1000).toISOString().slice(0, -5)}.`;
   }
   const hours = Math.floor(secondOfDay / 3600);
   const minutes = Math.floor(secondOfDay / 60) % 60;
-  return `${String(year).padStart(4, '0')}-${twoDigits(month)}-${twoDigits(day)}T${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(secondOfDay % 60)}.${String(micros).padStart(6, '0')}Z`;
+  return `${String(year).padStart(4, '0')}-${twoDigits(month)}-${twoDigits(day)}T${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(secondOfDay % 60)}.`;
 }
