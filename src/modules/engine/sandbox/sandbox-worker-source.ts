@@ -120,11 +120,13 @@ function answer(message) {
 
 let chain = Promise.resolve();
 parentPort.on('message', (tasks) => {
-  for (const [seq, task, limits] of tasks) chain = chain.then(() => run(seq, Object.assign(task, limits)));
+  for (const [seq, task, limits] of tasks) chain = chain.then(() => run(seq, task, limits));
 });
 
-async function run(seq, task) {
+// A task comes as JSON text, or as a clone when JSON could not hold it (sandbox.ts, wire).
+async function run(seq, sent, limits) {
   try {
+    const task = Object.assign(typeof sent === 'string' ? JSON.parse(sent) : sent, limits);
     await ready;
     if (answers.length > 0 && Date.now() - firstAnsweredAt >= 1) flush();
     Atomics.store(progress, SINCE, BigInt(Date.now()));

@@ -126,6 +126,16 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
     await refused(() => sandbox.jsonata('$eval("1")(1)', null), 'expression_error', /failed/);
   });
 
+  it('sends data as JSON, and data JSON cannot hold (a cycle) as a clone, evaluating both alike', async () => {
+    const data = { a: { b: [{ c: 1 }, { c: 'x', d: [true, null, 2.5] }] } };
+    assert.deepEqual((await sandbox.jsonata('a.b[1]', data)).value, { c: 'x', d: [true, null, 2.5] });
+    const cyclic: Record<string, unknown> = { v: 2 };
+    cyclic.self = cyclic;
+    assert.equal((await sandbox.jsonata('v * 21', cyclic)).value, 42);
+    assert.equal((await sandbox.jsonata('self.self.v', cyclic)).value, 2);
+    assert.equal((await sandbox.jsonata('$exists($)', undefined)).value, false);
+  });
+
   it('keeps prototype pollution inside the run', async () => {
     const result = await sandbox.javascript(
       'Object.prototype.polluted = 1; return JSON.parse(\'{"__proto__": {"hacked": true}}\')',
