@@ -119,5 +119,36 @@ for (const dialect of testDialects()) {
       await waitFor(() => topics.includes('v1/persist/back'), 'a value published after the reconnect');
       assert.ok(!topics.some((t) => t.includes('/o/') || t.startsWith('o/')), `topics as sent: ${topics}`);
     });
+
+    it('queues a QoS 1 publish for a persistent session while it is away, and delivers it on its return', async () => {
+      const options = { clientId: 'persistent-2', clean: false, protocolVersion: 4 as const };
+      const device = await connect(server.orgId, token, options);
+      await device.subscribeAsync('v1/queued/#', { qos: 1 });
+      await device.endAsync();
+
+      const publisher = await connect(server.orgId, token);
+      await publisher.publishAsync('v1/queued/away', '7', { qos: 1 });
+
+      const again = mqtt.connect(url, {
+        username: server.orgId,
+        password: token,
+        reconnectPeriod: 0,
+        ...options,
+      });
+      again.on('error', () => {});
+      clients.push(again);
+      const topics = received(again);
+      await waitFor(() => topics.includes('v1/queued/away'), 'the value published while the device was away');
+      // The session's subscription is kept; a clean session of another id does not receive queued values.
+      const other = await connect(server.orgId, token, { clientId: 'clean-2' });
+      const otherTopics = received(other);
+      await other.subscribeAsync('v1/queued/#', { qos: 1 });
+      await publisher.publishAsync('v1/queued/back', '8', { qos: 1 });
+      await waitFor(
+        () => topics.includes('v1/queued/back') && otherTopics.includes('v1/queued/back'),
+        'both',
+      );
+      assert.ok(!otherTopics.includes('v1/queued/away'));
+    });
   });
 }

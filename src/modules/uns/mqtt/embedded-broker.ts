@@ -292,13 +292,14 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       if (!admitted(session!, clockNow())) return null;
       deps.rates.add('delivered');
       batchedWrites.hold(client.conn as Writable);
-      // QoS 0 deliveries are written at once; a QoS 1 or 2 one may wait in aedes' persistence, which
-      // keeps the topic as a string.
-      const topic =
-        packet.qos === 0
-          ? (forwardedTopics.of(packet.topic, namespace.length) as unknown as string)
-          : packet.topic.slice(namespace.length);
-      return { ...packet, topic };
+      // QoS 0 deliveries are written at once, from the packet answered here, with the topic as bytes.
+      if (packet.qos === 0)
+        return { ...packet, topic: forwardedTopics.of(packet.topic, namespace.length) as unknown as string };
+      // A QoS 1 or 2 one is its delivery's own copy (aedes makes one a subscription, and one an item of
+      // a persistent session's queue, apart from what its persistence keeps), and is changed in place:
+      // aedes writes a queued one on a session's return from that copy, not from the answer.
+      packet.topic = packet.topic.slice(namespace.length);
+      return packet;
     },
   });
 
