@@ -12,6 +12,7 @@ import {
   EMITTER_CONCURRENCY,
   emitToSubscriptions,
   replaceAedesPublish,
+  watchPersistedSubscriptions,
 } from './aedes-internals.js';
 
 /**
@@ -206,6 +207,36 @@ describe('aedes internals the embedded broker relies on', () => {
     // The replaced method is aedes' own from then on: the subscriber got the value through it, once.
     await delay(50);
     assert.deepEqual(toSubscriber, ['line/speed 7']);
+  });
+
+  it('tells whether persistent sessions hold subscriptions, counted before their SUBSCRIBE is acknowledged', async () => {
+    const started = await start();
+    const nonePersisted = watchPersistedSubscriptions(started.broker);
+    await waitUntil('the first count', () => nonePersisted() || undefined, 10_000);
+    // A clean session's subscriptions are not kept by aedes' persistence.
+    const clean = await client(started.url, 'aedes-internals-clean');
+    await clean.subscribeAsync('a/#', { qos: 1 });
+    assert.equal(nonePersisted(), true);
+    const persistent = mqtt.connect(started.url, {
+      clientId: 'aedes-internals-kept',
+      clean: false,
+      reconnectPeriod: 0,
+    });
+    clients.push(persistent);
+    await new Promise<void>((resolve) => persistent.once('connect', () => resolve()));
+    await persistent.subscribeAsync('a/#', { qos: 1 });
+    assert.equal(nonePersisted(), false, 'counted once the SUBSCRIBE is acknowledged');
+    await persistent.endAsync();
+    assert.equal(nonePersisted(), false, 'an offline persistent session keeps its subscriptions');
+    // The same client id with a clean session drops the stored one.
+    const again = mqtt.connect(started.url, {
+      clientId: 'aedes-internals-kept',
+      clean: true,
+      reconnectPeriod: 0,
+    });
+    clients.push(again);
+    await new Promise<void>((resolve) => again.once('connect', () => resolve()));
+    await waitUntil('the session cleaned', () => nonePersisted() || undefined, 10_000);
   });
 
   it('writes a delivery whose topic authorizeForward gave as bytes, on the connection it exposes as `conn`', async () => {

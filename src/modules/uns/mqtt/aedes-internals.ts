@@ -62,3 +62,45 @@ export function replaceAedesPublish(
   (broker as unknown as { publish: AedesPublish }).publish = publish(own);
   return own;
 }
+
+/** aedes' persistence as far as the subscriptions of persistent sessions go (aedes-persistence's API). */
+interface SubscriptionStore {
+  addSubscriptions(client: Client, subs: unknown[]): Promise<unknown>;
+  removeSubscriptions(client: Client, subs: unknown[]): Promise<unknown>;
+  cleanSubscriptions(client: Client): Promise<unknown>;
+  countOffline(): Promise<{ subsCount: number; clientsCount: number }>;
+}
+
+/**
+ * Watches the subscriptions aedes keeps for persistent sessions (clean = false; a clean session's are not
+ * stored), and answers whether there are none: then aedes' step that queues a QoS 1 or 2 publish for them
+ * (enqueueOffline: a persistence query and a topic match a message) has nobody to queue for. A change
+ * counts as unknown (not none) until it is stored and counted again, and aedes answers a SUBSCRIBE only
+ * after its store, so a subscription acknowledged is counted before any publish that follows it.
+ */
+export function watchPersistedSubscriptions(broker: Aedes): () => boolean {
+  const store = (broker as unknown as { persistence: SubscriptionStore }).persistence;
+  let changing = 0;
+  let count = Number.POSITIVE_INFINITY;
+  const recount = async () => {
+    try {
+      count = (await store.countOffline()).subsCount;
+    } catch {
+      count = Number.POSITIVE_INFINITY;
+    }
+  };
+  for (const method of ['addSubscriptions', 'removeSubscriptions', 'cleanSubscriptions'] as const) {
+    const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+    (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      changing++;
+      try {
+        return await original(...args);
+      } finally {
+        await recount();
+        changing--;
+      }
+    };
+  }
+  void recount();
+  return () => changing === 0 && count === 0;
+}

@@ -18,6 +18,7 @@ import {
   createAedesEmitter,
   emitToSubscriptions,
   replaceAedesPublish,
+  watchPersistedSubscriptions,
 } from './aedes-internals.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { BrokerBackend, BrokerStatus } from './broker-types.js';
@@ -306,12 +307,23 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
   // aedes relays a publish it was answered for through its own publish method, at once from within the
   // answer: skipped for the QoS 0 publish being answered, which is relayed once committed (the original
   // runs for it then, with the same packet and client). A mark per packet in a WeakSet cost an
-  // ephemeron table insert and delete a message.
+  // ephemeron table insert and delete a message. A committed QoS 1 or 2 publish (not retained) goes
+  // to the subscriptions as a QoS 0 one does, when no persistent session has a subscription it would
+  // be queued for (aedes' steps for retained messages and offline queues have nothing to do then).
+  const nonePersisted = watchPersistedSubscriptions(broker);
   publishNow = replaceAedesPublish(broker, (aedesPublish) => (packet, client, done) => {
     if (packet === answering) {
       answering = null;
       done();
-    } else aedesPublish(packet, client, done);
+    } else if (
+      typeof client === 'object' &&
+      client !== null &&
+      packet.qos > 0 &&
+      !packet.retain &&
+      nonePersisted()
+    )
+      emitCommitted(packet, client, done);
+    else aedesPublish(packet, client, done);
   });
 
   const server: Server = createServer((socket) => {
