@@ -5,12 +5,13 @@ import {
   type NodeContext,
   NodeError,
   type NodeResult,
+  type NodeRunInfo,
   type NodeType,
   nodeType,
 } from '../nodes/node-types.js';
 import type { PipelineNode, PipelineSettings, RetrySettings } from '../pipelines/pipeline-definition.js';
 import { type Sandbox, SandboxError } from '../sandbox/sandbox.js';
-import type { ExecutionRow, ExecutionsRepository, NodeRunRow } from './executions.repository.js';
+import type { Attempt, ExecutionRow, ExecutionsRepository, NodeRunRow } from './executions.repository.js';
 
 export const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
 
@@ -122,6 +123,67 @@ function attempt(type: NodeType, context: NodeContext, timeoutMs: number): Promi
   });
 }
 
+/** Records a try; the first makes an array of one (a push onto the empty one reserved room for 16). */
+function addAttempt(run: NodeRunRow, attempt: Attempt): void {
+  if (run.attempts.length === 0) run.attempts = [attempt];
+  else run.attempts.push(attempt);
+}
+
+/**
+ * What a node's code sees while it runs in an execution: its methods on the prototype, where a closure
+ * each (publish, now, beforeDeviceWrite) was made for every node run.
+ */
+class RunContext implements NodeContext {
+  readonly organizationId: string;
+  readonly parameters: Record<string, unknown>;
+  readonly input: unknown;
+  readonly trigger: unknown;
+  readonly sandbox: Sandbox;
+  readonly run: NodeRunInfo;
+  readonly services: NodeServices | undefined;
+  readonly inputs: NodeContext['inputs'];
+  attempt = 1;
+
+  constructor(
+    private readonly deps: NodeRunDeps,
+    execution: ExecutionRow,
+    node: PipelineNode,
+    /** The stored run, marked by beforeDeviceWrite. */
+    private readonly nodeRun: NodeRunRow,
+    input: { data: unknown; inputs?: NodeContext['inputs'] },
+    readonly nodes: Record<string, { data: unknown }>,
+    readonly timeoutMs: number,
+  ) {
+    this.organizationId = execution.organizationId;
+    this.parameters = node.parameters;
+    this.input = input.data;
+    this.trigger = execution.input;
+    this.sandbox = deps.sandbox;
+    this.services = deps.services;
+    this.inputs = input.inputs;
+    this.run = {
+      executionId: execution.id,
+      pipelineId: execution.pipelineId,
+      nodeId: node.id,
+      iterationKey: nodeRun.iterationKey,
+      trigger: execution.trigger,
+    };
+  }
+
+  publish(topic: string, value: unknown, quality?: number): Promise<void> {
+    return this.deps.publish(this.organizationId, topic, value, quality);
+  }
+
+  now(): number {
+    return this.deps.clock.now();
+  }
+
+  async beforeDeviceWrite(): Promise<void> {
+    this.nodeRun.sideEffect = 'writes-device';
+    await saveRun(this.deps, this.nodeRun);
+  }
+}
+
 /**
  * Runs one node with its settings (timeout per try, retry with tries, wait and backoff) and stores its
  * run per the history detail: `minimal` stores none, `standard` status and timing, `full` inputs and
@@ -136,7 +198,7 @@ export async function runNode(
   outputs: Record<string, { data: unknown }>,
   place: NodeRunPlace,
 ): Promise<{ result?: NodeResult; error?: { code: string; message: string }; run: NodeRunRow }> {
-  const { clock, sandbox } = deps;
+  const { clock } = deps;
   const settings: PipelineSettings = execution.definition.settings;
   const detail = settings.historyDetail;
   const type = nodeType(node.type)!;
@@ -167,38 +229,14 @@ export async function runNode(
     seq: place.seq ?? 0,
   };
   if (writesDevice(run)) await saveRun(deps, run);
-  const context: NodeContext = {
-    organizationId: execution.organizationId,
-    parameters: node.parameters,
-    input: input.data,
-    trigger: execution.input,
-    nodes: outputs,
-    sandbox,
-    timeoutMs: timeoutSeconds * 1000,
-    attempt: 1,
-    publish: (topic, value, quality) => deps.publish(execution.organizationId, topic, value, quality),
-    now: () => clock.now(),
-    run: {
-      executionId: execution.id,
-      pipelineId: execution.pipelineId,
-      nodeId: node.id,
-      iterationKey: place.iterationKey,
-      trigger: execution.trigger,
-    },
-    services: deps.services,
-    beforeDeviceWrite: async () => {
-      run.sideEffect = 'writes-device';
-      await saveRun(deps, run);
-    },
-  };
-  if (input.inputs) context.inputs = input.inputs;
+  const context = new RunContext(deps, execution, node, run, input, outputs, timeoutSeconds * 1000);
   let lastError: { code: string; message: string } | undefined;
   for (let n = 1; n <= retry.maxTries; n++) {
     const attemptStart = clock.now();
     context.attempt = n;
     try {
       const result = await attempt(type, context, timeoutSeconds * 1000);
-      run.attempts.push({ n, startedAt: attemptStart, durationMs: clock.now() - attemptStart, error: null });
+      addAttempt(run, { n, startedAt: attemptStart, durationMs: clock.now() - attemptStart, error: null });
       // A wait is stored as waiting until the engine has waited (graph-runner), so a crash in it waits again.
       const waits = result.waitUntil !== undefined;
       const now = clock.now();
@@ -211,7 +249,7 @@ export async function runNode(
       return { result, run };
     } catch (error) {
       lastError = describeError(error);
-      run.attempts.push({
+      addAttempt(run, {
         n,
         startedAt: attemptStart,
         durationMs: clock.now() - attemptStart,
