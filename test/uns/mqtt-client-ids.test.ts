@@ -36,6 +36,18 @@ for (const dialect of testDialects()) {
       clients.push(client);
       return client;
     };
+    /** Connects again with a persistent session's options, without waiting; what it receives. */
+    const reconnect = (options: IClientOptions) => {
+      const client = mqtt.connect(url, {
+        username: server.orgId,
+        password: token,
+        reconnectPeriod: 0,
+        ...options,
+      });
+      client.on('error', () => {});
+      clients.push(client);
+      return { client, topics: received(client) };
+    };
     const received = (client: MqttClient) => {
       const topics: string[] = [];
       client.on('message', (topic) => topics.push(topic));
@@ -100,15 +112,7 @@ for (const dialect of testDialects()) {
       });
       assert.equal(away.status, 200);
 
-      const again = mqtt.connect(url, {
-        username: server.orgId,
-        password: token,
-        reconnectPeriod: 0,
-        ...options,
-      });
-      again.on('error', () => {});
-      clients.push(again);
-      const topics = received(again);
+      const { client: again, topics } = reconnect(options);
       const connack = await new Promise<{ sessionPresent: boolean }>((resolve) =>
         again.once('connect', resolve),
       );
@@ -129,15 +133,7 @@ for (const dialect of testDialects()) {
       const publisher = await connect(server.orgId, token);
       await publisher.publishAsync('v1/queued/away', '7', { qos: 1 });
 
-      const again = mqtt.connect(url, {
-        username: server.orgId,
-        password: token,
-        reconnectPeriod: 0,
-        ...options,
-      });
-      again.on('error', () => {});
-      clients.push(again);
-      const topics = received(again);
+      const { topics } = reconnect(options);
       await waitFor(() => topics.includes('v1/queued/away'), 'the value published while the device was away');
       // The session's subscription is kept; a clean session of another id does not receive queued values.
       const other = await connect(server.orgId, token, { clientId: 'clean-2' });

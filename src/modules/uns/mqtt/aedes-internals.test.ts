@@ -46,8 +46,8 @@ async function startAedes(options: AedesOptions = {}): Promise<Running> {
   };
 }
 
-async function connect(url: string, clientId: string): Promise<MqttClient> {
-  const client = mqtt.connect(url, { clientId, reconnectPeriod: 0 });
+async function connect(url: string, clientId: string, clean = true): Promise<MqttClient> {
+  const client = mqtt.connect(url, { clientId, clean, reconnectPeriod: 0 });
   await new Promise<void>((resolve, reject) => {
     client.once('connect', () => resolve());
     client.once('error', reject);
@@ -82,8 +82,8 @@ describe('aedes internals the embedded broker relies on', () => {
     running.push(started);
     return started;
   };
-  const client = async (url: string, id: string) => {
-    const connected = await connect(url, id);
+  const client = async (url: string, id: string, clean = true) => {
+    const connected = await connect(url, id, clean);
     clients.push(connected);
     return connected;
   };
@@ -217,25 +217,13 @@ describe('aedes internals the embedded broker relies on', () => {
     const clean = await client(started.url, 'aedes-internals-clean');
     await clean.subscribeAsync('a/#', { qos: 1 });
     assert.equal(nonePersisted(), true);
-    const persistent = mqtt.connect(started.url, {
-      clientId: 'aedes-internals-kept',
-      clean: false,
-      reconnectPeriod: 0,
-    });
-    clients.push(persistent);
-    await new Promise<void>((resolve) => persistent.once('connect', () => resolve()));
+    const persistent = await client(started.url, 'aedes-internals-kept', false);
     await persistent.subscribeAsync('a/#', { qos: 1 });
     assert.equal(nonePersisted(), false, 'counted once the SUBSCRIBE is acknowledged');
     await persistent.endAsync();
     assert.equal(nonePersisted(), false, 'an offline persistent session keeps its subscriptions');
     // The same client id with a clean session drops the stored one.
-    const again = mqtt.connect(started.url, {
-      clientId: 'aedes-internals-kept',
-      clean: true,
-      reconnectPeriod: 0,
-    });
-    clients.push(again);
-    await new Promise<void>((resolve) => again.once('connect', () => resolve()));
+    await client(started.url, 'aedes-internals-kept', true);
     await waitUntil('the session cleaned', () => nonePersisted() || undefined, 10_000);
   });
 
