@@ -146,5 +146,24 @@ for (const dialect of testDialects()) {
       );
       assert.ok(!otherTopics.includes('v1/queued/away'));
     });
+
+    it('sends a queued QoS 1 value again, with its topic, when the session dropped before acknowledging it', async () => {
+      const options = { clientId: 'persistent-3', clean: false, protocolVersion: 4 as const };
+      const device = await connect(server.orgId, token, options);
+      await device.subscribeAsync('v1/resent/#', { qos: 1 });
+      await device.endAsync();
+      const publisher = await connect(server.orgId, token);
+      await publisher.publishAsync('v1/resent/away', '7', { qos: 1 });
+
+      const first = reconnect(options);
+      // Receives it but never acknowledges (mqtt.js sends the PUBACK once handleMessage calls back).
+      first.client.handleMessage = () => {};
+      await waitFor(() => first.topics.includes('v1/resent/away'), 'the first delivery');
+      await first.client.endAsync(true);
+
+      const second = reconnect(options);
+      await waitFor(() => second.topics.includes('v1/resent/away'), 'the unacknowledged value, sent again');
+      assert.deepEqual(second.topics, ['v1/resent/away']);
+    });
   });
 }
