@@ -36,6 +36,19 @@ for (const dialect of testDialects()) {
       clients.push(client);
       return client;
     };
+    /**
+     * A persistent session (`clientId`) subscribed at QoS 1 to `<base>/#` and gone, and a QoS 1 publish to
+     * `<base>/away` made meanwhile by another client.
+     */
+    const publishedWhileAway = async (clientId: string, base: string) => {
+      const options = { clientId, clean: false, protocolVersion: 4 as const };
+      const device = await connect(server.orgId, token, options);
+      await device.subscribeAsync(`${base}/#`, { qos: 1 });
+      await device.endAsync();
+      const publisher = await connect(server.orgId, token);
+      await publisher.publishAsync(`${base}/away`, '7', { qos: 1 });
+      return { options, publisher };
+    };
     /** Connects again with a persistent session's options, without waiting; what it receives. */
     const reconnect = (options: IClientOptions) => {
       const client = mqtt.connect(url, {
@@ -125,14 +138,7 @@ for (const dialect of testDialects()) {
     });
 
     it('queues a QoS 1 publish for a persistent session while it is away, and delivers it on its return', async () => {
-      const options = { clientId: 'persistent-2', clean: false, protocolVersion: 4 as const };
-      const device = await connect(server.orgId, token, options);
-      await device.subscribeAsync('v1/queued/#', { qos: 1 });
-      await device.endAsync();
-
-      const publisher = await connect(server.orgId, token);
-      await publisher.publishAsync('v1/queued/away', '7', { qos: 1 });
-
+      const { options, publisher } = await publishedWhileAway('persistent-2', 'v1/queued');
       const { topics } = reconnect(options);
       await waitFor(() => topics.includes('v1/queued/away'), 'the value published while the device was away');
       // The session's subscription is kept; a clean session of another id does not receive queued values.
@@ -148,13 +154,7 @@ for (const dialect of testDialects()) {
     });
 
     it('sends a queued QoS 1 value again, with its topic, when the session dropped before acknowledging it', async () => {
-      const options = { clientId: 'persistent-3', clean: false, protocolVersion: 4 as const };
-      const device = await connect(server.orgId, token, options);
-      await device.subscribeAsync('v1/resent/#', { qos: 1 });
-      await device.endAsync();
-      const publisher = await connect(server.orgId, token);
-      await publisher.publishAsync('v1/resent/away', '7', { qos: 1 });
-
+      const { options } = await publishedWhileAway('persistent-3', 'v1/resent');
       const first = reconnect(options);
       // Receives it but never acknowledges (mqtt.js sends the PUBACK once handleMessage calls back).
       first.client.handleMessage = () => {};
