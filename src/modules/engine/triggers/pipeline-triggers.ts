@@ -6,6 +6,9 @@ import type { ExecutionRow, ExecutionsRepository } from '../executions/execution
 import { MAX_CHAIN_DEPTH } from '../nodes/trigger-nodes.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
 
+/** How long a read of the enabled watchers is used. */
+const WATCHERS_MS = 1000;
+
 /**
  * `trigger.pipeline`: when this replica's engine finishes an execution, every enabled pipeline of the
  * organization whose trigger watches that pipeline (and that status) is enqueued. The idempotency key
@@ -14,7 +17,7 @@ import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.re
  */
 export class PipelineTriggers {
   private readonly pipelines: PipelinesRepository;
-  /** The enabled watchers, read at most once a second (and again after a change on this replica). */
+  /** The enabled watchers, read at most once every WATCHERS_MS (and again after a change on this replica). */
   private watchers: { at: number; rows: Promise<PipelineRow[]>; read?: PipelineRow[] } | undefined;
 
   constructor(
@@ -35,35 +38,35 @@ export class PipelineTriggers {
     this.watchers = undefined;
   }
 
+  /** The watchers' entry while it is younger than WATCHERS_MS. */
+  private freshWatchers(): typeof this.watchers {
+    const entry = this.watchers;
+    return entry && Date.now() - entry.at < WATCHERS_MS ? entry : undefined;
+  }
+
   private enabledWatchers(): Promise<PipelineRow[]> {
-    const now = Date.now();
-    if (!this.watchers || now - this.watchers.at >= 1000) {
-      const rows = this.pipelines.enabledWithNodeType('trigger.pipeline');
-      const entry: NonNullable<typeof this.watchers> = { at: now, rows };
-      this.watchers = entry;
-      rows.then(
-        (read) => {
-          entry.read = read;
-        },
-        // A failed read is not kept.
-        () => {
-          if (this.watchers === entry) this.watchers = undefined;
-        },
-      );
-    }
-    return this.watchers.rows;
+    const fresh = this.freshWatchers();
+    if (fresh) return fresh.rows;
+    const rows = this.pipelines.enabledWithNodeType('trigger.pipeline');
+    const entry: NonNullable<typeof this.watchers> = { at: Date.now(), rows };
+    this.watchers = entry;
+    rows.then(
+      (read) => {
+        entry.read = read;
+      },
+      // A failed read is not kept.
+      () => {
+        if (this.watchers === entry) this.watchers = undefined;
+      },
+    );
+    return rows;
   }
 
   /** Called once per execution finished by this replica's engine; never throws. */
   finished(execution: ExecutionRow, status: ExecutionRow['status'], error: ExecutionRow['error']): void {
     // Watchers read and fresh, none of them in this organization: nothing to do (most executions).
-    const known = this.watchers;
-    if (
-      known?.read &&
-      Date.now() - known.at < 1000 &&
-      !known.read.some((p) => p.organizationId === execution.organizationId)
-    )
-      return;
+    const read = this.freshWatchers()?.read;
+    if (read && !read.some((p) => p.organizationId === execution.organizationId)) return;
     void this.enqueueWatchers(execution, status, error).catch((err) =>
       this.deps.log.error({ err, execution: execution.id }, 'pipeline-finished triggers failed'),
     );
