@@ -120,5 +120,99 @@ for (const dialect of testDialects()) {
       );
       assert.equal((await statuses(other.id))[10], undefined);
     });
+
+    it('a turn records each end with its own time, status and error, and leaves an execution the replica no longer holds as it was', async () => {
+      const ended = await createPipelineRow(api, server.orgId, {
+        name: 'Ends in one turn',
+        nodes: [{ id: 'in', name: 'In', type: 'trigger.uns', parameters: { filter: 'v1/burst/#' } }],
+        settings: { concurrency: { mode: 'parallel', max: 10 } },
+      });
+      // Through the bookkeeping thread (SQLite) or the pool (PostgreSQL), and through the query builder on
+      // SQLite too (finishExecutions), as an in-memory database runs it.
+      const repos = thread ? [repo, new ExecutionsRepository(server.storage.db)] : [repo];
+      for (const [r, turns] of repos.entries()) {
+        const { claimed } = await turns.finishAndClaim(
+          'r1',
+          {
+            runs: [],
+            finishes: [],
+            enqueue: [20, 21, 22, 23].map((n) => ({ ...input(n + r * 10), pipeline: ended })),
+          },
+          Date.now(),
+          60_000,
+          50,
+        );
+        const ids = claimed.filter((e) => e.pipelineId === ended.id).map((e) => e.id);
+        assert.equal(ids.length, 4);
+        const [a, b, c, d] = ids as [string, string, string, string];
+        const failure = { nodeId: 'in', nodeName: 'In', code: 'NODE_FAILED', message: 'boom' };
+        const finishes = [
+          { id: a, status: 'completed' as const, finishedAt: 5001, error: null, reason: null },
+          { id: b, status: 'completed' as const, finishedAt: 5002, error: null, reason: null },
+          { id: c, status: 'failed' as const, finishedAt: 5003, error: failure, reason: 'node failed' },
+        ];
+        const turn = await turns.finishAndClaim('r1', { runs: [], finishes }, Date.now(), 60_000, 0);
+        // Another replica does not hold d: its end is not recorded.
+        const other = await turns.finishAndClaim(
+          'r2',
+          {
+            runs: [],
+            finishes: [{ id: d, status: 'completed', finishedAt: 5004, error: null, reason: null }],
+          },
+          Date.now(),
+          60_000,
+          0,
+        );
+        assert.deepEqual([...turn.finished].sort(), [a, b, c].sort());
+        assert.equal(other.finished.size, 0);
+        const rows = new Map(
+          (
+            await server.storage.db
+              .selectFrom('engine_executions')
+              .select(['id', 'status', 'reason', 'error', 'finished_at', 'lease_until'])
+              .where('id', 'in', ids)
+              .execute()
+          ).map((row) => [row.id, row]),
+        );
+        const view = (id: string) => {
+          const row = rows.get(id)!;
+          return {
+            status: row.status,
+            reason: row.reason,
+            error: row.error && JSON.parse(row.error),
+            finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+            leased: row.lease_until !== null,
+          };
+        };
+        assert.deepEqual(view(a), {
+          status: 'completed',
+          reason: null,
+          error: null,
+          finishedAt: 5001,
+          leased: false,
+        });
+        assert.deepEqual(view(b), {
+          status: 'completed',
+          reason: null,
+          error: null,
+          finishedAt: 5002,
+          leased: false,
+        });
+        assert.deepEqual(view(c), {
+          status: 'failed',
+          reason: 'node failed',
+          error: failure,
+          finishedAt: 5003,
+          leased: false,
+        });
+        assert.deepEqual(view(d), {
+          status: 'running',
+          reason: null,
+          error: null,
+          finishedAt: null,
+          leased: true,
+        });
+      }
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
-import { inTextList, textNumberPairs } from '../../../storage/value-lists.js';
+import { inTextList, numberById } from '../../../storage/value-lists.js';
 import { definitionTexts, versionKey } from './execution-definitions.js';
 import { definitionOf, type ExecutionRow, executionWith } from './execution-rows.js';
 
@@ -206,25 +206,21 @@ export async function finishExecutions(
       const chunk = group.slice(i, i + 500);
       const { status, reason, error } = chunk[0]!;
       // Each row gets its own finish time from one parameter: the statement's text is always the same.
-      const times = textNumberPairs(
-        db,
-        chunk.map((f) => [f.id, f.finishedAt]),
-      );
+      const times = new Map(chunk.map((f) => [f.id, f.finishedAt]));
       const rows = await db
         .updateTable('engine_executions')
-        .from(times.as('v'))
         .set({
           status,
           reason,
           error: error && JSON.stringify(error),
           lease_until: null,
           checkpoint: null,
-          finished_at: sql<number>`v.n`,
+          finished_at: numberById(db, times),
         })
-        .where(sql<boolean>`engine_executions.id = v.id`)
+        .where(inTextList(db, 'id', [...times.keys()]))
         .where('locked_by', '=', replica)
         .where(statusOf, '=', 'running')
-        .returning('engine_executions.id')
+        .returning('id')
         .execute();
       for (const row of rows) finished.add(row.id);
     }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type { Database, EngineDefinitionTable, EngineExecutionTable } from '../../../storage/tables.js';
-import { inTextList, powerOfTwoSlices } from '../../../storage/value-lists.js';
+import { insertAsArrays, inTextList, isPostgres, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { claimExecutions, type FinishRecord, finishExecutions, statusOf } from './execution-claims.js';
 import { storeDefinitions, versionKey } from './execution-definitions.js';
@@ -119,11 +119,39 @@ const threadBurst = ({ rows, definitions }: Burst): EnqueueBurst => ({
   executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
 });
 
+/** Each column's SQL type on PostgreSQL (insertAsArrays). */
+const EXECUTION_TYPES: { readonly [C in keyof EngineExecutionTable]: string } = {
+  id: 'text',
+  organization_id: 'text',
+  pipeline_id: 'text',
+  pipeline_version: 'integer',
+  definition: 'text',
+  status: 'text',
+  reason: 'text',
+  trigger: 'text',
+  input: 'text',
+  error: 'text',
+  priority: 'integer',
+  run_at: 'bigint',
+  locked_by: 'text',
+  lease_until: 'bigint',
+  claims: 'integer',
+  idempotency_key: 'text',
+  retry_of: 'text',
+  queued_at: 'bigint',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  checkpoint: 'text',
+  trigger_type: 'text',
+};
+
 async function insertBurst(trx: Kysely<Database>, { rows, definitions }: Burst): Promise<void> {
   await storeDefinitions(trx, definitions);
-  // At most 256 rows a statement: 23 columns a row, PostgreSQL allows 65,535 parameters.
-  for (const slice of powerOfTwoSlices(rows))
-    await trx.insertInto('engine_executions').values(slice).execute();
+  if (isPostgres(trx)) await insertAsArrays(trx, 'engine_executions', EXECUTION_TYPES, rows);
+  // SQLite (in memory: a file's bursts go to the bookkeeping thread), at most 256 rows a statement.
+  else
+    for (const slice of powerOfTwoSlices(rows))
+      await trx.insertInto('engine_executions').values(slice).execute();
 }
 
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */

@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, EngineNodeRunTable } from '../../../storage/tables.js';
-import { powerOfTwoSlices } from '../../../storage/value-lists.js';
+import { insertAsArrays, isPostgres, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import type { NodeRunRow } from './execution-rows.js';
 
 /** The stored row of a node run. */
@@ -49,6 +49,39 @@ export const RUN_COLUMNS = [
   'seq',
 ] as const satisfies readonly Exclude<keyof EngineNodeRunTable, 'id' | 'execution_id'>[];
 
+/** Each column's SQL type on PostgreSQL (insertAsArrays), in the stored row's order. */
+const RUN_TYPES: { readonly [C in keyof EngineNodeRunTable]: string } = {
+  id: 'text',
+  execution_id: 'text',
+  node_id: 'text',
+  node_name: 'text',
+  type: 'text',
+  run_index: 'integer',
+  status: 'text',
+  port: 'text',
+  attempts: 'text',
+  input: 'text',
+  output: 'text',
+  error: 'text',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  duration_ms: 'integer',
+  iteration: 'integer',
+  iteration_key: 'text',
+  side_effect: 'text',
+  seq: 'integer',
+};
+
+/**
+ * How a save of a run already stored changes it: every column but its id and execution, unless the
+ * stored run is marked as a device write and the save is not (a copy saved before the mark, stored later
+ * with a turn, never takes the mark away). The bookkeeping thread's statement ends the same way.
+ */
+export const RUN_CONFLICT =
+  `on conflict (id) do update set ${RUN_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')} ` +
+  "where engine_node_runs.side_effect is null or engine_node_runs.side_effect != 'writes-device' " +
+  "or excluded.side_effect = 'writes-device'";
+
 /** The last save of each run (several saves of one run come in the order they were made), as rows. */
 function lastSaves(runs: readonly NodeRunRow[]): EngineNodeRunTable[] {
   const last = new Map<string, NodeRunRow>();
@@ -62,29 +95,24 @@ export function nodeRunValues(runs: readonly NodeRunRow[]): unknown[][] {
 }
 
 /**
- * Inserts or updates node runs, 500 a statement; of several saves of one run (they come in the order
- * they were made) the last is stored, as one statement may not change a row twice on PostgreSQL.
+ * Inserts or updates node runs (RUN_CONFLICT); of several saves of one run (they come in the order they
+ * were made) the last is stored, as one statement may not change a row twice on PostgreSQL. There, one
+ * statement whatever their number (insertAsArrays); on SQLite (in memory: a file's go to the bookkeeping
+ * thread), 256 at most a statement.
  */
 export async function saveNodeRuns(db: Kysely<Database>, runs: NodeRunRow[]): Promise<void> {
   if (runs.length === 0) return;
   const rows = lastSaves(runs);
-  for (const slice of powerOfTwoSlices(rows))
-    await db
-      .insertInto('engine_node_runs')
-      .values(slice)
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) => Object.fromEntries(RUN_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)])))
-          // A run marked as a device write changes only by a save that says so too: a copy saved
-          // before the mark (stored later, with a turn) never takes the mark away.
-          .where((eb) =>
-            eb.or([
-              eb('engine_node_runs.side_effect', 'is', null),
-              eb('engine_node_runs.side_effect', '!=', 'writes-device'),
-              eb('excluded.side_effect', '=', 'writes-device'),
-            ]),
-          ),
-      )
-      .execute();
+  const conflict = sql.raw(RUN_CONFLICT);
+  if (isPostgres(db)) {
+    await insertAsArrays(db, 'engine_node_runs', RUN_TYPES, rows, conflict);
+    return;
+  }
+  const columns = Object.keys(RUN_TYPES) as (keyof EngineNodeRunTable)[];
+  for (const slice of powerOfTwoSlices(rows)) {
+    const values = slice.map((row) => sql`(${sql.join(columns.map((c) => row[c]))})`);
+    await sql`insert into engine_node_runs (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(values)} ${conflict}`.execute(
+      db,
+    );
+  }
 }

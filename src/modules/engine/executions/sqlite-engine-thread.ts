@@ -1,7 +1,7 @@
 import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
 import type { EngineExecutionTable } from '../../../storage/tables.js';
 import { CLAIMED_COLUMNS } from './execution-claims.js';
-import { RUN_COLUMNS } from './node-run-writes.js';
+import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
 
 /**
  * The engine's bookkeeping turns on SQLite, on a thread of its own with its own connection to
@@ -27,11 +27,7 @@ function open(Database, workerData) {
   const rollback = db.prepare('rollback');
   const RUN_COLUMNS = workerData.runColumns;
   const saveRun = db.prepare('insert into engine_node_runs (id, execution_id, ' + RUN_COLUMNS.join(', ') +
-    ') values (' + ['?', '?', ...RUN_COLUMNS.map(() => '?')].join(', ') + ') on conflict (id) do update set ' +
-    RUN_COLUMNS.map((c) => c + ' = excluded.' + c).join(', ') +
-    // A run marked as a device write changes only by a save that says so too (node-run-writes.ts).
-    " where engine_node_runs.side_effect is null or engine_node_runs.side_effect != 'writes-device'" +
-    " or excluded.side_effect = 'writes-device'");
+    ') values (' + ['?', '?', ...RUN_COLUMNS.map(() => '?')].join(', ') + ') ' + workerData.runConflict);
   const finish = db.prepare('update engine_executions set status = ?, reason = ?, error = ?, ' +
     "lease_until = null, checkpoint = null, finished_at = ? where id = ? and locked_by = ? and coalesce(status, '') = 'running'");
   const CANDIDATE = 'select id, status, pipeline_id, pipeline_version from engine_executions where ';
@@ -270,6 +266,7 @@ export class SqliteEngineThread {
       file,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       runColumns: RUN_COLUMNS,
+      runConflict: RUN_CONFLICT,
       claimedColumns: CLAIMED_COLUMNS,
       executionColumns: EXECUTION_COLUMNS,
     });
