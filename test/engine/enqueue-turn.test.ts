@@ -121,6 +121,95 @@ for (const dialect of testDialects()) {
       assert.equal((await statuses(other.id))[10], undefined);
     });
 
+    /** The turn's paths: the bookkeeping thread (SQLite) or the pool, and the query builder's on SQLite. */
+    const turnPaths = () => (thread ? [repo, new ExecutionsRepository(server.storage.db)] : [repo]);
+    const pipelineOf = (name: string, settings: object) =>
+      createPipelineRow(api, server.orgId, {
+        name,
+        nodes: [{ id: 'in', name: 'In', type: 'trigger.uns', parameters: { filter: 'v1/burst/#' } }],
+        settings,
+      });
+    const burstTurn = (turns: ExecutionsRepository, enqueue: EnqueueInput[], max: number) =>
+      turns.finishAndClaim('r1', { runs: [], finishes: [], enqueue }, Date.now(), 60_000, max);
+
+    it('new executions wait behind stored ones of their pipeline: queue mode claims the stored one and leaves the new queued', async () => {
+      for (const [i, turns] of turnPaths().entries()) {
+        const one = await pipelineOf(`One at a time ${i}`, { concurrency: { mode: 'queue' } });
+        await turns.enqueueMany([{ ...input(30), pipeline: one }]);
+        const { claimed } = await burstTurn(
+          turns,
+          [31, 32].map((n) => ({ ...input(n), pipeline: one })),
+          50,
+        );
+        assert.deepEqual(
+          claimed.filter((e) => e.pipelineId === one.id).map((e) => e.input),
+          [{ value: 30 }],
+        );
+        assert.deepEqual(await statuses(one.id), { 30: 'running', 31: 'queued', 32: 'queued' });
+      }
+    });
+
+    it('skip mode records new executions of a busy pipeline as skipped (overlap), never running', async () => {
+      for (const [i, turns] of turnPaths().entries()) {
+        const skip = await pipelineOf(`Skip when busy ${i}`, { concurrency: { mode: 'skip' } });
+        const first = await burstTurn(turns, [{ ...input(40), pipeline: skip }], 50);
+        assert.equal(first.claimed.filter((e) => e.pipelineId === skip.id).length, 1);
+        const second = await burstTurn(
+          turns,
+          [41, 42].map((n) => ({ ...input(n), pipeline: skip })),
+          50,
+        );
+        assert.equal(second.claimed.filter((e) => e.pipelineId === skip.id).length, 0);
+        assert.deepEqual(await statuses(skip.id), { 40: 'running', 41: 'skipped', 42: 'skipped' });
+        const reasons = await server.storage.db
+          .selectFrom('engine_executions')
+          .select(['reason', 'finished_at'])
+          .where('pipeline_id', '=', skip.id)
+          .where('status', '=', 'skipped')
+          .execute();
+        assert.deepEqual(
+          reasons.map((r) => [r.reason, r.finished_at !== null]),
+          [
+            ['overlap', true],
+            ['overlap', true],
+          ],
+        );
+      }
+    });
+
+    it('a new execution of higher priority is claimed before a stored one, and the stored one stays queued', async () => {
+      for (const [i, turns] of turnPaths().entries()) {
+        const low = await pipelineOf(`Low ${i}`, {
+          priority: 'low',
+          concurrency: { mode: 'parallel', max: 10 },
+        });
+        const high = await pipelineOf(`High ${i}`, {
+          priority: 'high',
+          concurrency: { mode: 'parallel', max: 10 },
+        });
+        // Whatever earlier tests left queued goes first: the claim below takes only what is left.
+        await burstTurn(turns, [], 1000);
+        await turns.enqueueMany([{ ...input(50), pipeline: low }]);
+        const { claimed } = await burstTurn(turns, [{ ...input(51), pipeline: high }], 1);
+        assert.deepEqual(
+          claimed.map((e) => [e.pipelineId, e.input, e.status, e.fromQueue, e.claims]),
+          [[high.id, { value: 51 }, 'running', true, 1]],
+        );
+        assert.deepEqual(await statuses(low.id), { 50: 'queued' });
+        const stored = await server.storage.db
+          .selectFrom('engine_executions')
+          .select(['status', 'locked_by', 'claims', 'started_at', 'lease_until'])
+          .where('id', '=', claimed[0]!.id)
+          .executeTakeFirstOrThrow();
+        assert.equal(stored.status, 'running');
+        assert.equal(stored.locked_by, 'r1');
+        assert.equal(Number(stored.claims), 1);
+        assert.ok(stored.started_at !== null && stored.lease_until !== null);
+        // Out of the way of later claims here.
+        await burstTurn(turns, [], 1000);
+      }
+    });
+
     it('a turn records each end with its own time, status and error, and leaves an execution the replica no longer holds as it was', async () => {
       const ended = await createPipelineRow(api, server.orgId, {
         name: 'Ends in one turn',

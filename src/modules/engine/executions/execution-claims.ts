@@ -1,6 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
-import { inTextList, numberById } from '../../../storage/value-lists.js';
+import {
+  insertAsArrays,
+  inTextList,
+  isPostgres,
+  numberById,
+  powerOfTwoSlices,
+} from '../../../storage/value-lists.js';
 import { definitionTexts, versionKey } from './execution-definitions.js';
 import { definitionOf, type ExecutionRow, executionWith } from './execution-rows.js';
 
@@ -45,7 +51,67 @@ const WAITING = sql.lit<ExecutionRow['status']>('waiting');
 export const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
 
 /** What a claim reads of its candidates: not the definition, which is the same for a pipeline version. */
-const CANDIDATE_COLUMNS = ['id', 'status', 'pipeline_id', 'pipeline_version'] as const;
+const CANDIDATE_COLUMNS = [
+  'id',
+  'status',
+  'pipeline_id',
+  'pipeline_version',
+  'priority',
+  'queued_at',
+] as const;
+type Candidate = Pick<EngineExecutionTable, (typeof CANDIDATE_COLUMNS)[number]>;
+
+/** Each column's SQL type on PostgreSQL (insertAsArrays). */
+const EXECUTION_TYPES: { readonly [C in keyof EngineExecutionTable]: string } = {
+  id: 'text',
+  organization_id: 'text',
+  pipeline_id: 'text',
+  pipeline_version: 'integer',
+  definition: 'text',
+  status: 'text',
+  reason: 'text',
+  trigger: 'text',
+  input: 'text',
+  error: 'text',
+  priority: 'integer',
+  run_at: 'bigint',
+  locked_by: 'text',
+  lease_until: 'bigint',
+  claims: 'integer',
+  idempotency_key: 'text',
+  retry_of: 'text',
+  queued_at: 'bigint',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  checkpoint: 'text',
+  trigger_type: 'text',
+};
+
+/** Inserts execution rows: on PostgreSQL in one statement (insertAsArrays), on SQLite 256 at most a statement. */
+export async function insertExecutionRows(
+  db: Kysely<Database>,
+  rows: readonly EngineExecutionTable[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (isPostgres(db)) await insertAsArrays(db, 'engine_executions', EXECUTION_TYPES, rows);
+  else
+    for (const slice of powerOfTwoSlices(rows))
+      await db.insertInto('engine_executions').values(slice).execute();
+}
+
+/**
+ * New executions a bookkeeping turn stores (ExecutionsRepository.finishAndClaim), as rows queued (or
+ * skipped already), and the definition text of their versions by versionKey (stored before the claim).
+ */
+export interface NewExecutions {
+  rows: readonly EngineExecutionTable[];
+  definitions: ReadonlyMap<string, string>;
+}
+
+/** Whether `a` comes before `b` in the queue: higher priority (a lower number), then queued earlier. */
+const ahead = (a: Candidate, b: Candidate) =>
+  Number(a.priority) < Number(b.priority) ||
+  (Number(a.priority) === Number(b.priority) && Number(a.queued_at) < Number(b.queued_at));
 
 /**
  * Claims up to `max` executions for `replica` in three statements whatever their number: the due
@@ -54,6 +120,12 @@ const CANDIDATE_COLUMNS = ['id', 'status', 'pipeline_id', 'pipeline_version'] as
  * newcomer as skipped), then one conditional update of the chosen rows. The update changes only rows
  * still claimable, so a row another replica claimed meanwhile is not answered here: once-only on both
  * databases.
+ *
+ * `fresh`, new executions of the same transaction, are stored here, among the candidates in queue order:
+ * one the claim takes is inserted running, one it skips as skipped, the others queued. Inserted queued
+ * and then claimed, each was written twice: on PostgreSQL an update writes a new copy of the row and an
+ * entry in each of its indexes, ~18 µs of the server a row. No other replica sees them before the
+ * commit, so the claim of these needs no condition.
  */
 export async function claimExecutions(
   db: Kysely<Database>,
@@ -61,8 +133,12 @@ export async function claimExecutions(
   now: number,
   leaseMs: number,
   max: number,
+  fresh: NewExecutions = { rows: [], definitions: new Map() },
 ): Promise<ExecutionRow[]> {
-  if (max <= 0) return [];
+  if (max <= 0) {
+    await insertExecutionRows(db, fresh.rows);
+    return [];
+  }
   const limit = Math.max(20, max * 2);
   // Executions to resume first (a replica died in them, or their wait is over), then the queue; each
   // read walks an index in the order it answers, so a claim costs the same whatever the queue's length.
@@ -92,9 +168,32 @@ export async function claimExecutions(
           .orderBy('queued_at')
           .limit(limit - resumable.length)
           .execute();
-  const candidates = [...resumable, ...due];
-  if (candidates.length === 0) return [];
-  const definitions = await definitionTexts(db, candidates);
+  // The new ones join the stored in queue order (after those of the same place); if the read stopped at
+  // its limit, stored executions it did not reach may come before any new one after its last row.
+  const cut = resumable.length + due.length >= limit ? due.at(-1) : undefined;
+  const newcomers = fresh.rows
+    .filter(
+      (row) => row.status === 'queued' && (resumable.length + due.length < limit || (cut && ahead(row, cut))),
+    )
+    .sort((a, b) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0));
+  const queue: Candidate[] = [];
+  for (let i = 0, j = 0; i < due.length || j < newcomers.length; )
+    queue.push(
+      j >= newcomers.length || (i < due.length && !ahead(newcomers[j]!, due[i]!))
+        ? due[i++]!
+        : newcomers[j++]!,
+    );
+  const candidates = [...resumable, ...queue];
+  if (candidates.length === 0) {
+    await insertExecutionRows(db, fresh.rows);
+    return [];
+  }
+  const isNew = new Set(newcomers.map((row) => row.id));
+  const definitions = await definitionTexts(
+    db,
+    candidates.filter((c) => !isNew.has(c.id)),
+  );
+  for (const [key, text] of fresh.definitions) definitions.set(key, text);
   const queuedPipelines = [
     ...new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.pipeline_id)),
   ];
@@ -110,7 +209,7 @@ export async function claimExecutions(
       .execute())
       running.set(row.pipeline_id, Number(row.n));
   const chosen: string[] = [];
-  const skipped: string[] = [];
+  const skipped = new Set<string>();
   for (const candidate of candidates) {
     if (chosen.length >= max) break;
     const definition = definitions.get(versionKey(candidate));
@@ -124,45 +223,69 @@ export async function claimExecutions(
       ).settings.concurrency;
       const limit = mode === 'parallel' ? parallel : 1;
       const busy = (running.get(candidate.pipeline_id) ?? 0) >= limit;
-      if (busy && mode === 'skip') skipped.push(candidate.id);
+      if (busy && mode === 'skip') skipped.add(candidate.id);
       if (busy) continue;
       running.set(candidate.pipeline_id, (running.get(candidate.pipeline_id) ?? 0) + 1);
     }
     chosen.push(candidate.id);
   }
-  if (skipped.length > 0)
+  const taken = new Set(chosen);
+  const claimedNew: EngineExecutionTable[] = [];
+  await insertExecutionRows(
+    db,
+    fresh.rows.map((row): EngineExecutionTable => {
+      if (taken.has(row.id)) {
+        const claimed: EngineExecutionTable = {
+          ...row,
+          status: 'running',
+          locked_by: replica,
+          lease_until: now + leaseMs,
+          claims: 1,
+        };
+        claimed.started_at ??= now;
+        claimedNew.push(claimed);
+        return claimed;
+      }
+      return skipped.has(row.id) ? { ...row, status: 'skipped', reason: 'overlap', finished_at: now } : row;
+    }),
+  );
+  const skippedStored = [...skipped].filter((id) => !isNew.has(id));
+  if (skippedStored.length > 0)
     await db
       .updateTable('engine_executions')
       .set({ status: 'skipped', reason: 'overlap', finished_at: now })
-      .where(inTextList(db, 'id', skipped))
+      .where(inTextList(db, 'id', skippedStored))
       .where(statusOf, '=', 'queued')
       .execute();
-  if (chosen.length === 0) return [];
-  const claimed = await db
-    .updateTable('engine_executions')
-    .set((eb) => ({
-      status: 'running',
-      locked_by: replica,
-      lease_until: now + leaseMs,
-      claims: eb('claims', '+', 1),
-      started_at: eb.fn.coalesce('started_at', eb.val(now)),
-    }))
-    // The list is one parameter: the statement's text is the same whatever the number claimed.
-    .where(inTextList(db, 'id', chosen))
-    .where((eb) =>
-      eb.or([
-        eb(statusOf, '=', 'queued'),
-        eb.and([eb(statusOf, '=', 'running'), eb('lease_until', '<', now)]),
-        eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
-      ]),
-    )
-    // Every column but the definition, which is read once per pipeline version.
-    .returning(CLAIMED_COLUMNS)
-    .execute();
+  const chosenStored = chosen.filter((id) => !isNew.has(id));
+  const claimed =
+    chosenStored.length === 0
+      ? []
+      : await db
+          .updateTable('engine_executions')
+          .set((eb) => ({
+            status: 'running',
+            locked_by: replica,
+            lease_until: now + leaseMs,
+            claims: eb('claims', '+', 1),
+            started_at: eb.fn.coalesce('started_at', eb.val(now)),
+          }))
+          // The list is one parameter: the statement's text is the same whatever the number claimed.
+          .where(inTextList(db, 'id', chosenStored))
+          .where((eb) =>
+            eb.or([
+              eb(statusOf, '=', 'queued'),
+              eb.and([eb(statusOf, '=', 'running'), eb('lease_until', '<', now)]),
+              eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
+            ]),
+          )
+          // Every column but the definition, which is read once per pipeline version.
+          .returning(CLAIMED_COLUMNS)
+          .execute();
   // In the order chosen (priority, then age).
   const order = new Map(chosen.map((id, i) => [id, i]));
   const byId = new Map(candidates.map((c) => [c.id, c]));
-  return claimed
+  return [...claimed, ...claimedNew]
     .map((row) => {
       const candidate = byId.get(row.id)!;
       const execution = executionWith(row, definitions.get(versionKey(row))!);

@@ -1,9 +1,15 @@
 import type { Kysely } from 'kysely';
 import { timeOrderedId } from '../../../platform/time-ordered-id.js';
 import type { Database, EngineDefinitionTable, EngineExecutionTable } from '../../../storage/tables.js';
-import { insertAsArrays, inTextList, isPostgres, powerOfTwoSlices } from '../../../storage/value-lists.js';
+import { inTextList } from '../../../storage/value-lists.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
-import { claimExecutions, type FinishRecord, finishExecutions, statusOf } from './execution-claims.js';
+import {
+  claimExecutions,
+  type FinishRecord,
+  finishExecutions,
+  insertExecutionRows,
+  statusOf,
+} from './execution-claims.js';
 import { storeDefinitions, versionKey } from './execution-definitions.js';
 import { ExecutionReads } from './execution-reads.js';
 import { purgeExecutions, type RetentionDefaults } from './execution-retention.js';
@@ -119,39 +125,9 @@ const threadBurst = ({ rows, definitions }: Burst): EnqueueBurst => ({
   executions: rows.map((row) => EXECUTION_COLUMNS.map((c) => row[c])),
 });
 
-/** Each column's SQL type on PostgreSQL (insertAsArrays). */
-const EXECUTION_TYPES: { readonly [C in keyof EngineExecutionTable]: string } = {
-  id: 'text',
-  organization_id: 'text',
-  pipeline_id: 'text',
-  pipeline_version: 'integer',
-  definition: 'text',
-  status: 'text',
-  reason: 'text',
-  trigger: 'text',
-  input: 'text',
-  error: 'text',
-  priority: 'integer',
-  run_at: 'bigint',
-  locked_by: 'text',
-  lease_until: 'bigint',
-  claims: 'integer',
-  idempotency_key: 'text',
-  retry_of: 'text',
-  queued_at: 'bigint',
-  started_at: 'bigint',
-  finished_at: 'bigint',
-  checkpoint: 'text',
-  trigger_type: 'text',
-};
-
 async function insertBurst(trx: Kysely<Database>, { rows, definitions }: Burst): Promise<void> {
   await storeDefinitions(trx, definitions);
-  if (isPostgres(trx)) await insertAsArrays(trx, 'engine_executions', EXECUTION_TYPES, rows);
-  // SQLite (in memory: a file's bursts go to the bookkeeping thread), at most 256 rows a statement.
-  else
-    for (const slice of powerOfTwoSlices(rows))
-      await trx.insertInto('engine_executions').values(slice).execute();
+  await insertExecutionRows(trx, rows);
 }
 
 /** The executions table is the engine's queue: enqueue, claim with a lease, renew, finish; and reads. */
@@ -245,7 +221,8 @@ export class ExecutionsRepository extends ExecutionReads {
   /**
    * One bookkeeping turn of an engine in one transaction (one commit, so one disk sync, whatever the
    * number): stores node runs (the last state of each), records `finishes` (finishExecutions), then
-   * claims up to `max` executions. Answers the ids that were finished and the claimed executions.
+   * claims up to `max` executions, among them the new ones of `enqueue`, which the claim stores.
+   * Answers the ids that were finished and the claimed executions.
    *
    * A replica's turns commit in the order they were asked for, even with two in flight: an execution's
    * end is never stored before the node runs an earlier turn carries (the bookkeeping thread answers
@@ -276,10 +253,21 @@ export class ExecutionsRepository extends ExecutionReads {
     const result = (this.lastTurn.get(replica) ?? Promise.resolve()).then(() =>
       this.durable((db) =>
         db.transaction().execute(async (trx) => {
-          if (burst) await insertBurst(trx, burst);
+          // The new executions are stored by the claim, which may take them (claimExecutions).
+          if (burst) await storeDefinitions(trx, burst.definitions);
           await saveNodeRuns(trx, turn.runs);
           const finished = await finishExecutions(trx, replica, turn.finishes);
-          const claimed = await claimExecutions(trx, replica, now, leaseMs, max);
+          const claimed = await claimExecutions(
+            trx,
+            replica,
+            now,
+            leaseMs,
+            max,
+            burst && {
+              rows: burst.rows,
+              definitions: new Map(burst.definitions.map((d) => [versionKey(d), d.definition])),
+            },
+          );
           return { finished, claimed };
         }),
       ),

@@ -18,6 +18,9 @@ import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
  * the same conditions, so that a claim here and one on another connection (another replica) never both
  * take an execution, and a pipeline's concurrency holds (transactions begin IMMEDIATE: one at a time).
  * The thread waits for another connection's write lock in SQLite's busy handler, which blocks only it.
+ * New executions are inserted queued and then claimed here, with the same outcome as claimExecutions,
+ * which inserts those it takes as running instead (sparing PostgreSQL an update, which writes a new copy
+ * of the row); here the claim answers them from what was inserted (below).
  */
 const WORKER_SOURCE = sqliteThreadSource(`
 function open(Database, workerData) {
