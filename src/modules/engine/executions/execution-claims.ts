@@ -108,16 +108,118 @@ export interface NewExecutions {
   definitions: ReadonlyMap<string, string>;
 }
 
+/**
+ * What a claim reads, in one statement: the executions to resume first (a replica died in them, or their
+ * wait is over), in claim order, then the queue, in claim order, each up to `limit` (each read walks an
+ * index in the order it answers and stops there, so a claim costs the same whatever the queue's length);
+ * and the running count of the pipelines of those queued, and of `pipelines` (the new executions').
+ * Three reads, one after the other, each waited for a turn of the event loop: on PostgreSQL, with the
+ * loop busy running executions, that wait was most of a bookkeeping turn.
+ */
+async function readCandidates(
+  db: Kysely<Database>,
+  now: number,
+  limit: number,
+  pipelines: readonly string[],
+): Promise<{ resumable: Candidate[]; due: Candidate[]; running: Map<string, number> }> {
+  const rows = await db
+    .with('resumable', (qb) =>
+      qb
+        .selectFrom('engine_executions')
+        .select(CANDIDATE_COLUMNS)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('status', '=', RUNNING), eb('lease_until', '<', now)]),
+            eb.and([eb('status', '=', WAITING), eb('run_at', '<=', now)]),
+          ]),
+        )
+        .orderBy('priority')
+        .orderBy('queued_at')
+        .limit(limit),
+    )
+    // A queued execution is due when queued (run_at is its queue time), so the read needs no time
+    // condition and walks engine_executions_queued_idx in order.
+    .with('due', (qb) =>
+      qb
+        .selectFrom('engine_executions')
+        .select(CANDIDATE_COLUMNS)
+        .where('status', '=', QUEUED)
+        .orderBy('priority')
+        .orderBy('queued_at')
+        .limit(limit),
+    )
+    .selectFrom('resumable')
+    .select([
+      ...CANDIDATE_COLUMNS,
+      sql<number>`0`.as('part'),
+      sql<number | null>`cast(null as bigint)`.as('n'),
+    ])
+    .unionAll((qb) =>
+      qb
+        .selectFrom('due')
+        .select([
+          ...CANDIDATE_COLUMNS,
+          sql<number>`1`.as('part'),
+          sql<number | null>`cast(null as bigint)`.as('n'),
+        ]),
+    )
+    .unionAll((qb) =>
+      qb
+        .selectFrom('engine_executions')
+        .select((eb) => [
+          sql<string>`''`.as('id'),
+          sql<ExecutionRow['status']>`''`.as('status'),
+          'pipeline_id',
+          sql<number>`0`.as('pipeline_version'),
+          sql<number>`0`.as('priority'),
+          sql<number>`0`.as('queued_at'),
+          sql<number>`2`.as('part'),
+          eb.fn.countAll<number>().as('n'),
+        ])
+        .where('status', '=', RUNNING)
+        .where('lease_until', '>=', now)
+        .where((eb) =>
+          eb.or([
+            eb('pipeline_id', 'in', eb.selectFrom('due').select('pipeline_id')),
+            inTextList(db, 'pipeline_id', [...new Set(pipelines)]),
+          ]),
+        )
+        .groupBy('pipeline_id'),
+    )
+    .execute();
+  const resumable: Candidate[] = [];
+  const due: Candidate[] = [];
+  const running = new Map<string, number>();
+  const candidate = (row: Candidate): Candidate => ({
+    id: row.id,
+    status: row.status,
+    pipeline_id: row.pipeline_id,
+    pipeline_version: row.pipeline_version,
+    priority: row.priority,
+    queued_at: row.queued_at,
+  });
+  for (const row of rows) {
+    const part = Number(row.part);
+    if (part === 2) running.set(row.pipeline_id, Number(row.n));
+    else (part === 0 ? resumable : due).push(candidate(row));
+  }
+  // Each part in claim order (a union of ordered parts is not ordered as a whole).
+  const order = (a: Candidate, b: Candidate) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0);
+  resumable.sort(order);
+  due.sort(order);
+  return { resumable, due, running };
+}
+
 /** Whether `a` comes before `b` in the queue: higher priority (a lower number), then queued earlier. */
 const ahead = (a: Candidate, b: Candidate) =>
   Number(a.priority) < Number(b.priority) ||
   (Number(a.priority) === Number(b.priority) && Number(a.queued_at) < Number(b.queued_at));
 
 /**
- * Claims up to `max` executions for `replica` in three statements whatever their number: the due
- * candidates, the running count of their pipelines (overlap: `parallel` allows `max` running
- * executions of a pipeline; `queue` (and for now `restart`) one, the others wait; `skip` records the
- * newcomer as skipped), then one conditional update of the chosen rows. The update changes only rows
+ * Claims up to `max` executions for `replica` in two statements whatever their number: one read of the
+ * due candidates and the running count of their pipelines (readCandidates; overlap: `parallel` allows
+ * `max` running executions of a pipeline; `queue` (and for now `restart`) one, the others wait; `skip`
+ * records the newcomer as skipped), then one conditional update of the chosen rows. The update changes only rows
  * still claimable, so a row another replica claimed meanwhile is not answered here: once-only on both
  * databases.
  *
@@ -140,34 +242,17 @@ export async function claimExecutions(
     return [];
   }
   const limit = Math.max(20, max * 2);
-  // Executions to resume first (a replica died in them, or their wait is over), then the queue; each
-  // read walks an index in the order it answers, so a claim costs the same whatever the queue's length.
-  const resumable = await db
-    .selectFrom('engine_executions')
-    .select(CANDIDATE_COLUMNS)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', RUNNING), eb('lease_until', '<', now)]),
-        eb.and([eb('status', '=', WAITING), eb('run_at', '<=', now)]),
-      ]),
-    )
-    .orderBy('priority')
-    .orderBy('queued_at')
-    .limit(limit)
-    .execute();
-  const due =
-    resumable.length >= limit
-      ? []
-      : await db
-          .selectFrom('engine_executions')
-          .select(CANDIDATE_COLUMNS)
-          // A queued execution is due when queued (run_at is its queue time), so the read needs no time
-          // condition and walks engine_executions_queued_idx in order, stopping after `limit` rows.
-          .where('status', '=', QUEUED)
-          .orderBy('priority')
-          .orderBy('queued_at')
-          .limit(limit - resumable.length)
-          .execute();
+  const {
+    resumable,
+    due: read,
+    running,
+  } = await readCandidates(
+    db,
+    now,
+    limit,
+    fresh.rows.filter((row) => row.status === 'queued').map((row) => row.pipeline_id),
+  );
+  const due = read.slice(0, limit - resumable.length);
   // The new ones join the stored in queue order (after those of the same place); if the read stopped at
   // its limit, stored executions it did not reach may come before any new one after its last row.
   const cut = resumable.length + due.length >= limit ? due.at(-1) : undefined;
@@ -194,20 +279,6 @@ export async function claimExecutions(
     candidates.filter((c) => !isNew.has(c.id)),
   );
   for (const [key, text] of fresh.definitions) definitions.set(key, text);
-  const queuedPipelines = [
-    ...new Set(candidates.filter((c) => c.status === 'queued').map((c) => c.pipeline_id)),
-  ];
-  const running = new Map<string, number>();
-  if (queuedPipelines.length > 0)
-    for (const row of await db
-      .selectFrom('engine_executions')
-      .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
-      .where('pipeline_id', 'in', queuedPipelines)
-      .where('status', '=', RUNNING)
-      .where('lease_until', '>=', now)
-      .groupBy('pipeline_id')
-      .execute())
-      running.set(row.pipeline_id, Number(row.n));
   const chosen: string[] = [];
   const skipped = new Set<string>();
   for (const candidate of candidates) {

@@ -146,6 +146,12 @@ export class ExecutionsRepository extends ExecutionReads {
     super(db);
   }
 
+  /**
+   * The pipeline versions whose definition a committed turn stored (engine_definitions keeps each for
+   * good): a turn with new executions of these stores none, one statement less (finishAndClaim).
+   */
+  private readonly stored = new Set<string>();
+
   /** Each replica's last turn asked for, until it ends (finishAndClaim). */
   private readonly lastTurn = new Map<string, Promise<void>>();
 
@@ -253,8 +259,13 @@ export class ExecutionsRepository extends ExecutionReads {
     const result = (this.lastTurn.get(replica) ?? Promise.resolve()).then(() =>
       this.durable((db) =>
         db.transaction().execute(async (trx) => {
-          // The new executions are stored by the claim, which may take them (claimExecutions).
-          if (burst) await storeDefinitions(trx, burst.definitions);
+          // The new executions are stored by the claim, which may take them (claimExecutions); their
+          // versions' definitions before, unless a turn committed them already.
+          if (burst)
+            await storeDefinitions(
+              trx,
+              burst.definitions.filter((d) => !this.stored.has(versionKey(d))),
+            );
           await saveNodeRuns(trx, turn.runs);
           const finished = await finishExecutions(trx, replica, turn.finishes);
           const claimed = await claimExecutions(
@@ -272,6 +283,14 @@ export class ExecutionsRepository extends ExecutionReads {
         }),
       ),
     );
+    if (burst)
+      void result.then(
+        () => {
+          if (this.stored.size > 10_000) this.stored.clear();
+          for (const d of burst.definitions) this.stored.add(versionKey(d));
+        },
+        () => {},
+      );
     const settled = () => {};
     const ended = result.then(settled, settled);
     this.lastTurn.set(replica, ended);
