@@ -123,7 +123,7 @@ const candidatePart = (part: number) =>
  * and the running count of the pipelines of those queued, and of `pipelines` (the new executions').
  * These were three reads, one after the other, each answer waiting for a turn of the event loop: in the
  * pipeline bench on PostgreSQL, with the loop busy running executions, they took ~9 ms of a bookkeeping
- * turn of ~30, PostgreSQL answering each in under half a millisecond.
+ * turn of ~30, PostgreSQL answering each in under a millisecond.
  */
 async function readCandidates(
   db: Kysely<Database>,
