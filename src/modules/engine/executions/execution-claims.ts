@@ -187,23 +187,14 @@ async function readCandidates(
   const resumable: Candidate[] = [];
   const due: Candidate[] = [];
   const running = new Map<string, number>();
-  const candidate = (row: Candidate): Candidate => ({
-    id: row.id,
-    status: row.status,
-    pipeline_id: row.pipeline_id,
-    pipeline_version: row.pipeline_version,
-    priority: row.priority,
-    queued_at: row.queued_at,
-  });
   for (const row of rows) {
     const part = Number(row.part);
     if (part === 2) running.set(row.pipeline_id, Number(row.n));
-    else (part === 0 ? resumable : due).push(candidate(row));
+    else (part === 0 ? resumable : due).push(row);
   }
   // Each part in claim order (a union of ordered parts is not ordered as a whole).
-  const order = (a: Candidate, b: Candidate) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0);
-  resumable.sort(order);
-  due.sort(order);
+  resumable.sort(inQueueOrder);
+  due.sort(inQueueOrder);
   return { resumable, due, running };
 }
 
@@ -211,6 +202,9 @@ async function readCandidates(
 const ahead = (a: Candidate, b: Candidate) =>
   Number(a.priority) < Number(b.priority) ||
   (Number(a.priority) === Number(b.priority) && Number(a.queued_at) < Number(b.queued_at));
+
+/** `ahead` as a sort's comparison. */
+const inQueueOrder = (a: Candidate, b: Candidate) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0);
 
 /**
  * Claims up to `max` executions for `replica` in two statements whatever their number: one read of the
@@ -252,12 +246,11 @@ export async function claimExecutions(
   const due = read.slice(0, limit - resumable.length);
   // The new ones join the stored in queue order (after those of the same place); if the read stopped at
   // its limit, stored executions it did not reach may come before any new one after its last row.
-  const cut = resumable.length + due.length >= limit ? due.at(-1) : undefined;
+  const full = resumable.length + due.length >= limit;
+  const last = due.at(-1);
   const newcomers = fresh.rows
-    .filter(
-      (row) => row.status === 'queued' && (resumable.length + due.length < limit || (cut && ahead(row, cut))),
-    )
-    .sort((a, b) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0));
+    .filter((row) => row.status === 'queued' && (!full || (last !== undefined && ahead(row, last))))
+    .sort(inQueueOrder);
   const queue: Candidate[] = [];
   for (let i = 0, j = 0; i < due.length || j < newcomers.length; )
     queue.push(
