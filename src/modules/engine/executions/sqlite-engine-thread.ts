@@ -13,10 +13,11 @@ import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
  * the query builder, took about 46 µs of the loop an execution at ~40 executions a turn, a third of the
  * loop's time in the UNS-triggered pipeline bench; the loop now sends the turn and reads the claimed rows.
  *
- * The statements are those of node-run-writes.ts, finishExecutions and claimExecutions
- * (execution-claims.ts), which PostgreSQL and an in-memory SQLite database run, written out for SQLite:
- * the same conditions, so that a claim here and one on another connection (another replica) never both
- * take an execution, and a pipeline's concurrency holds (transactions begin IMMEDIATE: one at a time).
+ * The statements are those of node-run-writes.ts, finishExecutions (execution-finishes.ts) and
+ * claimExecutions (execution-claims.ts), which PostgreSQL and an in-memory SQLite database run, written
+ * out for SQLite: the same conditions, so that a claim here and one on another connection (another
+ * replica) never both take an execution, and a pipeline's concurrency holds (transactions begin
+ * IMMEDIATE: one at a time).
  * The thread waits for another connection's write lock in SQLite's busy handler, which blocks only it.
  * New executions are inserted queued and then claimed here, with the same outcome as claimExecutions,
  * which inserts those it takes as running instead (sparing PostgreSQL an update, which writes a new copy
