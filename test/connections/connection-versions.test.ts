@@ -128,6 +128,44 @@ for (const dialect of testDialects()) {
       assert.ok(!JSON.stringify(stored).includes(SECRET));
     });
 
+    it('writes nothing for a change to what is stored: no version, no audit entry; the same secret again is no change', async () => {
+      const id = (await api.post(CONNECTIONS, opcua('Press 5'))).body.data.id;
+      const path = `${CONNECTIONS}/${id}`;
+      const fn = (
+        await api.post(`${path}/functions`, {
+          name: 'speed',
+          type: 'opcua.read',
+          config: { nodeId: 'ns=1;i=7' },
+        })
+      ).body.data;
+      const audited = async () =>
+        (await server.storage.db.selectFrom('audit_log').select('id').where('target_id', '=', id).execute())
+          .length;
+      const [rows, entries] = [await versionRows(), await audited()];
+      const { config, labels, name } = opcua('Press 5');
+      // The whole content again, the secret sent as stored and as the marker a read shows.
+      for (const password of [SECRET, { configured: true }]) {
+        const same = await api.patch(path, { name, labels, config: { ...config, password }, version: 1 });
+        assert.equal(same.status, 200, same.text);
+        assert.equal(same.body.data.version, 1);
+      }
+      const sameFunction = await api.patch(`${path}/functions/${fn.id}`, {
+        name: 'speed',
+        config: { nodeId: 'ns=1;i=7' },
+        version: 1,
+      });
+      assert.equal(sameFunction.status, 200, sameFunction.text);
+      assert.equal(sameFunction.body.data.version, 1);
+      assert.equal(await versionRows(), rows);
+      assert.equal(await audited(), entries);
+      // Another secret, the rest as it is: a change.
+      const changed = await api.patch(path, { config: { ...config, password: SECOND_SECRET }, version: 1 });
+      assert.equal(changed.status, 200, changed.text);
+      assert.equal(changed.body.data.version, 2);
+      assert.deepEqual((await api.get(`${path}/versions/2`)).body.data.summary.changed, ['/config/password']);
+      assert.equal(await versionRows(), rows + 1);
+    });
+
     it('answers 409 to a stale version and changes nothing; without version an update still applies', async () => {
       const id = (await api.post(CONNECTIONS, opcua('Press 2'))).body.data.id;
       assert.equal((await api.patch(`${CONNECTIONS}/${id}`, { description: 'one', version: 1 })).status, 200);

@@ -299,6 +299,33 @@ for (const dialect of testDialects()) {
       assert.equal((await api.get(`${BASE}/${dash.id}`)).body.data.version, 2);
     });
 
+    it('writes no version for a change that leaves the dashboard as it is', async () => {
+      const dash = await create({ title: 'Steady', tags: ['line-1'], panels: [statPanel()] });
+      const same = await api.patch(`${BASE}/${dash.id}`, { version: 1, title: 'Steady', tags: ['line-1'] });
+      assert.equal(same.status, 200, same.text);
+      assert.equal(same.body.data.version, 1);
+      const {
+        id: _id,
+        version: _v,
+        createdAt: _c,
+        createdBy: _cb,
+        updatedAt,
+        updatedBy: _ub,
+        ...content
+      } = dash;
+      const replaced = await api.put(`${BASE}/${dash.id}`, { ...content, version: 1 });
+      assert.equal(replaced.status, 200, replaced.text);
+      assert.equal(replaced.body.data.version, 1);
+      assert.equal(replaced.body.data.updatedAt, updatedAt);
+      const versions = await api.get(`${BASE}/${dash.id}/versions`);
+      assert.deepEqual(
+        versions.body.data.map((v: { version: number }) => v.version),
+        [1],
+      );
+      const retitled = await api.patch(`${BASE}/${dash.id}`, { version: 1, title: 'Steadier' });
+      assert.equal(retitled.body.data.version, 2);
+    });
+
     it('concurrent edits at one version: exactly one wins', async () => {
       const dash = await create({ title: 'Race' });
       const results = await Promise.all(

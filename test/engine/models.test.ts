@@ -360,6 +360,36 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await counts(server), before);
     });
 
+    it('writes no version for an update to what is stored; fields in another order are a change', async () => {
+      const fields = [
+        { name: 'a', type: 'number', unit: 'bar' },
+        { name: 'b', type: 'string' },
+      ];
+      const m = (await create({ name: 'Steady', labels: ['line-2'], fields })).body.data;
+      const before = await counts(server);
+      const same = await api.put(`${MODELS}/${m.id}`, {
+        version: 1,
+        fields: [{ unit: 'bar', type: 'number', name: 'a' }, fields[1]],
+        labels: ['line-2'],
+        name: 'Steady',
+      });
+      assert.equal(same.status, 200, same.text);
+      assert.equal(same.body.data.version, 1);
+      assert.deepEqual(await counts(server), before);
+      const reordered = await api.put(`${MODELS}/${m.id}`, {
+        version: 1,
+        name: 'Steady',
+        labels: ['line-2'],
+        fields: [fields[1], fields[0]],
+      });
+      assert.equal(reordered.status, 200, reordered.text);
+      assert.equal(reordered.body.data.version, 2);
+      assert.deepEqual(
+        reordered.body.data.fields.map((f: { name: string }) => f.name),
+        ['b', 'a'],
+      );
+    });
+
     it('lets one of two concurrent updates based on the same version win; the other gets 409', async () => {
       const m = (await create({ name: 'Raced' })).body.data;
       const results = await Promise.all(

@@ -238,6 +238,60 @@ for (const dialect of testDialects()) {
       assert.equal((await api.get(PIPELINES)).body.pagination.total, before);
     });
 
+    it('writes no version for a save that changes nothing, members in any order; a reordering is a change', async () => {
+      const jsonata = { id: 'j', name: 'J', type: 'transform.jsonata', parameters: { expression: '$' } };
+      const content = {
+        name: 'Unchanged',
+        labels: { cell: '7' },
+        settings: { historyDetail: 'full' },
+        nodes: [manual, jsonata],
+        edges: [{ source: 'start', target: 'j' }],
+      };
+      const made = await create(content);
+      assert.equal(made.status, 201, made.text);
+      const { id, updatedAt } = made.body.data;
+      // The same content again, its members and its nodes' members in another order.
+      const same = await api.put(`${PIPELINES}/${id}`, {
+        version: 1,
+        edges: content.edges,
+        nodes: [manual, { parameters: { expression: '$' }, type: 'transform.jsonata', name: 'J', id: 'j' }],
+        settings: content.settings,
+        labels: content.labels,
+        name: content.name,
+      });
+      assert.equal(same.status, 200, same.text);
+      assert.equal(same.body.data.version, 1);
+      assert.equal(same.body.data.updatedAt, updatedAt);
+      // Reverting to the version it is at, and a node update that sets what is there, change nothing either.
+      assert.equal((await api.post(`${PIPELINES}/${id}/versions/1/revert`)).body.data.version, 1);
+      const patched = await api.patch(`${PIPELINES}/${id}/nodes/j`, {
+        version: 1,
+        parameters: { expression: '$' },
+      });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.data.version, 1);
+      let versions = await api.get(`${PIPELINES}/${id}/versions`);
+      assert.deepEqual(
+        versions.body.data.map((v: { version: number }) => v.version),
+        [1],
+      );
+      // Still checked against the version it was based on.
+      assert.equal((await api.put(`${PIPELINES}/${id}`, { ...content, version: 2 })).status, 409);
+      // The nodes in another order are another pipeline version (the editor lists them in that order).
+      const reordered = await api.put(`${PIPELINES}/${id}`, {
+        ...content,
+        nodes: [jsonata, manual],
+        version: 1,
+      });
+      assert.equal(reordered.status, 200, reordered.text);
+      assert.equal(reordered.body.data.version, 2);
+      versions = await api.get(`${PIPELINES}/${id}/versions`);
+      assert.deepEqual(
+        versions.body.data.map((v: { version: number }) => v.version),
+        [2, 1],
+      );
+    });
+
     it('versions every change: stale update 409, diff, revert; clone is disabled under a new name', async () => {
       const made = await create({ name: 'Versioned', labels: { line: '1' }, nodes: [manual] });
       assert.equal(made.status, 201, made.text);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import { conflict, withDetails } from '../../platform/errors.js';
@@ -53,6 +54,17 @@ export class VersionHistory {
   /** 409 when a guarded write changed no row: another change won the race since it was read. */
   changedMeanwhile(): never {
     throw conflict(`the ${this.noun} changed meanwhile; reload it and apply your change again`);
+  }
+
+  /**
+   * Whether a save would store what the current version holds: `before` and `after` (their snapshots)
+   * equal as stored JSON, members in any order, array items in theirs (a reordering is a change, which
+   * the diff, matching items by identity, does not show). Such a save writes nothing: no version, no audit
+   * entry, no restart of what the entity drives; it answers the entity as it is.
+   */
+  static unchanged(before: unknown, after: unknown): boolean {
+    const stored = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));
+    return isDeepStrictEqual(stored(before), stored(after));
   }
 
   /** The change type a save records: `update` unless told, `revert` when it restores a version. */

@@ -8338,7 +8338,7 @@ export interface paths {
         };
         /**
          * Replace a model (a new version)
-         * @description The whole model with the `version` it was based on; a stale version answers 409 and changes nothing. A breaking change (field removed, type changed, constraint tightened) to a bound model needs `acknowledgeBreaking=true`, else 409 listing the changes and the dependents. Bindings follow the new version.
+         * @description The whole model with the `version` it was based on; a stale version answers 409 and changes nothing. A breaking change (field removed, type changed, constraint tightened) to a bound model needs `acknowledgeBreaking=true`, else 409 listing the changes and the dependents. Bindings follow the new version. A body equal to what is stored writes nothing: 200 with the model as it is (same version).
          *
          *     Requires the scope `models:write`.
          */
@@ -10470,7 +10470,7 @@ export interface paths {
         };
         /**
          * Replace a pipeline (a new version)
-         * @description The whole pipeline with the `version` it was based on; a stale version answers 409 and changes nothing. An enabled pipeline keeps a valid graph: otherwise 400 listing every problem.
+         * @description The whole pipeline with the `version` it was based on; a stale version answers 409 and changes nothing. An enabled pipeline keeps a valid graph: otherwise 400 listing every problem. A body equal to what is stored writes nothing: 200 with the pipeline as it is (same version).
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -16248,7 +16248,7 @@ export interface paths {
         };
         /**
          * Replace a dashboard
-         * @description `version` names the version the change is based on: 409 when the dashboard has moved on.
+         * @description `version` names the version the change is based on: 409 when the dashboard has moved on. Content equal to what is stored writes nothing: 200 with the dashboard as it is (same version).
          *
          *     Requires the scope `dashboards:write`.
          */
@@ -20385,7 +20385,7 @@ export interface paths {
         head?: never;
         /**
          * Update a connection
-         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings.
+         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings. A change to what is stored already (secrets included) writes nothing: no version, and no reconnect.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -21301,7 +21301,9 @@ export interface paths {
         head?: never;
         /**
          * Update a function
-         * @description Requires the scope `connectors:write`.
+         * @description A new version, with `version` the one it was based on (stale: 409). A change to what is stored already writes nothing: 200 with the function as it is.
+         *
+         *     Requires the scope `connectors:write`.
          */
         patch: {
             parameters: {

@@ -113,7 +113,8 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
         tags,
         summary: 'Update a connection',
         description:
-          'A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings.',
+          'A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings. ' +
+          'A change to what is stored already (secrets included) writes nothing: no version, and no reconnect.',
         params: IdParams,
         body: UpdateConnectionBody,
         response: { 200: dataEnvelope(Connection) },

@@ -193,6 +193,7 @@ export class ConnectionsService {
   /**
    * Changes a connection: a new version. With `version` (the one the caller edited) a stale one answers
    * 409 and changes nothing; without it the change applies to whatever is stored (as before versions).
+   * A change to what is stored already (secrets included) is none: answered as it is.
    */
   async update(
     organizationId: string,
@@ -237,12 +238,18 @@ export class ConnectionsService {
     if (body.readOnly !== undefined) patch.read_only = body.readOnly ? 1 : 0;
     if (body.autoStart !== undefined) patch.auto_start = body.autoStart ? 1 : 0;
     const next = { ...row, ...patch };
+    const [before, after] = [this.snapshotOf(row), this.snapshotOf(next)];
+    // Nothing to save: no version, and a running connection is not restarted.
+    if (
+      VersionHistory.unchanged(before, after) &&
+      VersionHistory.unchanged(this.secretsOf(row), this.secretsOf(next))
+    )
+      return row;
     await this.deps.db.transaction().execute(async (trx) => {
       await this.ensureBaseline(trx, row);
       if (!(await this.deps.repository.in(trx).updateAtVersion(id, patch, row.version)))
         this.history.changedMeanwhile();
       await syncEdges(trx, 'connection', id);
-      const [before, after] = [this.snapshotOf(row), this.snapshotOf(next)];
       await this.history.record(trx, {
         organizationId,
         entityId: id,

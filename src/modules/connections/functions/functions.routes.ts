@@ -125,6 +125,8 @@ export const functionsRoutes: FastifyPluginAsyncTypebox<{ functions: FunctionsSe
       schema: {
         tags,
         summary: 'Update a function',
+        description:
+          'A new version, with `version` the one it was based on (stale: 409). A change to what is stored already writes nothing: 200 with the function as it is.',
         params: FunctionParams,
         body: UpdateFunctionBody,
         response: { 200: dataEnvelope(ConnectorFunction) },

@@ -16,7 +16,12 @@ import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
 import { importRows } from './function-import.js';
-import { FUNCTION_ENTITY, type FunctionSnapshot, recordFunctionVersions } from './function-versions.js';
+import {
+  FUNCTION_ENTITY,
+  type FunctionSnapshot,
+  functionSnapshot,
+  recordFunctionVersions,
+} from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
@@ -219,6 +224,9 @@ export class FunctionsService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     };
+    // Nothing to save: no version, and the connection's subscriptions are left alone.
+    if (VersionHistory.unchanged(functionSnapshot(row), functionSnapshot({ ...row, ...patch })))
+      return current;
     await this.audited(
       {
         organizationId,

@@ -90,7 +90,8 @@ export const dashboardsRoutes: FastifyPluginAsyncTypebox<{
         tags,
         summary: 'Replace a dashboard',
         description:
-          '`version` names the version the change is based on: 409 when the dashboard has moved on.',
+          '`version` names the version the change is based on: 409 when the dashboard has moved on. ' +
+          'Content equal to what is stored writes nothing: 200 with the dashboard as it is (same version).',
         params: IdParams,
         body: ReplaceDashboardBody,
         response: { 200: Envelope },

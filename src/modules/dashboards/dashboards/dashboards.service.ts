@@ -10,6 +10,7 @@ import type {
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
+import { VersionHistory } from '../../versions/version-history.js';
 import type { FoldersService } from '../folders/folders.service.js';
 import {
   contentOf,
@@ -135,6 +136,7 @@ export class DashboardsService {
   /**
    * Applies a change to the dashboard as it was at `basedOn`: `edit` receives the current content and
    * answers the new one, which is checked as a whole. 409 naming `version` when the dashboard has moved on.
+   * A change that leaves the content as it is writes nothing and answers the dashboard as it is.
    */
   async change(
     organizationId: string,
@@ -152,6 +154,7 @@ export class DashboardsService {
       );
     if (Number(row.version) !== basedOn) throw stale();
     const content = await this.check(organizationId, edit(contentOf(row)));
+    if (VersionHistory.unchanged(contentOf(row), content)) return toDashboard(row);
     const now = this.deps.clock.now();
     const { title, description, folderId, tags, ...definition } = content;
     const values = {

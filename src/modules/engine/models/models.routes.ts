@@ -137,7 +137,8 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<{
         description:
           'The whole model with the `version` it was based on; a stale version answers 409 and changes nothing. ' +
           'A breaking change (field removed, type changed, constraint tightened) to a bound model needs ' +
-          '`acknowledgeBreaking=true`, else 409 listing the changes and the dependents. Bindings follow the new version.',
+          '`acknowledgeBreaking=true`, else 409 listing the changes and the dependents. Bindings follow the new version. ' +
+          'A body equal to what is stored writes nothing: 200 with the model as it is (same version).',
         params: IdParams,
         querystring: AcknowledgeQuery,
         body: UpdateModelBody,

@@ -204,7 +204,8 @@ export class ModelsService {
    * Replaces a model's content. `basedOn` is the version the caller edited: another one answers 409
    * and changes nothing. A breaking change to a model that a binding depends on (directly, or through
    * a model that refers to it without pinning a version) needs `acknowledgeBreaking`, else 409 listing
-   * the changes and the dependents. Dependent bindings are remade in the same transaction.
+   * the changes and the dependents. Dependent bindings are remade in the same transaction. Content equal
+   * to the current version's is no change: answered as it is.
    */
   async update(
     organizationId: string,
@@ -220,6 +221,7 @@ export class ModelsService {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('model');
       this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
+      if (VersionHistory.unchanged(snapshotOf(current), snapshotOf(content))) return current;
       const now = this.deps.clock.now();
       const next: ModelRow = {
         ...current,

@@ -144,7 +144,8 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Replace a pipeline (a new version)',
         description:
           'The whole pipeline with the `version` it was based on; a stale version answers 409 and changes nothing. ' +
-          'An enabled pipeline keeps a valid graph: otherwise 400 listing every problem.',
+          'An enabled pipeline keeps a valid graph: otherwise 400 listing every problem. ' +
+          'A body equal to what is stored writes nothing: 200 with the pipeline as it is (same version).',
         params: IdParams,
         body: UpdatePipelineBody,
         response: { 200: dataEnvelope(Pipeline), ...errors },

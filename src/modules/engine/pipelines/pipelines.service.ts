@@ -247,7 +247,7 @@ export class PipelinesService {
   /**
    * Replaces a pipeline's content. `version` names the version the caller edited: another one answers
    * 409 and changes nothing. An enabled pipeline (or one being enabled) must have a valid graph: 400
-   * listing every problem.
+   * listing every problem. Content equal to the current version's is no change: answered as it is.
    */
   async update(
     organizationId: string,
@@ -269,6 +269,7 @@ export class PipelinesService {
         const problems = this.problems(content);
         if (problems.length > 0) throw invalidGraph(problems);
       }
+      if (VersionHistory.unchanged(snapshotOf(current), snapshotOf(content))) return current;
       const now = this.deps.clock.now();
       const next: PipelineRow = {
         ...current,
