@@ -1,6 +1,8 @@
 /**
  * The Node-RED baseline of the UNS-triggered pipeline bench: `mqtt in` (JSON) → `change` (JSONata) →
  * `mqtt out`, through the machine's Mosquitto, run by Node-RED's own `red.js` in a process of its own.
+ * Its legs are Meridian's: messages in at QoS 1 (acknowledged), out at QoS 0, as Meridian's broker
+ * delivers values published by a pipeline (or over HTTP) whatever the subscription's QoS.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -64,7 +66,8 @@ export async function startNodeRed(
       type: 'mqtt out',
       z: TAB,
       topic: outTopic,
-      qos: '1',
+      // As Meridian delivers what a pipeline publishes to the UNS: at QoS 0 (README, MQTT).
+      qos: '0',
       retain: 'false',
       broker: BROKER,
       wires: [],
