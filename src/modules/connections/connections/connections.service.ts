@@ -238,13 +238,10 @@ export class ConnectionsService {
     if (body.readOnly !== undefined) patch.read_only = body.readOnly ? 1 : 0;
     if (body.autoStart !== undefined) patch.auto_start = body.autoStart ? 1 : 0;
     const next = { ...row, ...patch };
-    const [before, after] = [this.snapshotOf(row), this.snapshotOf(next)];
+    const [secretsBefore, secretsAfter] = [this.secretsOf(row), this.secretsOf(next)];
+    const [before, after] = [connectionSnapshot(row, secretsBefore), connectionSnapshot(next, secretsAfter)];
     // Nothing to save: no version, and a running connection is not restarted.
-    if (
-      VersionHistory.unchanged(before, after) &&
-      VersionHistory.unchanged(this.secretsOf(row), this.secretsOf(next))
-    )
-      return row;
+    if (VersionHistory.unchanged([before, secretsBefore], [after, secretsAfter])) return row;
     await this.deps.db.transaction().execute(async (trx) => {
       await this.ensureBaseline(trx, row);
       if (!(await this.deps.repository.in(trx).updateAtVersion(id, patch, row.version)))
@@ -256,7 +253,7 @@ export class ConnectionsService {
         version: next.version,
         snapshot: after,
         change,
-        summary: connectionChangeSummary(before, this.secretsOf(row), after, this.secretsOf(next)),
+        summary: connectionChangeSummary(before, secretsBefore, after, secretsAfter),
         actor,
         at: now,
       });
