@@ -64,9 +64,10 @@ export async function installConnections(
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
   const db = storage.db;
+  const repository = new ConnectionsRepository(db);
   const connections = new ConnectionsService({
     db,
-    repository: new ConnectionsRepository(db),
+    repository,
     clock,
     keyEncryptionKey: resolveKeyEncryptionKey(config),
     versions: deps.versions,
@@ -105,7 +106,12 @@ export async function installConnections(
   app.decorate('connectors', module);
 
   const prefix = '/api/v1/connections';
-  await app.register(stateHistoryRoutes, { prefix, history, clock });
+  await app.register(stateHistoryRoutes, {
+    prefix,
+    history,
+    clock,
+    hasConnection: async (organizationId, id) => (await repository.find(organizationId, id)) !== undefined,
+  });
   await app.register(runtimeRoutes, { prefix, connections, supervisor });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });
