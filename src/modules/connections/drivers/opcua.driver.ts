@@ -13,6 +13,7 @@ import {
   type DriverValue,
   type ProtocolDriver,
   type Quality,
+  readOnlyRefusal,
   withTimeout,
 } from './driver.js';
 
@@ -229,6 +230,7 @@ export const opcuaDriver: ProtocolDriver = {
             return driverValue(dv);
           }
           case 'opcua.write': {
+            if (context.readOnly) throw readOnlyRefusal(`writing ${String(cfg.nodeId)}`);
             let dataType = cfg.dataType ? DataType[cfg.dataType as keyof typeof DataType] : undefined;
             if (dataType === undefined) {
               const current = await session.read({
