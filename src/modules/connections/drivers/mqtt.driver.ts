@@ -43,7 +43,13 @@ export const mqttDriver: ProtocolDriver = {
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', pattern: '^(mqtt|mqtts|ws|wss)://', maxLength: 2048 },
+      url: {
+        type: 'string',
+        pattern: '^(mqtt|mqtts|ws|wss)://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description: 'A user:password@ in it is moved to username and password when saved.',
+      },
       clientId: { type: 'string', maxLength: 128 },
       username: { type: 'string', maxLength: 255 },
       password: { type: 'string', maxLength: 1024, 'x-secret': true },

@@ -87,7 +87,13 @@ export const opcuaDriver: ProtocolDriver = {
     required: ['endpointUrl'],
     additionalProperties: false,
     properties: {
-      endpointUrl: { type: 'string', pattern: '^opc\\.tcp://', maxLength: 2048 },
+      endpointUrl: {
+        type: 'string',
+        pattern: '^opc\\.tcp://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description: 'A user:password@ in it is moved to username and password when saved.',
+      },
       securityMode: { type: 'string', enum: SECURITY_MODES, default: 'None' },
       securityPolicy: { type: 'string', enum: SECURITY_POLICIES, default: 'None' },
       username: { type: 'string', minLength: 1, maxLength: 255, description: 'Absent: anonymous.' },

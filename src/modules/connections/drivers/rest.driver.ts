@@ -27,11 +27,20 @@ export const restDriver: ProtocolDriver = {
     required: ['baseUrl'],
     additionalProperties: false,
     properties: {
-      baseUrl: { type: 'string', pattern: '^https?://', maxLength: 2048 },
+      baseUrl: {
+        type: 'string',
+        pattern: '^https?://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description:
+          'A user:password@ in it is moved to username and password (basic authentication) when saved.',
+      },
       headers: {
         type: 'object',
-        additionalProperties: { type: 'string', maxLength: 4096 },
+        additionalProperties: { type: 'string', maxLength: 4096, 'x-secret': true },
         maxProperties: 50,
+        description:
+          'Sent with every request. Each value is a secret: write-only, read back as {configured: true}.',
       },
       username: { type: 'string', maxLength: 255, description: 'Basic authentication, with password.' },
       password: { type: 'string', maxLength: 1024, 'x-secret': true },
