@@ -128,6 +128,70 @@ for (const dialect of testDialects()) {
       assert.equal(stored.side_effect, 'writes-device');
     });
 
+    it('records a device write as started before the device receives it, at every history detail', async () => {
+      const write = await createFunction(connectionId, {
+        name: 'held setpoint',
+        type: 'modbus.writeRegisters',
+        config: { address: '((address))', dataType: 'int16', value: '((value))' },
+        parameters: [
+          { name: 'address', type: 'integer' },
+          { name: 'value', type: 'number' },
+        ],
+      });
+      const stored: Record<string, unknown> = {};
+      try {
+        for (const [i, historyDetail] of (['minimal', 'standard', 'full'] as const).entries()) {
+          const address = 500 + i;
+          const res = await api.post(PIPELINES, {
+            name: `Held write ${historyDetail}`,
+            settings: { historyDetail },
+            nodes: [
+              { id: 'start', name: 'Start', type: 'trigger.manual' },
+              {
+                id: 'write',
+                name: 'Write',
+                type: 'connection.call',
+                parameters: {
+                  connectionId,
+                  functionId: write,
+                  parameters: { address, value: '{{ $ }}' },
+                  confirmWrites: true,
+                },
+              },
+            ],
+            edges: [{ source: 'start', target: 'write' }],
+          });
+          assert.equal(res.status, 201, res.text);
+          const pipelineId = res.body.data.id as string;
+          // While the device holds the write, what the database says of the node run (read through
+          // the storage's own pool: another connection than the engine's on PostgreSQL).
+          let seen: { status: string; side_effect?: string | null }[] | undefined;
+          device.onRegisterWrite = async (at) => {
+            if (at !== address) return;
+            seen = await server.storage.db
+              .selectFrom('engine_node_runs as r')
+              .innerJoin('engine_executions as e', 'e.id', 'r.execution_id')
+              .select(['r.status', 'r.side_effect'])
+              .where('e.pipeline_id', '=', pipelineId)
+              .where('r.node_id', '=', 'write')
+              .execute();
+          };
+          const { execution } = await runOnce(api, pipelineId, 40 + i);
+          assert.equal(execution.status, 'completed', JSON.stringify(execution));
+          assert.equal(device.holding[address], 40 + i);
+          stored[historyDetail] = seen;
+        }
+      } finally {
+        device.onRegisterWrite = null;
+      }
+      const started = [{ status: 'running', side_effect: 'writes-device' }];
+      assert.deepEqual(
+        stored,
+        { minimal: started, standard: started, full: started },
+        'the started write was stored when the device received it',
+      );
+    });
+
     it('refuses a write on a read-only connection even with confirmWrites, and still reads there', async () => {
       const write = await createFunction(readOnlyId, {
         name: 'coil',
