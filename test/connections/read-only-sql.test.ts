@@ -7,6 +7,7 @@ import { createChain, runOnce } from '../engine/pipeline-runner.js';
 import { PG_ADMIN_URL, testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
+import { functionCalls } from './connection-calls.js';
 
 const MYSQL = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
 
@@ -156,13 +157,7 @@ for (const dialect of testDialects()) {
       assert.equal(res.status, 201, res.text);
       return res.body.data.id as string;
     };
-    const fn = async (id: string, body: Record<string, unknown>) => {
-      const res = await server.admin.post(`/api/v1/connections/${id}/functions`, body);
-      assert.equal(res.status, 201, res.text);
-      return res.body.data.id as string;
-    };
-    const execute = (id: string, f: string, body: Record<string, unknown> = {}) =>
-      server.admin.post(`/api/v1/connections/${id}/functions/${f}/execute`, body);
+    const { fn, execute } = functionCalls(() => server.admin);
 
     for (const [protocol, tricks, state] of [
       ['postgresql', PG_TRICKS, pgState],

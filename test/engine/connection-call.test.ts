@@ -34,6 +34,25 @@ for (const dialect of testDialects()) {
       return res.body.data.id as string;
     };
 
+    /** A pipeline of a manual trigger and a connection.call node `write` with `call` (on the writable connection). */
+    const writePipeline = async (
+      name: string,
+      historyDetail: 'minimal' | 'standard' | 'full',
+      call: Record<string, unknown>,
+    ) => {
+      const res = await api.post(PIPELINES, {
+        name,
+        settings: { historyDetail },
+        nodes: [
+          { id: 'start', name: 'Start', type: 'trigger.manual' },
+          { id: 'write', name: 'Write', type: 'connection.call', parameters: { connectionId, ...call } },
+        ],
+        edges: [{ source: 'start', target: 'write' }],
+      });
+      assert.equal(res.status, 201, res.text);
+      return res.body.data.id as string;
+    };
+
     before(async () => {
       device = new ModbusTestServer(await freePort());
       await device.start();
@@ -82,29 +101,12 @@ for (const dialect of testDialects()) {
         config: { address: 200, dataType: 'int16', value: '((value))' },
         parameters: [{ name: 'value', type: 'number' }],
       });
-      const pipeline = async (name: string, confirmWrites: boolean | undefined) => {
-        const res = await api.post(PIPELINES, {
-          name,
-          settings: { historyDetail: 'minimal' },
-          nodes: [
-            { id: 'start', name: 'Start', type: 'trigger.manual' },
-            {
-              id: 'write',
-              name: 'Write',
-              type: 'connection.call',
-              parameters: {
-                connectionId,
-                functionId: write,
-                parameters: { value: '{{ $ }}' },
-                ...(confirmWrites === undefined ? {} : { confirmWrites }),
-              },
-            },
-          ],
-          edges: [{ source: 'start', target: 'write' }],
+      const pipeline = (name: string, confirmWrites: boolean | undefined) =>
+        writePipeline(name, 'minimal', {
+          functionId: write,
+          parameters: { value: '{{ $ }}' },
+          ...(confirmWrites === undefined ? {} : { confirmWrites }),
         });
-        assert.equal(res.status, 201, res.text);
-        return res.body.data.id as string;
-      };
       for (const confirmWrites of [undefined, false]) {
         const { execution } = await runOnce(
           api,
@@ -142,27 +144,11 @@ for (const dialect of testDialects()) {
       try {
         for (const [i, historyDetail] of (['minimal', 'standard', 'full'] as const).entries()) {
           const address = 500 + i;
-          const res = await api.post(PIPELINES, {
-            name: `Held write ${historyDetail}`,
-            settings: { historyDetail },
-            nodes: [
-              { id: 'start', name: 'Start', type: 'trigger.manual' },
-              {
-                id: 'write',
-                name: 'Write',
-                type: 'connection.call',
-                parameters: {
-                  connectionId,
-                  functionId: write,
-                  parameters: { address, value: '{{ $ }}' },
-                  confirmWrites: true,
-                },
-              },
-            ],
-            edges: [{ source: 'start', target: 'write' }],
+          const pipelineId = await writePipeline(`Held write ${historyDetail}`, historyDetail, {
+            functionId: write,
+            parameters: { address, value: '{{ $ }}' },
+            confirmWrites: true,
           });
-          assert.equal(res.status, 201, res.text);
-          const pipelineId = res.body.data.id as string;
           // While the device holds the write, what the database says of the node run (read through
           // the storage's own pool: another connection than the engine's on PostgreSQL).
           let seen: { status: string; side_effect?: string | null }[] | undefined;
