@@ -45,7 +45,7 @@ async function meridian(): Promise<number> {
   const session = await modbusTcpDriver.connect(
     { host: '127.0.0.1', port },
     { onLost: () => {} },
-    { dataDir: '/tmp' },
+    { dataDir: '/tmp', readOnly: true },
   );
   const metrics = new MetricsRecorder();
   const config = { address: 0, dataType: 'float32', byteOrder: 'ABCD' };

@@ -259,6 +259,9 @@ for (const dialect of testDialects()) {
           ['POST', `/api/v1/connections/${mine.id}/start`, undefined],
           ['GET', `/api/v1/connections/${mine.id}/runtime`, undefined],
           ['GET', `/api/v1/connections/${mine.id}/functions`, undefined],
+          ['GET', `/api/v1/connections/state-history?connectionId=${mine.id}`, undefined],
+          ['GET', `/api/v1/connections/${mine.id}/state-history`, undefined],
+          ['GET', `/api/v1/connections/state-history/summary?connectionId=${mine.id}`, undefined],
         ] as const) {
           const res = await outsider.request(method, path, { body });
           assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
@@ -267,6 +270,28 @@ for (const dialect of testDialects()) {
         assert.deepEqual(await counts(server), before);
         const list = await outsider.get('/api/v1/connections');
         assert.equal(list.body.data.length, 0);
+      });
+
+      it("a connection's state history is 404 for an unknown id and 200 for the organization's own", async () => {
+        const mine = (
+          await admin.post('/api/v1/connections', {
+            name: 'History of mine',
+            protocol: 'modbus-tcp',
+            config: { host: 'h' },
+          })
+        ).body.data;
+        const unknown = '2f6c5e1a-9d1b-4c4e-8f7a-0c1d2e3f4a5b';
+        for (const query of ['state-history?connectionId=', 'state-history/summary?connectionId=']) {
+          const res = await admin.get(`/api/v1/connections/${query}${unknown}`);
+          assert.equal(res.status, 404, `${query}: ${res.text}`);
+          assert.deepEqual(res.body, { error: 'not_found', message: res.body.message });
+          assert.equal((await admin.get(`/api/v1/connections/${query}${mine.id}`)).status, 200, query);
+        }
+        assert.equal((await admin.get(`/api/v1/connections/${unknown}/state-history`)).status, 404);
+        assert.equal((await admin.get(`/api/v1/connections/${mine.id}/state-history`)).status, 200);
+        // Bad input is still 400 before the existence check.
+        const bad = await admin.get(`/api/v1/connections/state-history?connectionId=${unknown}&from=nope`);
+        assert.equal(bad.status, 400, bad.text);
       });
 
       it('a Viewer reads but cannot write (connectors:write)', async () => {

@@ -12,6 +12,11 @@ export class ModbusTestServer {
   requests = 0;
   /** Client sessions opened since start, for counting sessions that come and go. */
   opened = 0;
+  /**
+   * Awaited when a register write has reached the device, before it is stored and answered: a test
+   * holds the write there to look at the world while the device has it.
+   */
+  onRegisterWrite: ((address: number, value: number) => Promise<void>) | null = null;
   private server: InstanceType<typeof ServerTCP> | null = null;
 
   constructor(readonly port: number) {}
@@ -35,7 +40,14 @@ export class ModbusTestServer {
         return this.discrete[addr] ?? false;
       },
       setRegister: (addr: number, value: number) => {
-        this.holding[addr] = value;
+        const held = this.onRegisterWrite?.(addr, value);
+        if (!held) {
+          this.holding[addr] = value;
+          return;
+        }
+        return held.then(() => {
+          this.holding[addr] = value;
+        });
       },
       setCoil: (addr: number, value: boolean) => {
         this.coils[addr] = value;

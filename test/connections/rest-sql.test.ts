@@ -7,6 +7,7 @@ import pg from 'pg';
 import { PG_ADMIN_URL, testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { functionCalls } from './connection-calls.js';
 
 const TOKEN = 'rest-bearer-token-very-secret';
 const MYSQL_URL = { host: '127.0.0.1', port: 3306, user: 'root', password: '' };
@@ -69,13 +70,7 @@ for (const dialect of testDialects()) {
       assert.equal(res.status, 201, res.text);
       return res.body.data.id as string;
     };
-    const fn = async (id: string, body: Record<string, unknown>) => {
-      const res = await server.admin.post(`/api/v1/connections/${id}/functions`, body);
-      assert.equal(res.status, 201, res.text);
-      return res.body.data.id as string;
-    };
-    const execute = (id: string, f: string, body: Record<string, unknown> = {}) =>
-      server.admin.post(`/api/v1/connections/${id}/functions/${f}/execute`, body);
+    const { fn, execute } = functionCalls(() => server.admin);
 
     it('REST: reads with query parameters, writes only when confirmed; the token stays secret', async () => {
       const id = await connect('MES', 'rest', {

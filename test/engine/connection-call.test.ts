@@ -34,6 +34,25 @@ for (const dialect of testDialects()) {
       return res.body.data.id as string;
     };
 
+    /** A pipeline of a manual trigger and a connection.call node `write` with `call` (on the writable connection). */
+    const writePipeline = async (
+      name: string,
+      historyDetail: 'minimal' | 'standard' | 'full',
+      call: Record<string, unknown>,
+    ) => {
+      const res = await api.post(PIPELINES, {
+        name,
+        settings: { historyDetail },
+        nodes: [
+          { id: 'start', name: 'Start', type: 'trigger.manual' },
+          { id: 'write', name: 'Write', type: 'connection.call', parameters: { connectionId, ...call } },
+        ],
+        edges: [{ source: 'start', target: 'write' }],
+      });
+      assert.equal(res.status, 201, res.text);
+      return res.body.data.id as string;
+    };
+
     before(async () => {
       device = new ModbusTestServer(await freePort());
       await device.start();
@@ -82,29 +101,12 @@ for (const dialect of testDialects()) {
         config: { address: 200, dataType: 'int16', value: '((value))' },
         parameters: [{ name: 'value', type: 'number' }],
       });
-      const pipeline = async (name: string, confirmWrites: boolean | undefined) => {
-        const res = await api.post(PIPELINES, {
-          name,
-          settings: { historyDetail: 'minimal' },
-          nodes: [
-            { id: 'start', name: 'Start', type: 'trigger.manual' },
-            {
-              id: 'write',
-              name: 'Write',
-              type: 'connection.call',
-              parameters: {
-                connectionId,
-                functionId: write,
-                parameters: { value: '{{ $ }}' },
-                ...(confirmWrites === undefined ? {} : { confirmWrites }),
-              },
-            },
-          ],
-          edges: [{ source: 'start', target: 'write' }],
+      const pipeline = (name: string, confirmWrites: boolean | undefined) =>
+        writePipeline(name, 'minimal', {
+          functionId: write,
+          parameters: { value: '{{ $ }}' },
+          ...(confirmWrites === undefined ? {} : { confirmWrites }),
         });
-        assert.equal(res.status, 201, res.text);
-        return res.body.data.id as string;
-      };
       for (const confirmWrites of [undefined, false]) {
         const { execution } = await runOnce(
           api,
@@ -126,6 +128,54 @@ for (const dialect of testDialects()) {
         .where('execution_id', '=', execution.id)
         .executeTakeFirstOrThrow();
       assert.equal(stored.side_effect, 'writes-device');
+    });
+
+    it('records a device write as started before the device receives it, at every history detail', async () => {
+      const write = await createFunction(connectionId, {
+        name: 'held setpoint',
+        type: 'modbus.writeRegisters',
+        config: { address: '((address))', dataType: 'int16', value: '((value))' },
+        parameters: [
+          { name: 'address', type: 'integer' },
+          { name: 'value', type: 'number' },
+        ],
+      });
+      const stored: Record<string, unknown> = {};
+      try {
+        for (const [i, historyDetail] of (['minimal', 'standard', 'full'] as const).entries()) {
+          const address = 500 + i;
+          const pipelineId = await writePipeline(`Held write ${historyDetail}`, historyDetail, {
+            functionId: write,
+            parameters: { address, value: '{{ $ }}' },
+            confirmWrites: true,
+          });
+          // While the device holds the write, what the database says of the node run (read through
+          // the storage's own pool: another connection than the engine's on PostgreSQL).
+          let seen: { status: string; side_effect?: string | null }[] | undefined;
+          device.onRegisterWrite = async (at) => {
+            if (at !== address) return;
+            seen = await server.storage.db
+              .selectFrom('engine_node_runs as r')
+              .innerJoin('engine_executions as e', 'e.id', 'r.execution_id')
+              .select(['r.status', 'r.side_effect'])
+              .where('e.pipeline_id', '=', pipelineId)
+              .where('r.node_id', '=', 'write')
+              .execute();
+          };
+          const { execution } = await runOnce(api, pipelineId, 40 + i);
+          assert.equal(execution.status, 'completed', JSON.stringify(execution));
+          assert.equal(device.holding[address], 40 + i);
+          stored[historyDetail] = seen;
+        }
+      } finally {
+        device.onRegisterWrite = null;
+      }
+      const started = [{ status: 'running', side_effect: 'writes-device' }];
+      assert.deepEqual(
+        stored,
+        { minimal: started, standard: started, full: started },
+        'the started write was stored when the device received it',
+      );
     });
 
     it('refuses a write on a read-only connection even with confirmWrites, and still reads there', async () => {

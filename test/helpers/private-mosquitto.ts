@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { freePort } from './free-port.js';
 
 const MOSQUITTO = process.env.MERIDIAN_TEST_MOSQUITTO ?? '/usr/sbin/mosquitto';
+const PASSWD = process.env.MERIDIAN_TEST_MOSQUITTO_PASSWD ?? '/usr/bin/mosquitto_passwd';
 
 /**
  * A Mosquitto of the test's own, on a free port of 127.0.0.1, that the test may kill and start again on
- * the same port (the shared one on 1883 serves other suites at the same time). Anonymous, no persistence.
+ * the same port (the shared one on 1883 serves other suites at the same time). Anonymous unless `users`
+ * are given (then only they connect), no persistence.
  */
 export interface PrivateMosquitto {
   url: string;
@@ -33,15 +35,28 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startPrivateMosquitto(): Promise<PrivateMosquitto> {
+export async function startPrivateMosquitto(
+  options: { users?: Record<string, string> } = {},
+): Promise<PrivateMosquitto> {
   const dir = mkdtempSync(join(tmpdir(), 'meridian-mosquitto-'));
   const port = await freePort();
   const config = join(dir, 'mosquitto.conf');
+  const access = ['allow_anonymous true'];
+  if (options.users) {
+    const passwords = join(dir, 'passwords');
+    writeFileSync(passwords, '', { mode: 0o600 });
+    for (const [user, password] of Object.entries(options.users)) {
+      const made = spawnSync(PASSWD, ['-b', passwords, user, password], { encoding: 'utf8' });
+      if (made.status !== 0) throw new Error(`mosquitto_passwd failed: ${made.stderr}`);
+    }
+    access.splice(0, 1, 'allow_anonymous false', `password_file ${passwords}`);
+    // Started as root, mosquitto reads the password file after dropping to its own user, which cannot
+    // enter the test's private directory: it stays root then (it does not drop when not root).
+    if (process.getuid?.() === 0) access.push('user root');
+  }
   writeFileSync(
     config,
-    [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', ''].join(
-      '\n',
-    ),
+    [`listener ${port} 127.0.0.1`, ...access, 'persistence false', 'log_dest stderr', ''].join('\n'),
   );
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();

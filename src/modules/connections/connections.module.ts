@@ -10,6 +10,7 @@ import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
 import { ConnectionsService } from './connections/connections.service.js';
+import { sealPlaintextCredentials } from './connections/credential-sealing.js';
 import { FunctionsRepository } from './functions/functions.repository.js';
 import { functionsRoutes } from './functions/functions.routes.js';
 import { FunctionsService } from './functions/functions.service.js';
@@ -64,11 +65,15 @@ export async function installConnections(
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
   const db = storage.db;
+  const keyEncryptionKey = resolveKeyEncryptionKey(config);
+  const sealed = await sealPlaintextCredentials(db, keyEncryptionKey);
+  if (sealed > 0) app.log.info({ connections: sealed }, 'sealed connection credentials stored in plain text');
+  const repository = new ConnectionsRepository(db);
   const connections = new ConnectionsService({
     db,
-    repository: new ConnectionsRepository(db),
+    repository,
     clock,
-    keyEncryptionKey: resolveKeyEncryptionKey(config),
+    keyEncryptionKey,
     versions: deps.versions,
   });
   const functionsRepository = new FunctionsRepository(db);
@@ -105,7 +110,12 @@ export async function installConnections(
   app.decorate('connectors', module);
 
   const prefix = '/api/v1/connections';
-  await app.register(stateHistoryRoutes, { prefix, history, clock });
+  await app.register(stateHistoryRoutes, {
+    prefix,
+    history,
+    clock,
+    hasConnection: async (organizationId, id) => (await repository.find(organizationId, id)) !== undefined,
+  });
   await app.register(runtimeRoutes, { prefix, connections, supervisor });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });

@@ -18789,7 +18789,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description The resource does not exist. */
+                /** @description No connection with this id in the organization. */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -18835,7 +18835,7 @@ export interface paths {
         };
         /**
          * List connection state changes
-         * @description Newest first; filter by connection, time range [from, to) and target state.
+         * @description Newest first; filter by connection, time range [from, to) and target state. A `connectionId` the organization does not have (another organization's, or none) answers 404.
          *
          *     Requires the scope `connectors:read`.
          */
@@ -18915,6 +18915,15 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
+                /** @description No connection with this id in the organization. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
                 /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
                 422: {
                     headers: {
@@ -18952,7 +18961,7 @@ export interface paths {
         };
         /**
          * Health summary per connection
-         * @description Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals.
+         * @description Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals. A `connectionId` the organization does not have answers 404.
          *
          *     Requires the scope `connectors:read`.
          */
@@ -19028,6 +19037,15 @@ export interface paths {
                 };
                 /** @description The credential lacks the required scope or role. */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No connection with this id in the organization. */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -19964,7 +19982,7 @@ export interface paths {
                         name: string;
                         description?: string;
                         protocol: string;
-                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        /** @description Validated against the protocol's configSchema. Secrets are write-only: a field marked x-secret (every password, a REST bearerToken) and each value of a map whose values are marked x-secret (REST headers: the names stay readable). Reads show {"configured": true} in their place; send that back, or leave the field out, to keep the stored secret (a headers map left out keeps every value; a header left out of a headers map sent is removed). A user:password@ in a URL marked x-url-credentials (REST baseUrl, MQTT url, OPC UA endpointUrl) is moved to username and the secret password when saved: the URL reads back without it; a URL naming another user or password than those fields is 400. */
                         config: {
                             [key: string]: unknown;
                         };
@@ -20408,7 +20426,7 @@ export interface paths {
                         name?: string;
                         description?: string;
                         protocol?: string;
-                        /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+                        /** @description Validated against the protocol's configSchema. Secrets are write-only: a field marked x-secret (every password, a REST bearerToken) and each value of a map whose values are marked x-secret (REST headers: the names stay readable). Reads show {"configured": true} in their place; send that back, or leave the field out, to keep the stored secret (a headers map left out keeps every value; a header left out of a headers map sent is removed). A user:password@ in a URL marked x-url-credentials (REST baseUrl, MQTT url, OPC UA endpointUrl) is moved to username and the secret password when saved: the URL reads back without it; a URL naming another user or password than those fields is 400. */
                         config?: {
                             [key: string]: unknown;
                         };
@@ -23878,12 +23896,12 @@ export interface components {
             name: string;
             description: string;
             protocol: string;
-            /** @description Validated against the protocol's configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret. */
+            /** @description Validated against the protocol's configSchema. Secrets are write-only: a field marked x-secret (every password, a REST bearerToken) and each value of a map whose values are marked x-secret (REST headers: the names stay readable). Reads show {"configured": true} in their place; send that back, or leave the field out, to keep the stored secret (a headers map left out keeps every value; a header left out of a headers map sent is removed). A user:password@ in a URL marked x-url-credentials (REST baseUrl, MQTT url, OPC UA endpointUrl) is moved to username and the secret password when saved: the URL reads back without it; a URL naming another user or password than those fields is 400. */
             config: {
                 [key: string]: unknown;
             };
             labels: string[];
-            /** @description When true every write function is refused. */
+            /** @description When true every write function is refused (409), and the session itself refuses every write whatever asks: Modbus coil and register writes, OPC UA and S7 writes, MQTT publishes, REST methods other than GET and HEAD; SQL runs each call in a read-only transaction that is rolled back (a query that writes fails with "the connection is read-only"). */
             readOnly: boolean;
             /** @description Start when created, and keep running across restarts. */
             autoStart: boolean;

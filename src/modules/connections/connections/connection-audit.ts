@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
+import { auditSecretKeys } from './connection-secrets.js';
 
 /** The audit log's target type for connections, their functions and their runtime actions. */
 export const AUDIT_TARGET = 'connection';
@@ -16,16 +17,17 @@ export interface ConnectionChange {
   after: unknown;
   reason?: string | null;
   /**
-   * The protocol's secret config fields. The views passed in hold the real secret values (so that a
-   * changed secret is a changed path), and recordChange records each only as its marker.
+   * The protocols of the views (before and after). The views passed in hold the real secret values
+   * (so that a changed secret is a changed path); recordChange records each secret field and each
+   * value of a secret map (`headers`) of these protocols only as its marker.
    */
-  secretFields?: readonly string[];
+  protocols?: readonly string[];
 }
 
 /**
  * Records a change to a connection (or one of its functions, under `/functions/<id>`) in the audit
- * log, inside the change's transaction. No secret value reaches the log: every secret field of the
- * protocol is reduced to a marker by recordChange.
+ * log, inside the change's transaction. No secret value reaches the log: every secret of the
+ * protocols is reduced to a marker by recordChange.
  */
 export function auditConnection(trx: Kysely<Database>, at: number, change: ConnectionChange) {
   return recordChange(trx, at, {
@@ -37,6 +39,6 @@ export function auditConnection(trx: Kysely<Database>, at: number, change: Conne
     before: change.before,
     after: change.after,
     reason: change.reason ?? null,
-    secretKeys: change.secretFields ?? [],
+    secretKeys: [...new Set((change.protocols ?? []).flatMap(auditSecretKeys))],
   });
 }

@@ -31,7 +31,7 @@ const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
 });
 const Config = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'Validated against the protocol\'s configSchema. Secret fields (x-secret) are write-only: reads show {"configured": true}; send that back, or leave the field out, to keep the stored secret.',
+    'Validated against the protocol\'s configSchema. Secrets are write-only: a field marked x-secret (every password, a REST bearerToken) and each value of a map whose values are marked x-secret (REST headers: the names stay readable). Reads show {"configured": true} in their place; send that back, or leave the field out, to keep the stored secret (a headers map left out keeps every value; a header left out of a headers map sent is removed). A user:password@ in a URL marked x-url-credentials (REST baseUrl, MQTT url, OPC UA endpointUrl) is moved to username and the secret password when saved: the URL reads back without it; a URL naming another user or password than those fields is 400.',
 });
 
 /** Why a change is made: recorded with it in the organization's audit log. */
@@ -49,7 +49,10 @@ export const Connection = Type.Object(
     protocol: Type.String(),
     config: Config,
     labels: Type.Array(Type.String()),
-    readOnly: Type.Boolean({ description: 'When true every write function is refused.' }),
+    readOnly: Type.Boolean({
+      description:
+        'When true every write function is refused (409), and the session itself refuses every write whatever asks: Modbus coil and register writes, OPC UA and S7 writes, MQTT publishes, REST methods other than GET and HEAD; SQL runs each call in a read-only transaction that is rolled back (a query that writes fails with "the connection is read-only").',
+    }),
     autoStart: Type.Boolean({ description: 'Start when created, and keep running across restarts.' }),
     desiredState: Type.Union([Type.Literal('running'), Type.Literal('stopped')], {
       description: 'What the runtime supervisor converges to; persists across restarts.',

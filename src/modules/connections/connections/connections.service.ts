@@ -13,14 +13,12 @@ import type { EntityVersion, EntityVersionsRepository } from '../../versions/ent
 import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
+import { keptSecrets, missingSecrets, splitConfig, withSecretValues } from './connection-secrets.js';
 import {
   CONNECTION_ENTITY,
   type ConnectionSnapshot,
   connectionChangeSummary,
   connectionSnapshot,
-  keptSecrets,
-  missingSecrets,
-  splitConfig,
 } from './connection-snapshot.js';
 import type {
   ConnectionFilters,
@@ -118,7 +116,7 @@ export class ConnectionsService {
 
   /** The full config a driver needs: stored fields with the secrets put back. Never leaves the server. */
   driverConfig(row: ConnectionRow): Record<string, unknown> {
-    return { ...(JSON.parse(row.config) as Record<string, unknown>), ...this.secretsOf(row) };
+    return withSecretValues(JSON.parse(row.config) as Record<string, unknown>, this.secretsOf(row));
   }
 
   private seal(secrets: Record<string, string>, id: string): string | null {
@@ -183,7 +181,7 @@ export class ConnectionsService {
         connectionId: id,
         before: null,
         after: this.auditView(row),
-        secretFields: protocolOf(row.protocol).secretFields,
+        protocols: [row.protocol],
       });
     });
     if (autoStart) this.deps.changes?.changed(id);
@@ -265,9 +263,7 @@ export class ConnectionsService {
         before: this.auditView(row),
         after: this.auditView(next),
         reason,
-        secretFields: [
-          ...new Set([...protocolOf(row.protocol).secretFields, ...protocolOf(protocol).secretFields]),
-        ],
+        protocols: [row.protocol, protocol],
       });
     });
     this.deps.changes?.changed(id);
@@ -310,7 +306,7 @@ export class ConnectionsService {
         connectionId: id,
         before: this.auditView(row),
         after: null,
-        secretFields: protocolOf(row.protocol).secretFields,
+        protocols: [row.protocol],
       });
     });
   }
@@ -392,7 +388,7 @@ export class ConnectionsService {
         connectionId: cloneId,
         before: null,
         after: { ...this.auditView(copy), clonedFrom: id },
-        secretFields: protocolOf(copy.protocol).secretFields,
+        protocols: [copy.protocol],
       });
     });
     return this.get(organizationId, cloneId);

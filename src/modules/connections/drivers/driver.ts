@@ -50,9 +50,16 @@ export interface DriverSession {
   close(): Promise<void>;
 }
 
-/** Where a driver may keep files (OPC UA's certificate store). */
+/** What a session is opened with besides its config. */
 export interface DriverContext {
+  /** Where a driver may keep files (OPC UA's certificate store). */
   dataDir: string;
+  /**
+   * A read-only connection: the session refuses every write where it would leave for the device
+   * (see readOnlyRefusal), whatever function asked for it; a SQL session runs each call in a
+   * read-only transaction that it rolls back.
+   */
+  readOnly: boolean;
 }
 
 export interface ProtocolDriver {
@@ -82,6 +89,11 @@ export class DriverError extends Error {
     super(message);
     this.name = 'DriverError';
   }
+}
+
+/** The error of a write asked of a read-only session: raised where the write would reach the device. */
+export function readOnlyRefusal(what: string): DriverError {
+  return new DriverError('configuration', `the connection is read-only: ${what} is refused`);
 }
 
 /** The kind of any error: a DriverError's own, otherwise `transport`. */

@@ -5,6 +5,7 @@ import {
   type DriverValue,
   type FunctionType,
   type ProtocolDriver,
+  readOnlyRefusal,
   withTimeout,
 } from './driver.js';
 import {
@@ -111,7 +112,7 @@ export const modbusTcpDriver: ProtocolDriver = {
     },
   },
   functionTypes,
-  async connect(config, events) {
+  async connect(config, events, context) {
     const host = config.host as string;
     const port = (config.port as number) ?? 502;
     const timeoutMs = (config.timeoutMs as number) ?? 3000;
@@ -177,9 +178,11 @@ export const modbusTcpDriver: ProtocolDriver = {
           case 'modbus.readInputRegisters':
             return readRegisters('input', cfg as unknown as RegisterConfig);
           case 'modbus.writeCoil':
+            if (context.readOnly) throw readOnlyRefusal('writing a coil (FC05)');
             await call(() => client.writeCoil(cfg.address as number, cfg.value as boolean));
             return { value: cfg.value, quality: 0 };
           case 'modbus.writeRegisters': {
+            if (context.readOnly) throw readOnlyRefusal('writing registers (FC16)');
             const c = cfg as unknown as RegisterConfig & { value: number };
             const words = encodeRegisters(
               c.value,

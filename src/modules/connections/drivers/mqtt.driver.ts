@@ -1,5 +1,11 @@
 import type { MqttClient } from 'mqtt';
-import { DriverError, type DriverSession, type ProtocolDriver, withTimeout } from './driver.js';
+import {
+  DriverError,
+  type DriverSession,
+  type ProtocolDriver,
+  readOnlyRefusal,
+  withTimeout,
+} from './driver.js';
 
 const topic = { type: 'string', minLength: 1, maxLength: 1024 };
 const qos = { type: 'integer', enum: [0, 1, 2], default: 0 };
@@ -37,7 +43,13 @@ export const mqttDriver: ProtocolDriver = {
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', pattern: '^(mqtt|mqtts|ws|wss)://', maxLength: 2048 },
+      url: {
+        type: 'string',
+        pattern: '^(mqtt|mqtts|ws|wss)://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description: 'A user:password@ in it is moved to username and password when saved.',
+      },
       clientId: { type: 'string', maxLength: 128 },
       username: { type: 'string', maxLength: 255 },
       password: { type: 'string', maxLength: 1024, 'x-secret': true },
@@ -81,7 +93,7 @@ export const mqttDriver: ProtocolDriver = {
       },
     },
   ],
-  async connect(config, events) {
+  async connect(config, events, context) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
     // mqtt.js, loaded with the first MQTT session (listing protocols loads no driver library).
     const { default: mqtt } = await import('mqtt');
@@ -125,6 +137,7 @@ export const mqttDriver: ProtocolDriver = {
     const session: DriverSession = {
       async execute(type, cfg) {
         if (type === 'mqtt.publish') {
+          if (context.readOnly) throw readOnlyRefusal(`publishing to ${String(cfg.topic)}`);
           const payload = typeof cfg.payload === 'string' ? cfg.payload : JSON.stringify(cfg.payload);
           await client.publishAsync(cfg.topic as string, payload, {
             qos: ((cfg.qos as number) ?? 0) as 0 | 1 | 2,

@@ -13,6 +13,7 @@ import {
   type DriverValue,
   type ProtocolDriver,
   type Quality,
+  readOnlyRefusal,
   withTimeout,
 } from './driver.js';
 
@@ -86,7 +87,13 @@ export const opcuaDriver: ProtocolDriver = {
     required: ['endpointUrl'],
     additionalProperties: false,
     properties: {
-      endpointUrl: { type: 'string', pattern: '^opc\\.tcp://', maxLength: 2048 },
+      endpointUrl: {
+        type: 'string',
+        pattern: '^opc\\.tcp://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description: 'A user:password@ in it is moved to username and password when saved.',
+      },
       securityMode: { type: 'string', enum: SECURITY_MODES, default: 'None' },
       securityPolicy: { type: 'string', enum: SECURITY_POLICIES, default: 'None' },
       username: { type: 'string', minLength: 1, maxLength: 255, description: 'Absent: anonymous.' },
@@ -229,6 +236,7 @@ export const opcuaDriver: ProtocolDriver = {
             return driverValue(dv);
           }
           case 'opcua.write': {
+            if (context.readOnly) throw readOnlyRefusal(`writing ${String(cfg.nodeId)}`);
             let dataType = cfg.dataType ? DataType[cfg.dataType as keyof typeof DataType] : undefined;
             if (dataType === undefined) {
               const current = await session.read({

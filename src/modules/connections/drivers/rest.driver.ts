@@ -1,4 +1,4 @@
-import { DriverError, type DriverSession, type ProtocolDriver } from './driver.js';
+import { DriverError, type DriverSession, type ProtocolDriver, readOnlyRefusal } from './driver.js';
 
 const path = { type: 'string', maxLength: 2048, description: 'Appended to baseUrl, e.g. /api/status.' };
 const query = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } };
@@ -27,11 +27,20 @@ export const restDriver: ProtocolDriver = {
     required: ['baseUrl'],
     additionalProperties: false,
     properties: {
-      baseUrl: { type: 'string', pattern: '^https?://', maxLength: 2048 },
+      baseUrl: {
+        type: 'string',
+        pattern: '^https?://',
+        maxLength: 2048,
+        'x-url-credentials': true,
+        description:
+          'A user:password@ in it is moved to username and password (basic authentication) when saved.',
+      },
       headers: {
         type: 'object',
-        additionalProperties: { type: 'string', maxLength: 4096 },
+        additionalProperties: { type: 'string', maxLength: 4096, 'x-secret': true },
         maxProperties: 50,
+        description:
+          'Sent with every request. Each value is a secret: write-only, read back as {configured: true}.',
       },
       username: { type: 'string', maxLength: 255, description: 'Basic authentication, with password.' },
       password: { type: 'string', maxLength: 1024, 'x-secret': true },
@@ -74,7 +83,7 @@ export const restDriver: ProtocolDriver = {
       },
     },
   ],
-  async connect(config, events) {
+  async connect(config, events, context) {
     const base = new URL(config.baseUrl as string);
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
     const headers: Record<string, string> = { ...(config.headers as Record<string, string> | undefined) };
@@ -105,6 +114,9 @@ export const restDriver: ProtocolDriver = {
     }
     const call = async (method: string, cfg: Record<string, unknown>) => {
       const url = urlOf(cfg.path as string);
+      // HTTP's safe methods (RFC 9110 §9.2.1) are the only ones a read-only connection sends.
+      if (context.readOnly && method !== 'GET' && method !== 'HEAD')
+        throw readOnlyRefusal(`${method} ${url.pathname}`);
       for (const [k, v] of Object.entries((cfg.query as Record<string, unknown>) ?? {}))
         url.searchParams.set(k, String(v));
       let response: Response;

@@ -1,5 +1,11 @@
 import { createRequire } from 'node:module';
-import { DriverError, type DriverSession, type ProtocolDriver, withTimeout } from './driver.js';
+import {
+  DriverError,
+  type DriverSession,
+  type ProtocolDriver,
+  readOnlyRefusal,
+  withTimeout,
+} from './driver.js';
 
 /** The part of nodes7 (untyped, callback style) this driver uses. */
 interface NodeS7 {
@@ -67,7 +73,7 @@ export const s7Driver: ProtocolDriver = {
       },
     },
   ],
-  async connect(config, events) {
+  async connect(config, events, context) {
     const NodeS7Class = require('nodes7') as new (options: { silent: boolean }) => NodeS7;
     const conn = new NodeS7Class({ silent: true });
     const timeoutMs = (config.timeoutMs as number) ?? 10000;
@@ -131,6 +137,7 @@ export const s7Driver: ProtocolDriver = {
           );
         }
         if (type === 's7.write') {
+          if (context.readOnly) return Promise.reject(readOnlyRefusal(`writing ${item}`));
           return serial(
             () =>
               new Promise((resolve, reject) => {

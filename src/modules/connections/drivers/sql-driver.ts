@@ -19,7 +19,8 @@ export function sqlFunctionTypes(placeholderSyntax: string): FunctionType[] {
     {
       type: 'sql.query',
       direction: 'read',
-      description: 'A query; the value is { rows }.',
+      description:
+        'One statement (never two: `a; b` is refused) whose rows are the value, { rows }. On a read-only connection it runs in a read-only transaction, rolled back.',
       configSchema: {
         type: 'object',
         required: ['sql'],
@@ -31,7 +32,8 @@ export function sqlFunctionTypes(placeholderSyntax: string): FunctionType[] {
     {
       type: 'sql.execute',
       direction: 'write',
-      description: 'A statement that changes data; the value is { rowCount }.',
+      description:
+        'One statement that changes data; the value is { rowCount }. Refused on a read-only connection.',
       configSchema: {
         type: 'object',
         required: ['sql'],

@@ -35,10 +35,22 @@ addFormats(ajv);
 const ajvAll = new Ajv({ strict: false, allErrors: true, useDefaults: false, coerceTypes: false });
 addFormats(ajvAll);
 
-interface CompiledProtocol {
+/** Where a protocol's config holds secrets: see connections/connection-secrets.ts. */
+export interface SecretLayout {
+  /** Fields marked `x-secret`: the value is a secret. */
+  secretFields: string[];
+  /** Object fields whose values are marked `x-secret` (REST `headers`): each value is a secret, the names are not. */
+  secretMaps: string[];
+  /**
+   * URL fields marked `x-url-credentials`: a `user:password@` in them is moved to the protocol's
+   * `username` and (secret) `password` fields when the config is saved.
+   */
+  credentialUrls: string[];
+}
+
+interface CompiledProtocol extends SecretLayout {
   driver: ProtocolDriver;
   validateConfig: ValidateFunction;
-  secretFields: string[];
   functionTypes: Map<
     string,
     { type: FunctionType; validate: ValidateFunction; validateAll: ValidateFunction }
@@ -48,10 +60,20 @@ interface CompiledProtocol {
 const compiled = new Map<string, CompiledProtocol>();
 for (const driver of DRIVERS) {
   const properties = (driver.configSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const marked = (test: (property: Record<string, unknown>) => boolean) =>
+    Object.keys(properties).filter((name) => test(properties[name]!));
+  const credentialUrls = marked((p) => p['x-url-credentials'] === true);
+  // A URL's credentials land in username and a secret password: a protocol marking one has both.
+  if (credentialUrls.length > 0 && (!properties.username || properties.password?.['x-secret'] !== true))
+    throw new Error(`${driver.id}: x-url-credentials needs a username field and an x-secret password`);
   compiled.set(driver.id, {
     driver,
     validateConfig: ajv.compile(driver.configSchema),
-    secretFields: Object.keys(properties).filter((name) => properties[name]!['x-secret'] === true),
+    secretFields: marked((p) => p['x-secret'] === true),
+    secretMaps: marked(
+      (p) => (p.additionalProperties as Record<string, unknown> | undefined)?.['x-secret'] === true,
+    ),
+    credentialUrls,
     functionTypes: new Map(
       driver.functionTypes.map((t) => [
         t.type,

@@ -24,11 +24,11 @@ export interface RunningFunction {
 export interface WorkerDeps {
   connectionId: string;
   driver: ProtocolDriver;
-  /** The full config (secrets included), read when each session opens. */
-  config: () => Promise<Record<string, unknown>>;
+  /** The full config (secrets included) and whether the connection is read-only, read when each session opens. */
+  settings: () => Promise<{ config: Record<string, unknown>; readOnly: boolean }>;
   /** The functions to run while connected, read when each session opens. */
   functions: () => Promise<RunningFunction[]>;
-  context: DriverContext;
+  context: Omit<DriverContext, 'readOnly'>;
   /** Records a transition (runtime row and state history); awaited in order. */
   transition: (from: RuntimeState, to: RuntimeState, reason: string, error: string | null) => Promise<void>;
   /** Publishes a device value to a UNS topic. */
@@ -64,6 +64,8 @@ export class ConnectionWorker {
   lastError: string | null = null;
   readonly metrics = new MetricsRecorder();
   private session: DriverSession | null = null;
+  /** Whether the open session was opened read-only (a connection made read-only since is not yet). */
+  private sessionReadOnly = false;
   private stopped = false;
   private wake: (() => void) | null = null;
   private timers: NodeJS.Timeout[] = [];
@@ -113,7 +115,8 @@ export class ConnectionWorker {
         this.wake = resolve;
       });
       try {
-        const config = await this.deps.config();
+        const { config, readOnly } = await this.deps.settings();
+        this.sessionReadOnly = readOnly;
         this.session = await this.deps.driver.connect(
           config,
           {
@@ -122,7 +125,7 @@ export class ConnectionWorker {
               this.wake?.();
             },
           },
-          this.deps.context,
+          { ...this.deps.context, readOnly },
         );
       } catch (error) {
         if (this.stopped) break;
@@ -252,6 +255,15 @@ export class ConnectionWorker {
   /** Whether this worker holds an open session that can run a function now. */
   get connected(): boolean {
     return this.session !== null && (this.state === 'connected' || this.state === 'degraded');
+  }
+
+  /**
+   * Whether the open session may run a call for a connection that is `readOnly` now: not when the
+   * connection was made read-only after the session opened (it restarts soon; until then the call
+   * goes to a session opened read-only).
+   */
+  serves(readOnly: boolean): boolean {
+    return this.connected && (this.sessionReadOnly || !readOnly);
   }
 
   /** Runs a function on the open session, counting it in the metrics. */

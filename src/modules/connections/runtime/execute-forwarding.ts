@@ -17,6 +17,8 @@ interface Request {
   connectionId: string;
   type: string;
   config: Record<string, unknown>;
+  /** Whether the connection is read-only as the caller read it: a session opened otherwise does not run it. */
+  readOnly: boolean;
 }
 
 /** The owner's answer: the result, or that it does not run the connection (then nothing ran). */
@@ -31,11 +33,15 @@ interface Pending {
 export interface ExecuteForwardingDeps {
   bus: InvalidationBus;
   replicaId: string;
-  /** Runs a function on this replica's open session of the connection; undefined when there is none. */
+  /**
+   * Runs a function on this replica's open session of the connection; undefined when there is none,
+   * or when the connection is `readOnly` and the session was not opened so.
+   */
   runLocal: (
     connectionId: string,
     type: string,
     config: Record<string, unknown>,
+    readOnly: boolean,
   ) => Promise<ExecutionResult> | undefined;
   log: FastifyBaseLogger;
   /** How long the owner has to say it received a request before the caller opens its own session. */
@@ -124,7 +130,14 @@ export class ExecuteForwarding {
   private async serve(requestId: string, request: Request): Promise<void> {
     try {
       await this.send('ack', requestId, request.from, {});
-      const running = this.deps.runLocal(request.connectionId, request.type, request.config);
+      // A request without the flag (from a replica of an older version) is taken as read-only: the
+      // strictest reading, which at worst opens a session of the caller's own.
+      const running = this.deps.runLocal(
+        request.connectionId,
+        request.type,
+        request.config,
+        request.readOnly !== false,
+      );
       const answer: Answer = running ? { result: await running } : { notRunning: true };
       await this.send('result', requestId, request.from, answer).catch(async (error: unknown) => {
         // A result that cannot travel (too large, not JSON) is still an answer: the function ran.
@@ -155,6 +168,7 @@ export class ExecuteForwarding {
     connectionId: string,
     type: string,
     config: Record<string, unknown>,
+    readOnly: boolean,
   ): Promise<ExecutionResult | undefined> {
     const requestId = randomUUID();
     let acked!: () => void;
@@ -177,7 +191,7 @@ export class ExecuteForwarding {
     };
     const started = performance.now();
     try {
-      const request: Request = { from: this.deps.replicaId, connectionId, type, config };
+      const request: Request = { from: this.deps.replicaId, connectionId, type, config, readOnly };
       try {
         await this.send('request', requestId, owner, request);
       } catch (error) {

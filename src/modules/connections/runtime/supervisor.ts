@@ -84,9 +84,9 @@ export class ConnectionSupervisor implements FunctionExecutor {
         replicaId: this.replicaId,
         log: deps.log,
         ackMs: deps.forwardAckMs,
-        runLocal: (id, type, config) => {
+        runLocal: (id, type, config, readOnly) => {
           const worker = this.workers.get(id);
-          return worker?.connected ? worker.execute(type, config) : undefined;
+          return worker?.serves(readOnly) ? worker.execute(type, config) : undefined;
         },
       });
   }
@@ -121,6 +121,12 @@ export class ConnectionSupervisor implements FunctionExecutor {
       } else if (connection?.desired_state !== 'running') {
         this.workers.delete(id);
         await worker.stop('user_stop');
+        await this.leases.release(id);
+      } else if (!worker.serves(connection.read_only === 1) && worker.connected) {
+        // Made read-only through another replica (which restarts only its own sessions): the session
+        // here starts over read-only; the lease is taken again below, in this pass.
+        this.workers.delete(id);
+        await worker.stop('config_changed');
         await this.leases.release(id);
       }
     }
@@ -259,11 +265,12 @@ export class ConnectionSupervisor implements FunctionExecutor {
     type: string,
     config: Record<string, unknown>,
   ): Promise<ExecutionResult> {
+    const readOnly = connection.read_only === 1;
     const worker = this.workers.get(connection.id);
-    if (worker?.connected) return worker.execute(type, config);
+    if (worker?.serves(readOnly)) return worker.execute(type, config);
     const owner = this.forwarding && (await this.remoteOwner(connection.id));
     if (owner) {
-      const forwarded = await this.forwarding!.forward(owner, connection.id, type, config);
+      const forwarded = await this.forwarding!.forward(owner, connection.id, type, config, readOnly);
       if (forwarded) return forwarded;
       this.deps.log.info(
         { connectionId: connection.id, owner },
@@ -276,7 +283,7 @@ export class ConnectionSupervisor implements FunctionExecutor {
       session = await protocolOf(connection.protocol).driver.connect(
         this.deps.connections.driverConfig(connection),
         { onLost: () => {} },
-        { dataDir: this.deps.dataDir },
+        { dataDir: this.deps.dataDir, readOnly },
       );
     } catch (error) {
       return {

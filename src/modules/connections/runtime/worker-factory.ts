@@ -92,7 +92,10 @@ export function createWorker(deps: WorkerFactoryDeps, connection: ConnectionRow)
     context: { dataDir: deps.dataDir },
     reconnectBaseMs: deps.reconnectBaseMs,
     log: deps.log,
-    config: async () => deps.connections.driverConfig(await deps.connections.get(organizationId, id)),
+    settings: async () => {
+      const row = await deps.connections.get(organizationId, id);
+      return { config: deps.connections.driverConfig(row), readOnly: row.read_only === 1 };
+    },
     functions: () => runningFunctions(deps.functions, connection),
     transition: recordTransition,
     publish: (topic, value) => deps.values.publish(organizationId, id, topic, value),

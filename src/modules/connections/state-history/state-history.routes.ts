@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
-import { badRequest } from '../../../platform/errors.js';
+import { badRequest, notFound } from '../../../platform/errors.js';
 import { PaginationSchema } from '../../../platform/list-query.js';
-import { isoTime, Timestamp } from '../../../platform/schemas.js';
+import { errorResponse, isoTime, Timestamp } from '../../../platform/schemas.js';
 import { summarize } from './health-summary.js';
 import type { StateHistoryRepository } from './state-history.repository.js';
 
@@ -70,18 +70,23 @@ function parseTime(text: string | undefined, field: string): number | undefined 
 export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
   history: StateHistoryRepository;
   clock: Clock;
-}> = async (app, { history, clock }) => {
+  /** Whether the organization has this connection: a history asked of any other id answers 404. */
+  hasConnection: (organizationId: string, id: string) => Promise<boolean>;
+}> = async (app, { history, clock, hasConnection }) => {
+  /** 404 for a connection id the organization does not have (another organization's, or none). */
+  const checkConnection = async (organizationId: string, id: string | undefined) => {
+    if (id !== undefined && !(await hasConnection(organizationId, id))) throw notFound('connection');
+  };
+
   const listEvents = async (organizationId: string, q: HistoryQuery) => {
     const limit = q.limit ?? 100;
     const offset = q.offset ?? 0;
+    const from = parseTime(q.from, 'from');
+    const to = parseTime(q.to, 'to');
+    await checkConnection(organizationId, q.connectionId);
     const { rows, total } = await history.list(
       organizationId,
-      {
-        connectionId: q.connectionId,
-        from: parseTime(q.from, 'from'),
-        to: parseTime(q.to, 'to'),
-        state: q.state,
-      },
+      { connectionId: q.connectionId, from, to, state: q.state },
       limit,
       offset,
     );
@@ -110,7 +115,10 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
         description: 'The same as /state-history?connectionId={id}.',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
         querystring: Type.Omit(HistoryQuery, ['connectionId']),
-        response: { 200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }) },
+        response: {
+          200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }),
+          404: errorResponse('No connection with this id in the organization.'),
+        },
       },
     },
     async (request) =>
@@ -124,9 +132,13 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         summary: 'List connection state changes',
-        description: 'Newest first; filter by connection, time range [from, to) and target state.',
+        description:
+          "Newest first; filter by connection, time range [from, to) and target state. A `connectionId` the organization does not have (another organization's, or none) answers 404.",
         querystring: HistoryQuery,
-        response: { 200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }) },
+        response: {
+          200: Type.Object({ data: Type.Array(StateEvent), pagination: PaginationSchema }),
+          404: errorResponse('No connection with this id in the organization.'),
+        },
       },
     },
     async (request) => listEvents(request.organization!.id, request.query),
@@ -140,7 +152,7 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
         tags,
         summary: 'Health summary per connection',
         description:
-          'Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals.',
+          'Over the window ending now: uptime share, state changes, failures, errors, mean time between failures; plus totals. A `connectionId` the organization does not have answers 404.',
         querystring: Type.Object(
           {
             window: Type.Optional(
@@ -168,11 +180,13 @@ export const stateHistoryRoutes: FastifyPluginAsyncTypebox<{
               connections: Type.Array(Summary),
             }),
           }),
+          404: errorResponse('No connection with this id in the organization.'),
         },
       },
     },
     async (request) => {
       const window = request.query.window ?? '24h';
+      await checkConnection(request.organization!.id, request.query.connectionId);
       const to = clock.now();
       const from = to - WINDOWS[window]!;
       const { events, before } = await history.window(

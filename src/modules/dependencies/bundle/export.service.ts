@@ -5,6 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database, DependencyExportTable } from '../../../storage/tables.js';
+import { isSecretKey } from '../../connections/connections/connection-secrets.js';
 import { openSecrets } from '../../connections/connections/secret-box.js';
 import { protocolOf } from '../../connections/protocols/protocol-registry.js';
 import type { BundleRepository } from './bundle.repository.js';
@@ -81,8 +82,8 @@ export class ExportService {
       secretFieldsOf: (connectionId) => {
         const row = catalog.connections.find((c) => c.id === connectionId)!;
         if (!row.secrets) return [];
-        const set = Object.keys(openSecrets(row.secrets, row.id, kek));
-        return protocolOf(row.protocol).secretFields.filter((f) => set.includes(f));
+        const layout = protocolOf(row.protocol);
+        return Object.keys(openSecrets(row.secrets, row.id, kek)).filter((key) => isSecretKey(layout, key));
       },
     });
     const text = JSON.stringify(bundle, null, 2);

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import { badRequest } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
+import { plaintextCredentials, withSecretValues } from '../../connections/connections/connection-secrets.js';
 import {
   CONNECTION_ENTITY,
   connectionChangeSummary,
@@ -89,16 +90,21 @@ export async function writeConnections(
     const existingSecrets: Record<string, string> = existing?.secrets
       ? openSecrets(existing.secrets, existing.id, ctx.keyEncryptionKey)
       : {};
-    const secrets: Record<string, string> =
-      existing && existing.protocol === c.protocol ? { ...existingSecrets } : {};
+    // A bundle's secrets are its inputs; a value an older export held in plain text (a header, a
+    // URL's password) is taken as one, and a secret field in its config never is.
+    const carried = plaintextCredentials(c.protocol, c.config ?? {});
+    const stored = Object.fromEntries(
+      Object.entries(carried?.config ?? c.config ?? {}).filter(([k]) => !secretFields.includes(k)),
+    );
+    const secrets: Record<string, string> = {
+      ...(existing && existing.protocol === c.protocol ? existingSecrets : {}),
+      ...carried?.secrets,
+    };
     for (const input of bundle.inputs)
       if (input.entity === c.key && inputs[input.key] !== undefined)
         secrets[input.path.replace(/^config\./, '')] = inputs[input.key]!;
-    const stored = Object.fromEntries(
-      Object.entries(c.config ?? {}).filter(([k]) => !secretFields.includes(k)),
-    );
     try {
-      assertValid(validateConfig, { ...stored, ...secrets }, 'config');
+      assertValid(validateConfig, withSecretValues(stored, secrets), 'config');
     } catch (error) {
       entityError(c.key, error);
     }
