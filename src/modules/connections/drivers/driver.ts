@@ -1,3 +1,5 @@
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
+
 /**
  * The one small interface every protocol implements: a description (config schema, function types)
  * and `connect`, which opens a session. Adding a protocol is adding a file beside this one and a line
@@ -50,9 +52,20 @@ export interface DriverSession {
   close(): Promise<void>;
 }
 
-/** Where a driver may keep files (OPC UA's certificate store). */
+/** What a session may use beyond its config. */
 export interface DriverContext {
+  /** Where a driver may keep files (OPC UA's certificate store). */
   dataDir: string;
+  /** Every socket a session opens goes where this policy allowed it to (see driver-egress.ts). */
+  egress: EgressPolicy;
+}
+
+/** A host and port a config points at, with the field that holds it (checked when a config is saved). */
+export interface ConfigTarget {
+  /** e.g. `config.host`, `config.endpointUrl`. */
+  field: string;
+  host: string;
+  port: number;
 }
 
 export interface ProtocolDriver {
@@ -63,6 +76,11 @@ export interface ProtocolDriver {
   session: 'exclusive' | 'pooled';
   configSchema: JsonSchema;
   functionTypes: FunctionType[];
+  /**
+   * Where a (schema-valid) config connects to, field by field: refused when saved if the egress policy
+   * denies it as written. Every socket a session opens is checked again when it opens.
+   */
+  targets(config: Record<string, unknown>): ConfigTarget[];
   connect(
     config: Record<string, unknown>,
     events: SessionEvents,
