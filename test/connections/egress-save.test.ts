@@ -87,7 +87,10 @@ for (const dialect of testDialects()) {
       const refused = await create(strict.admin, 'Local PG', 'postgresql', config);
       assert.equal(refused.status, 400);
       const why = dialect === 'postgres' ? 'the DATABASE_URL server' : 'loopback';
-      assert.match(refused.body.message, new RegExp(`^config\\.host: egress policy: .*127\\.0\\.0\\.1:5432 \\(${why}\\)`));
+      assert.match(
+        refused.body.message,
+        new RegExp(`^config\\.host: egress policy: .*127\\.0\\.0\\.1:5432 \\(${why}\\)`),
+      );
       const inLab = await create(lab.admin, 'Local PG', 'postgresql', config);
       if (dialect === 'postgres') {
         assert.equal(inLab.status, 400, 'MERIDIAN_EGRESS_ALLOW=127.0.0.1 does not open the database');

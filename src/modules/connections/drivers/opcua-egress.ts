@@ -91,6 +91,10 @@ export async function discoverEndpoint(
     clientCertificateManager: options.clientCertificateManager,
     transportFactory: options.transportFactory,
     defaultTransactionTimeout: options.timeoutMs,
+    // A channel without security needs no server certificate; giving it one (an empty one) is what keeps
+    // node-opcua from fetching it first through its own client (NODEOPCUA_CLIENT_FORCE_ENDPOINT_DISCOVERY
+    // makes it do so even without security, and then follow the endpoint URL the server advertises).
+    serverCertificate: Buffer.alloc(0),
   });
   try {
     await withTimeout(

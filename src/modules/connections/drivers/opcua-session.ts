@@ -65,7 +65,13 @@ export async function openSession(
       clientCertificateManager,
       timeoutMs,
     });
-    const serverCertificate = endpoint?.serverCertificate?.length ? endpoint.serverCertificate : undefined;
+    // Given a certificate (an empty one without security, as for the discovery), node-opcua never
+    // fetches one itself (see discoverEndpoint).
+    const serverCertificate = endpoint?.serverCertificate?.length
+      ? endpoint.serverCertificate
+      : securityMode === MessageSecurityMode.None
+        ? Buffer.alloc(0)
+        : undefined;
     client = OPCUAClient.create({
       applicationName: 'Meridian',
       securityMode,
