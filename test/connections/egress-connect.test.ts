@@ -60,13 +60,18 @@ async function startAndSettle(api: TestClient, id: string, state: string) {
 
 for (const dialect of testDialects()) {
   describe(`Egress policy: checked after DNS, pinned, on every hop [${dialect}]`, () => {
-    /** MERIDIAN_EGRESS_ALLOW=127.0.0.2: the devices here listen there; 127.0.0.1 stays denied. */
+    /**
+     * MERIDIAN_EGRESS_ALLOW=127.0.0.2 (the devices here listen there; 127.0.0.1 stays denied) and the ports
+     * of the local MariaDB, PostgreSQL and Mosquitto on 127.0.0.1.
+     */
     let server: TestServer;
     const names: Record<string, string> = {
       'plc.test': '127.0.0.1',
       'mapped.test': '::ffff:127.0.0.1',
       'press.test': '127.0.0.2',
       'opc.test': '127.0.0.2',
+      'meta.test': '169.254.169.254',
+      'db.test': '127.0.0.1',
     };
     let device: ModbusTestServer;
     let loopbackDevice: ModbusTestServer;
@@ -77,7 +82,7 @@ for (const dialect of testDialects()) {
       loopbackDevice = new ModbusTestServer(await freePort());
       await loopbackDevice.start();
       server = await startTestServer(dialect, {
-        config: { egressAllow: ['127.0.0.2'] },
+        config: { egressAllow: ['127.0.0.2', '127.0.0.1:3306', '127.0.0.1:5432', '127.0.0.1:1883'] },
         connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
         egressLookup: testDns(names),
       });
@@ -162,6 +167,83 @@ for (const dialect of testDialects()) {
       );
       assert.equal(loopbackDevice.opened, 0);
       names['press.test'] = '127.0.0.2';
+    });
+
+    it('every protocol checks the name it connects to: a name resolving to the metadata address fails', async () => {
+      for (const [protocol, config, port, type, fnConfig] of [
+        ['modbus-tcp', { host: 'meta.test' }, 502, 'modbus.readCoils', { address: 0 }],
+        ['s7', { host: 'meta.test' }, 102, 's7.read', { address: 'DB1,INT0' }],
+        ['opcua', { endpointUrl: 'opc.tcp://meta.test/UA' }, 4840, 'opcua.read', { nodeId: 'i=2258' }],
+        ['mqtt', { url: 'mqtt://meta.test' }, 1883, 'mqtt.read', { topic: 'x' }],
+        ['mqtt', { url: 'wss://meta.test/mqtt' }, 443, 'mqtt.read', { topic: 'x' }],
+        ['rest', { baseUrl: 'https://meta.test/api' }, 443, 'rest.get', { path: '/x' }],
+        [
+          'postgresql',
+          { host: 'meta.test', database: 'd', user: 'u' },
+          5432,
+          'sql.query',
+          { sql: 'select 1' },
+        ],
+        ['mysql', { host: 'meta.test', database: 'd', user: 'u' }, 3306, 'sql.query', { sql: 'select 1' }],
+      ] as const) {
+        const id = await connection(server.admin, `Metadata ${protocol} ${port}`, protocol, config);
+        const result = await execute(
+          server.admin,
+          id,
+          await fn(server.admin, id, { name: 'f', type, config: fnConfig }),
+        );
+        assert.equal(result.success, false, protocol);
+        assert.equal(
+          result.error,
+          `egress policy: connections may not reach meta.test:${port}: it resolves to 169.254.169.254 (link-local, where clouds serve instance metadata); MERIDIAN_EGRESS_ALLOW can allow it`,
+          `${protocol} ${port}`,
+        );
+      }
+    });
+
+    it('PostgreSQL, MariaDB and MQTT connect a name to the address the policy checked (host:port entries)', async () => {
+      for (const [protocol, config, type, fnConfig] of [
+        [
+          'postgresql',
+          { host: 'db.test', database: 'postgres', user: 'postgres' },
+          'sql.query',
+          { sql: 'select 1 as one' },
+        ],
+        [
+          'mysql',
+          { host: 'db.test', database: 'mysql', user: 'root' },
+          'sql.query',
+          { sql: 'select 1 as one' },
+        ],
+        [
+          'mqtt',
+          { url: 'mqtt://db.test:1883' },
+          'mqtt.publish',
+          { topic: 'meridian-test/egress', payload: 1 },
+        ],
+      ] as const) {
+        const id = await connection(server.admin, `Pinned ${protocol}`, protocol, config);
+        const f = await fn(server.admin, id, { name: 'f', type, config: fnConfig });
+        const result = (
+          await server.admin.post(`${CONNECTIONS}/${id}/functions/${f}/execute`, { confirmWrites: true })
+        ).body.data;
+        assert.equal(result.success, true, `${protocol}: ${JSON.stringify(result)}`);
+      }
+      const other = await connection(server.admin, 'Other port', 'mysql', {
+        host: 'db.test',
+        port: 3307,
+        database: 'd',
+        user: 'u',
+      });
+      const result = await execute(
+        server.admin,
+        other,
+        await fn(server.admin, other, { name: 'f', type: 'sql.query', config: { sql: 'select 1' } }),
+      );
+      assert.match(
+        result.error,
+        /^egress policy: connections may not reach db\.test:3307: it resolves to 127\.0\.0\.1 \(loopback\)/,
+      );
     });
 
     describe('REST redirects', () => {
