@@ -3,6 +3,7 @@ import { lookup as systemLookup } from 'node:dns/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createChain, runOnce } from '../engine/pipeline-runner.js';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import type { TestClient } from '../helpers/http-client.js';
@@ -243,6 +244,27 @@ for (const dialect of testDialects()) {
       assert.match(
         result.error,
         /^egress policy: connections may not reach db\.test:3307: it resolves to 127\.0\.0\.1 \(loopback\)/,
+      );
+    });
+
+    it("fails a pipeline's connection.call node with the policy's error", async () => {
+      const id = await connection(server.admin, 'Called', 'modbus-tcp', {
+        host: 'meta.test',
+        timeoutMs: 500,
+      });
+      const read = await fn(server.admin, id, {
+        name: 'r',
+        type: 'modbus.readCoils',
+        config: { address: 0 },
+      });
+      const pipeline = await createChain(server.admin, 'Call a denied device', [
+        { id: 'read', type: 'connection.call', parameters: { connectionId: id, functionId: read } },
+      ]);
+      const { execution } = await runOnce(server.admin, pipeline, null);
+      assert.equal(execution.status, 'failed');
+      assert.match(
+        execution.error!.message,
+        /egress policy: connections may not reach meta\.test:502: it resolves to 169\.254\.169\.254/,
       );
     });
 

@@ -28,7 +28,7 @@ function egressDenial(error: Error): DriverError | undefined {
 
 const HTTP_PORTS = { 'http:': 80, 'https:': 443 };
 
-/** HTTP APIs through Node's fetch: polled GETs and requests that change something. */
+/** HTTP APIs through undici's fetch: polled GETs and requests that change something. */
 export const restDriver: ProtocolDriver = {
   id: 'rest',
   name: 'REST (HTTP)',
