@@ -58,10 +58,10 @@ export function parseEgressEntry(raw: string): EgressEntry | { problem: string }
   const bad = (why: string) => ({ problem: `"${text.slice(0, 80)}" ${why}` });
   if (text.startsWith('[')) {
     const close = text.indexOf(']');
-    const inner = addressMatch(text.slice(1, close));
-    const rest = close < 0 ? undefined : text.slice(close + 1);
-    if (!inner || inner.kind !== 'range' || inner.range[0].kind() !== 'ipv6' || rest === undefined)
+    const inner = close < 0 ? undefined : addressMatch(text.slice(1, close));
+    if (inner?.kind !== 'range' || inner.range[0].kind() !== 'ipv6')
       return bad('is not an IPv6 address or range in brackets ([fd00::5]:502)');
+    const rest = text.slice(close + 1);
     if (rest === '') return { text, match: inner };
     const port = rest.startsWith(':') ? portOf(rest.slice(1)) : undefined;
     return port ? { text, match: inner, port } : bad('has no port from 1 to 65535 after the brackets');

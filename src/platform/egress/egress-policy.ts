@@ -123,6 +123,8 @@ export class EgressPolicy {
     const addresses = literal
       ? [isIP(host) === 0 ? literal.toString() : host]
       : (await this.lookup(host)).map((a) => a.address);
+    if (addresses.length === 0)
+      throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
     for (const address of addresses) {
       const verdict = await this.verdict(address, port, name);
       if (!verdict.allowed) throw new EgressDeniedError(denialMessage(host, port, address, verdict));
