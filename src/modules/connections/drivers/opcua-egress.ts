@@ -19,13 +19,17 @@ export interface CheckedTransports extends IClientTransportFactory {
 async function openChecked(egress: EgressPolicy, endpointUrl: string, timeoutMs: number): Promise<Socket> {
   const { host, port } = urlTarget('endpointUrl', endpointUrl, OPCUA_PORTS);
   const socket = connectPinned(await egress.resolve(host, port));
-  await new Promise<void>((resolve, reject) => {
-    socket.setTimeout(timeoutMs, () =>
-      socket.destroy(new Error(`connecting timed out after ${timeoutMs} ms`)),
-    );
-    socket.once('connect', () => resolve());
-    socket.once('error', reject);
-  });
+  const timedOut = () => socket.destroy(new Error(`connecting timed out after ${timeoutMs} ms`));
+  socket.setTimeout(timeoutMs, timedOut);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('error', reject);
+    });
+  } finally {
+    socket.off('timeout', timedOut);
+    socket.setTimeout(0);
+  }
   socket.setKeepAlive(true, timeoutMs >> 1);
   return socket;
 }
@@ -43,7 +47,7 @@ export function checkedTransports(opcua: Opcua, egress: EgressPolicy): CheckedTr
 
     constructor(settings?: ConstructorParameters<Opcua['ReverseClientTCP_transport']>[1]) {
       super(async () => {
-        const transport = this!;
+        const transport = this;
         const socket = await openChecked(egress, transport.dialling, transport.timeout).catch((error) => {
           if (error instanceof EgressDeniedError) factory.denied = error;
           throw error;
