@@ -31,6 +31,7 @@ import { UsersService } from './modules/users/users.service.js';
 import { EntityVersionsRepository } from './modules/versions/entity-versions.repository.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
+import { egressPolicyOf, type LookupAll } from './platform/egress/egress-policy.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
 import { unavailable } from './platform/errors.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
@@ -53,6 +54,8 @@ export interface AppDeps {
   connectionRuntime?: ConnectionRuntimeOptions;
   /** Timing of the background rollup job (tests run it by hand). */
   rollupJob?: RollupJobOptions;
+  /** The DNS the egress policy asks (default: the system's); tests answer names of their own. */
+  egressLookup?: LookupAll;
 }
 
 export const VERSION = '2.4.0';
@@ -171,6 +174,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
   await installPipelines(app, { config, storage, clock, versions, models, metrics });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
+  // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
+  const ownPorts = () => {
+    const address = app.server.address();
+    const http = typeof address === 'object' && address ? address.port : config.httpPort;
+    return config.mqttUrl || config.mqttPort === 0 ? [http] : [http, config.mqttPort];
+  };
   await installConnections(app, {
     config,
     storage,
@@ -179,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     runtime: deps.connectionRuntime,
     bus,
     versions,
+    egress: egressPolicyOf(config, ownPorts, deps.egressLookup),
   });
   await installBundles(app, {
     config,

@@ -246,6 +246,11 @@ describe('the meridian command without a database', () => {
     }
     assert.match(run.output(), /MERIDIAN_ACCESS_TOKEN_TTL\s+3600 seconds .* Range: 60 to 86400\./);
     assert.match(run.output(), /MERIDIAN_CONFIG_FILE\s+\(unset\)\s+A JSON file/);
+    assert.match(
+      run.output(),
+      /MERIDIAN_EGRESS_ALLOW\s+\(unset\)\s+Where connections may go that the egress policy denies/,
+    );
+    assert.match(run.output(), /MERIDIAN_EGRESS_DENY\s+\(unset\)\s+Where no connection may go/);
   });
 
   it('refuses an unknown command with exit code 2', async () => {

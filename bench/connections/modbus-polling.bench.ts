@@ -8,6 +8,7 @@ import modbusSerial from 'modbus-serial';
 import { modbusTcpDriver } from '../../src/modules/connections/drivers/modbus-tcp.driver.js';
 import { runOn } from '../../src/modules/connections/runtime/connection-worker.js';
 import { MetricsRecorder } from '../../src/modules/connections/runtime/runtime-metrics.js';
+import { EgressPolicy } from '../../src/platform/egress/egress-policy.js';
 import { freePort } from '../../test/helpers/free-port.js';
 import { spawnServerProcess } from '../server-process.js';
 
@@ -45,7 +46,12 @@ async function meridian(): Promise<number> {
   const session = await modbusTcpDriver.connect(
     { host: '127.0.0.1', port },
     { onLost: () => {} },
-    { dataDir: '/tmp', readOnly: true },
+    // The simulator is on loopback, which the egress policy denies unless allowed.
+    {
+      dataDir: '/tmp',
+      readOnly: true,
+      egress: new EgressPolicy({ allow: ['127.0.0.1'], deny: [], ownPorts: () => [], backends: [] }),
+    },
   );
   const metrics = new MetricsRecorder();
   const config = { address: 0, dataType: 'float32', byteOrder: 'ABCD' };

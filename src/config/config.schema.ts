@@ -2,7 +2,16 @@
  * Every configuration key Meridian reads, with its description, default and unit.
  * The environment variable names are fixed by DESIGN.md: scripts and deployments depend on them.
  */
-export type ConfigKind = 'string' | 'port' | 'integer' | 'boolean' | 'url' | 'enum' | 'secret' | 'proxy';
+export type ConfigKind =
+  | 'string'
+  | 'port'
+  | 'integer'
+  | 'boolean'
+  | 'url'
+  | 'enum'
+  | 'secret'
+  | 'proxy'
+  | 'egress';
 
 /**
  * Which proxies' X-Forwarded-For is believed: `false` none, a number of hops (the client address is that
@@ -334,6 +343,18 @@ export const CONFIG_KEYS = {
     description:
       'Pipeline executions one replica runs at once (each pipeline also has its own limit); they mostly wait on devices, the database and the sandbox, so this is far above the number of cores.',
   },
+  egressAllow: {
+    env: 'MERIDIAN_EGRESS_ALLOW',
+    kind: 'egress',
+    description:
+      "Where connections may go that the egress policy denies by default: comma-separated CIDRs (10.0.0.0/8, fd00::/8), addresses, host names, *.names, each with an optional :port (127.0.0.1:5020, [::1]:4840, plc.lab:502). An entry without a port lifts the default denials (loopback, link-local and cloud metadata, the hosts of DATABASE_URL and MQTT_URL) for its addresses; Meridian's own ports and the ports of DATABASE_URL's and MQTT_URL's servers only for an entry that names the port. Unset: only the defaults.",
+  },
+  egressDeny: {
+    env: 'MERIDIAN_EGRESS_DENY',
+    kind: 'egress',
+    description:
+      'Where no connection may go, over MERIDIAN_EGRESS_ALLOW and the private ranges the policy allows by default: the same forms as MERIDIAN_EGRESS_ALLOW (e.g. 10.20.0.0/16 for an office network, or 192.168.1.10:22).',
+  },
   databasePoolSize: {
     env: 'MERIDIAN_DATABASE_POOL_SIZE',
     kind: 'integer',
@@ -348,15 +369,18 @@ export type ConfigKey = keyof typeof CONFIG_KEYS;
 
 type ValueOf<D> = D extends { kind: 'proxy' }
   ? TrustProxySetting
-  : D extends { kind: 'port' | 'integer' }
-    ? number
-    : D extends { kind: 'boolean' }
-      ? boolean
-      : D extends { kind: 'enum'; values: readonly (infer V)[] }
-        ? V
-        : string;
+  : D extends { kind: 'egress' }
+    ? string[]
+    : D extends { kind: 'port' | 'integer' }
+      ? number
+      : D extends { kind: 'boolean' }
+        ? boolean
+        : D extends { kind: 'enum'; values: readonly (infer V)[] }
+          ? V
+          : string;
 
-type Resolved<D> = D extends { default: unknown } ? ValueOf<D> : ValueOf<D> | undefined;
+/** A key with a default always has a value; an egress list is empty when unset. */
+type Resolved<D> = D extends { default: unknown } | { kind: 'egress' } ? ValueOf<D> : ValueOf<D> | undefined;
 
 /** The validated configuration, one camelCase property per key. `issuer` is always resolved. */
 export type Config = { [K in ConfigKey]: Resolved<(typeof CONFIG_KEYS)[K]> } & { issuer: string };

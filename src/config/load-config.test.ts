@@ -105,4 +105,39 @@ describe('loadConfig', () => {
       assert.throws(() => loadConfig({ MERIDIAN_TRUST_PROXY: value }), /MERIDIAN_TRUST_PROXY/, value);
     }
   });
+
+  it('reads MERIDIAN_EGRESS_ALLOW and _DENY as lists of entries, empty when unset', () => {
+    const unset = loadConfig({});
+    assert.deepEqual([unset.egressAllow, unset.egressDeny], [[], []]);
+    const config = loadConfig({
+      MERIDIAN_EGRESS_ALLOW: '127.0.0.1:5020, [::1]:4840,sim.lab ,*.lab.example,10.0.0.0/8,',
+      MERIDIAN_EGRESS_DENY: '10.20.0.0/16,fd00::/8',
+    });
+    assert.deepEqual(config.egressAllow, [
+      '127.0.0.1:5020',
+      '[::1]:4840',
+      'sim.lab',
+      '*.lab.example',
+      '10.0.0.0/8',
+    ]);
+    assert.deepEqual(config.egressDeny, ['10.20.0.0/16', 'fd00::/8']);
+  });
+
+  it('reports every bad egress entry, each named, with the other problems', () => {
+    try {
+      loadConfig({
+        MERIDIAN_EGRESS_ALLOW: '127.0.0.1:99999,10.0.0.0/40,ok.lab',
+        MERIDIAN_EGRESS_DENY: 'http://metadata',
+        MERIDIAN_HTTP_PORT: 'eighty',
+      });
+      assert.fail('loadConfig accepted bad egress entries');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 4, error.message);
+      assert.match(error.message, /MERIDIAN_EGRESS_ALLOW: "127\.0\.0\.1:99999" has no port from 1 to 65535/);
+      assert.match(error.message, /MERIDIAN_EGRESS_ALLOW: "10\.0\.0\.0\/40" is not a CIDR/);
+      assert.match(error.message, /MERIDIAN_EGRESS_DENY: "http:\/\/metadata"/);
+      assert.match(error.message, /MERIDIAN_HTTP_PORT must be a whole number/);
+    }
+  });
 });

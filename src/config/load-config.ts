@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { parseEgressList } from '../platform/egress/egress-entries.js';
 import {
   CONFIG_KEYS,
   type Config,
@@ -34,12 +35,12 @@ export function loadConfig(env: Source = process.env, overrides: Partial<Config>
     }
     const raw = source[descriptor.env];
     if (raw === undefined || raw === '') {
-      values[key] = descriptor.default;
+      values[key] = descriptor.kind === 'egress' ? [] : descriptor.default;
       continue;
     }
     const parsed = parseValue(descriptor, raw.trim());
     if (typeof parsed === 'object' && parsed !== null && 'problem' in parsed && !Array.isArray(parsed))
-      problems.push(parsed.problem);
+      problems.push(...parsed.problem);
     else values[key] = parsed;
   }
   const topicPrefix = values.topicPrefix;
@@ -134,14 +135,28 @@ function isTrustedProxyEntry(entry: string): boolean {
   return Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * MERIDIAN_EGRESS_ALLOW / MERIDIAN_EGRESS_DENY: comma-separated entries (egress-entries.ts), each bad one
+ * reported on its own.
+ */
+function parseEgress(d: ConfigKeyDescriptor, raw: string): string[] | { problem: string[] } {
+  const { entries, problems } = parseEgressList(raw);
+  if (problems.length > 0) return { problem: problems.map((p) => `${d.env}: ${p}`) };
+  return entries.map((e) => e.text);
+}
+
 function parseValue(
   d: ConfigKeyDescriptor,
   raw: string,
-): string | number | boolean | string[] | { problem: string } {
-  const fail = (why: string) => ({ problem: `${d.env} ${why}` });
+): string | number | boolean | string[] | { problem: string[] } {
+  const fail = (why: string) => ({ problem: [`${d.env} ${why}`] });
   switch (d.kind) {
-    case 'proxy':
-      return parseTrustProxy(d, raw);
+    case 'proxy': {
+      const setting = parseTrustProxy(d, raw);
+      return typeof setting === 'object' && 'problem' in setting ? { problem: [setting.problem] } : setting;
+    }
+    case 'egress':
+      return parseEgress(d, raw);
     case 'port':
     case 'integer': {
       if (!/^-?\d+$/.test(raw)) return fail(`must be a whole number (got "${raw.slice(0, 40)}")`);

@@ -19,7 +19,11 @@ export class ModbusTestServer {
   onRegisterWrite: ((address: number, value: number) => Promise<void>) | null = null;
   private server: InstanceType<typeof ServerTCP> | null = null;
 
-  constructor(readonly port: number) {}
+  /** `host`: the address it listens on (127.0.0.2 for a device the egress tests tell from 127.0.0.1). */
+  constructor(
+    readonly port: number,
+    readonly host = '127.0.0.1',
+  ) {}
 
   async start(): Promise<void> {
     const vector = {
@@ -53,7 +57,7 @@ export class ModbusTestServer {
         this.coils[addr] = value;
       },
     };
-    const server = new ServerTCP(vector, { host: '127.0.0.1', port: this.port, unitID: 1 });
+    const server = new ServerTCP(vector, { host: this.host, port: this.port, unitID: 1 });
     await new Promise<void>((resolve, reject) => {
       server.on('initialized', () => resolve());
       server.on('serverError', reject);

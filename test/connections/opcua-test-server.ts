@@ -27,10 +27,18 @@ export class OpcuaTestServer {
   private server!: OPCUAServer;
   private readonly dir = mkdtempSync(join(tmpdir(), 'meridian-opcua-'));
 
-  constructor(readonly port: number) {}
+  /**
+   * `host`: the address it listens on; `advertised`: the host its endpoint descriptions name (GetEndpoints),
+   * by default the same (a server behind NAT or in a container advertises another).
+   */
+  constructor(
+    readonly port: number,
+    readonly host = '127.0.0.1',
+    readonly advertised = host,
+  ) {}
 
   get endpointUrl(): string {
-    return `opc.tcp://127.0.0.1:${this.port}/UA/Test`;
+    return `opc.tcp://${this.host}:${this.port}/UA/Test`;
   }
 
   async start(): Promise<void> {
@@ -40,7 +48,8 @@ export class OpcuaTestServer {
     });
     this.server = new OPCUAServer({
       port: this.port,
-      hostname: '127.0.0.1',
+      host: this.host,
+      hostname: this.advertised,
       resourcePath: '/UA/Test',
       serverCertificateManager,
       securityModes: [MessageSecurityMode.None, MessageSecurityMode.SignAndEncrypt],

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import type { ProtocolDriver } from '../../src/modules/connections/drivers/driver.js';
 import { protocolOf } from '../../src/modules/connections/protocols/protocol-registry.js';
+import { EgressPolicy } from '../../src/platform/egress/egress-policy.js';
 import { createChain, runOnce } from '../engine/pipeline-runner.js';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
@@ -140,8 +141,10 @@ describe('every driver refuses its writes on a read-only session, where the writ
   const dataDir = mkdtempSync(join(tmpdir(), 'meridian-read-only-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  // The devices run on loopback, which the egress policy denies unless allowed.
+  const loopbackEgress = new EgressPolicy({ allow: ['127.0.0.1'], deny: [], ownPorts: () => [], backends: [] });
   const session = (driver: ProtocolDriver, config: Record<string, unknown>, readOnly: boolean) =>
-    driver.connect(config, { onLost: () => {} }, { dataDir, readOnly });
+    driver.connect(config, { onLost: () => {} }, { dataDir, readOnly, egress: loopbackEgress });
 
   for (const device of devices) {
     it(`${device.protocol}: refused read-only and the device unchanged; the same write goes through otherwise`, async () => {

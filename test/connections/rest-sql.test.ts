@@ -51,7 +51,9 @@ for (const dialect of testDialects()) {
       const my = await mysql.createConnection(MYSQL_URL);
       await my.query(`CREATE DATABASE ${database}`);
       await my.end();
-      server = await startTestServer(dialect);
+      // The PostgreSQL these connections use is, on the postgres dialect, Meridian's own DATABASE_URL
+      // server: the egress policy denies its port unless an entry names it.
+      server = await startTestServer(dialect, { config: { egressAllow: ['127.0.0.1', '127.0.0.1:5432'] } });
     });
     after(async () => {
       await server?.close();

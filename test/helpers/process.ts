@@ -10,9 +10,13 @@ export interface MeridianProcess {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+/**
+ * Runs `meridian <args>` with `env` (and PATH, HOME). Its connections may reach devices on 127.0.0.1, as
+ * tests start them there (MERIDIAN_EGRESS_ALLOW=127.0.0.1 unless `env` sets it; `undefined` unsets it).
+ */
 export function runMeridian(args: string[], env: Record<string, string | undefined>): MeridianProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, MERIDIAN_EGRESS_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -43,9 +43,14 @@ export interface TestServerOptions {
   connectionRuntime?: AppDeps['connectionRuntime'];
   /** Timing of the background rollup job; default: it never ticks by itself (tests call `tick`). */
   rollupJob?: AppDeps['rollupJob'];
+  /** The DNS the egress policy asks (default: the system's). */
+  egressLookup?: AppDeps['egressLookup'];
 }
 
-/** A Meridian on a fresh database of the dialect, listening on a free port of 127.0.0.1. */
+/**
+ * A Meridian on a fresh database of the dialect, listening on a free port of 127.0.0.1; its connections
+ * may reach devices on 127.0.0.1 (MERIDIAN_EGRESS_ALLOW=127.0.0.1, unless `config.egressAllow` says otherwise).
+ */
 export async function startTestServer(
   dialect: DialectName,
   options: TestServerOptions = {},
@@ -63,6 +68,8 @@ export async function startTestServer(
       logLevel: (process.env.MERIDIAN_TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       adminEmail: ADMIN_EMAIL,
       adminPassword: ADMIN_PASSWORD,
+      // The devices tests start listen on loopback, which the egress policy denies by default.
+      egressAllow: ['127.0.0.1'],
       ...options.config,
     },
   );
@@ -80,6 +87,7 @@ export async function startTestServer(
       bus: options.bus,
       connectionRuntime: options.connectionRuntime,
       rollupJob: options.rollupJob ?? { tickMs: 0 },
+      egressLookup: options.egressLookup,
     });
     await options.extend?.(app);
     await app.listen({ host: '127.0.0.1', port });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
+import type { EgressPolicy } from '../../platform/egress/egress-policy.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import type { Storage } from '../../storage/database.js';
 import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
@@ -31,6 +32,7 @@ export interface ConnectionRuntimeOptions {
 
 export interface ConnectionsModule {
   connections: ConnectionsService;
+  egress: EgressPolicy;
   functions: FunctionsService;
   supervisor: ConnectionSupervisor;
   history: StateHistoryRepository;
@@ -61,6 +63,8 @@ export async function installConnections(
     bus?: InvalidationBus;
     /** The version history connections and functions record their changes in. */
     versions: EntityVersionsRepository;
+    /** The policy every outbound connection of a connection passes (and a config is saved against). */
+    egress: EgressPolicy;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
@@ -75,6 +79,7 @@ export async function installConnections(
     clock,
     keyEncryptionKey,
     versions: deps.versions,
+    egress: deps.egress,
   });
   const functionsRepository = new FunctionsRepository(db);
   const history = new StateHistoryRepository(db);
@@ -87,6 +92,7 @@ export async function installConnections(
     publisher: app.uns.publisher,
     topicPrefix: config.topicPrefix,
     dataDir: config.dataDir,
+    egress: deps.egress,
     log: app.log,
     bus: deps.bus,
     ...deps.runtime,
@@ -106,7 +112,7 @@ export async function installConnections(
     deleted: (id) => supervisor.deleted(id),
     cloned: (from, to, organizationId, actor, trx) => functions.copyAll(from, to, organizationId, actor, trx),
   };
-  const module: ConnectionsModule = { connections, functions, supervisor, history };
+  const module: ConnectionsModule = { connections, egress: deps.egress, functions, supervisor, history };
   app.decorate('connectors', module);
 
   const prefix = '/api/v1/connections';

@@ -19961,7 +19961,7 @@ export interface paths {
         put?: never;
         /**
          * Create a connection
-         * @description config is validated against the protocol's configSchema (400 names the field). With autoStart it starts at once.
+         * @description config is validated against the protocol's configSchema (400 names the field). A host written as an address the egress policy denies (loopback, localhost, link-local and cloud metadata, Meridian's own ports; MERIDIAN_EGRESS_ALLOW and MERIDIAN_EGRESS_DENY change it) answers 400 naming the field and the policy; a host name is checked when a session resolves it. With autoStart it starts at once.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -20403,7 +20403,7 @@ export interface paths {
         head?: never;
         /**
          * Update a connection
-         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings. A change to what is stored already (secrets included) writes nothing: no version, and no reconnect.
+         * @description A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings. A change to what is stored already (secrets included) writes nothing: no version, and no reconnect. A config whose host is an address the egress policy denies answers 400, as on create.
          *
          *     Requires the scope `connectors:write`.
          */
@@ -23332,7 +23332,7 @@ export interface paths {
                                 missingInputs: string[];
                                 problems: {
                                     key: string | null;
-                                    /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                    /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, egress_denied (a connection whose host is an address the egress policy denies), conflict */
                                     code: string;
                                     message: string;
                                 }[];
@@ -23630,7 +23630,7 @@ export interface paths {
                                     requiredInputs: string[];
                                     problems: {
                                         key: string | null;
-                                        /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict */
+                                        /** @description unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, egress_denied (a connection whose host is an address the egress policy denies), conflict */
                                         code: string;
                                         message: string;
                                     }[];

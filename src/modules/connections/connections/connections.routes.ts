@@ -75,7 +75,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
         tags,
         summary: 'Create a connection',
         description:
-          "config is validated against the protocol's configSchema (400 names the field). With autoStart it starts at once.",
+          "config is validated against the protocol's configSchema (400 names the field). A host written as an address the egress policy denies (loopback, localhost, link-local and cloud metadata, Meridian's own ports; MERIDIAN_EGRESS_ALLOW and MERIDIAN_EGRESS_DENY change it) answers 400 naming the field and the policy; a host name is checked when a session resolves it. With autoStart it starts at once.",
         body: CreateConnectionBody,
         response: {
           201: dataEnvelope(Connection),
@@ -114,7 +114,8 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<{ connections: Connect
         summary: 'Update a connection',
         description:
           'A given config replaces the stored one (secrets left out or sent as {"configured": true} are kept). A running connection reconnects with the new settings. ' +
-          'A change to what is stored already (secrets included) writes nothing: no version, and no reconnect.',
+          'A change to what is stored already (secrets included) writes nothing: no version, and no reconnect. ' +
+          'A config whose host is an address the egress policy denies answers 400, as on create.',
         params: IdParams,
         body: UpdateConnectionBody,
         response: { 200: dataEnvelope(Connection) },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
@@ -11,6 +12,7 @@ import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { splitCheckedConfig } from '../protocols/egress-targets.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import { keptSecrets, missingSecrets, splitConfig, withSecretValues } from './connection-secrets.js';
@@ -51,6 +53,7 @@ export interface ConnectionsServiceDeps {
   clock: Clock;
   keyEncryptionKey: Buffer;
   versions: EntityVersionsRepository;
+  egress: EgressPolicy;
   changes?: ConnectionChanges;
 }
 
@@ -139,7 +142,7 @@ export class ConnectionsService {
     body: CreateConnectionBody,
     actor: Actor,
   ): Promise<ConnectionWithState> {
-    const { config, secrets } = splitConfig(body.protocol, body.config, {});
+    const { config, secrets } = await splitCheckedConfig(body.protocol, body.config, {}, this.deps.egress);
     if (await this.deps.repository.nameTaken(organizationId, body.name)) {
       throw conflict(`a connection named '${body.name}' already exists in this organization`);
     }
@@ -216,11 +219,8 @@ export class ConnectionsService {
     };
     if (body.config !== undefined || body.protocol !== undefined) {
       const previous = keptSecrets(row.protocol, this.secretsOf(row), protocol, change);
-      const split = splitConfig(
-        protocol,
-        body.config ?? (JSON.parse(row.config) as Record<string, unknown>),
-        previous,
-      );
+      const stored = JSON.parse(row.config) as Record<string, unknown>;
+      const split = await splitCheckedConfig(protocol, body.config ?? stored, previous, this.deps.egress);
       patch.protocol = protocol;
       patch.config = JSON.stringify(split.config);
       patch.secrets = this.seal(split.secrets, id);

@@ -1,3 +1,5 @@
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
+
 /**
  * The one small interface every protocol implements: a description (config schema, function types)
  * and `connect`, which opens a session. Adding a protocol is adding a file beside this one and a line
@@ -60,6 +62,16 @@ export interface DriverContext {
    * read-only transaction that it rolls back.
    */
   readOnly: boolean;
+  /** Every socket a session opens goes where this policy allowed it to (see driver-egress.ts). */
+  egress: EgressPolicy;
+}
+
+/** A host and port a config points at, with the field that holds it (checked when a config is saved). */
+export interface ConfigTarget {
+  /** e.g. `config.host`, `config.endpointUrl`. */
+  field: string;
+  host: string;
+  port: number;
 }
 
 export interface ProtocolDriver {
@@ -70,6 +82,11 @@ export interface ProtocolDriver {
   session: 'exclusive' | 'pooled';
   configSchema: JsonSchema;
   functionTypes: FunctionType[];
+  /**
+   * Where a (schema-valid) config connects to, field by field: refused when saved if the egress policy
+   * denies it as written. Every socket a session opens is checked again when it opens.
+   */
+  targets(config: Record<string, unknown>): ConfigTarget[];
   connect(
     config: Record<string, unknown>,
     events: SessionEvents,

@@ -8,6 +8,7 @@ import {
   readOnlyRefusal,
   withTimeout,
 } from './driver.js';
+import { checkedTarget, hostTargets } from './driver-egress.js';
 import {
   BYTE_ORDERS,
   type ByteOrder,
@@ -112,17 +113,24 @@ export const modbusTcpDriver: ProtocolDriver = {
     },
   },
   functionTypes,
+  targets: hostTargets(502),
   async connect(config, events, context) {
     const host = config.host as string;
     const port = (config.port as number) ?? 502;
     const timeoutMs = (config.timeoutMs as number) ?? 3000;
+    const target = await checkedTarget(context, host, port);
     const ModbusRTU = await loadModbus();
     const client = new ModbusRTU();
     client.setTimeout(timeoutMs);
     client.setID((config.unitId as number) ?? 1);
     let closing = false;
     try {
-      await withTimeout(client.connectTCP(host, { port }), timeoutMs, `connecting to ${host}:${port}`);
+      // The address the egress policy checked, not the name: modbus-serial would look it up again.
+      await withTimeout(
+        client.connectTCP(target.addresses[0]!, { port }),
+        timeoutMs,
+        `connecting to ${host}:${port}`,
+      );
     } catch (error) {
       if (client.isOpen) client.close(() => {});
       if (error instanceof DriverError) throw error;

@@ -1,14 +1,18 @@
 import type { MqttClient } from 'mqtt';
+import { pinnedLookup } from '../../../platform/egress/egress-pinning.js';
 import {
+  type ConfigTarget,
   DriverError,
   type DriverSession,
   type ProtocolDriver,
   readOnlyRefusal,
   withTimeout,
 } from './driver.js';
+import { checkedTarget, urlTarget } from './driver-egress.js';
 
 const topic = { type: 'string', minLength: 1, maxLength: 1024 };
 const qos = { type: 'integer', enum: [0, 1, 2], default: 0 };
+const MQTT_PORTS = { 'mqtt:': 1883, 'mqtts:': 8883, 'ws:': 80, 'wss:': 443 };
 
 /** A payload as a value: JSON when it parses, otherwise the text. */
 function payloadValue(payload: Buffer): unknown {
@@ -93,11 +97,20 @@ export const mqttDriver: ProtocolDriver = {
       },
     },
   ],
+  targets: (config) => [urlTarget('config.url', config.url, MQTT_PORTS)],
   async connect(config, events, context) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    const [{ host, port }] = mqttDriver.targets(config) as [ConfigTarget];
+    const target = await checkedTarget(context, host, port);
+    const tcp = !String(config.url).startsWith('ws');
     // mqtt.js, loaded with the first MQTT session (listing protocols loads no driver library).
     const { default: mqtt } = await import('mqtt');
     const client: MqttClient = mqtt.connect(config.url as string, {
+      // To the checked address: over TCP and TLS as the host (TLS keeps the name as SNI), over
+      // WebSocket through a lookup that answers it (the Host header keeps the name).
+      ...(tcp
+        ? { host: target.addresses[0], hostname: target.addresses[0], servername: target.name }
+        : { wsOptions: { lookup: pinnedLookup(target) } }),
       clientId: (config.clientId as string) || undefined,
       username: config.username as string | undefined,
       password: config.password as string | undefined,

@@ -1,4 +1,6 @@
+import { connectPinned } from '../../../platform/egress/egress-pinning.js';
 import { DriverError, type DriverSession, type ProtocolDriver, readOnlyRefusal } from './driver.js';
+import { checkedTarget, hostTargets } from './driver-egress.js';
 import { sqlConfigSchema, sqlFunctionTypes } from './sql-driver.js';
 
 /** MySQL and MariaDB through mysql2: a small pool per connection, parameterized statements. */
@@ -9,13 +11,18 @@ export const mysqlDriver: ProtocolDriver = {
   session: 'pooled',
   configSchema: sqlConfigSchema(3306),
   functionTypes: sqlFunctionTypes('?'),
+  targets: hostTargets(3306),
   async connect(config, _events, context) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    const port = (config.port as number) ?? 3306;
+    const target = await checkedTarget(context, config.host as string, port);
     // mysql2, loaded with the first MySQL session (listing protocols loads no driver library).
     const { default: mysql } = await import('mysql2/promise');
     const pool = mysql.createPool({
-      host: config.host as string,
-      port: (config.port as number) ?? 3306,
+      // `host` stays the name (TLS sends it as SNI); every pooled socket goes to the checked addresses.
+      host: target.host,
+      port,
+      stream: () => connectPinned(target).setNoDelay(true),
       database: config.database as string,
       user: config.user as string,
       password: (config.password as string | undefined) ?? '',

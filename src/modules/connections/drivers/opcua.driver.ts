@@ -1,12 +1,4 @@
-import { join } from 'node:path';
-import type {
-  ClientSession,
-  ClientSubscription,
-  DataType,
-  DataValue,
-  StatusCode,
-  UserIdentityInfo,
-} from 'node-opcua';
+import type { ClientSubscription, DataType, DataValue, StatusCode } from 'node-opcua';
 import {
   DriverError,
   type DriverSession,
@@ -14,8 +6,10 @@ import {
   type ProtocolDriver,
   type Quality,
   readOnlyRefusal,
-  withTimeout,
 } from './driver.js';
+import { urlTarget } from './driver-egress.js';
+import { OPCUA_PORTS } from './opcua-egress.js';
+import { openSession, SECURITY_MODES, SECURITY_POLICIES } from './opcua-session.js';
 
 const nodeId = {
   type: 'string',
@@ -39,13 +33,6 @@ function driverValue(dataValue: DataValue): DriverValue {
   };
 }
 
-const SECURITY_POLICIES = [
-  'None',
-  'Basic256Sha256',
-  'Aes128_Sha256_RsaOaep',
-  'Aes256_Sha256_RsaPss',
-] as const;
-const SECURITY_MODES = ['None', 'Sign', 'SignAndEncrypt'] as const;
 const DATA_TYPES = [
   'Boolean',
   'SByte',
@@ -65,16 +52,6 @@ const DATA_TYPES = [
 
 /** node-opcua, loaded with the first OPC UA session: it is large and prints a warning when loaded. */
 const loadOpcua = () => import('node-opcua');
-
-/**
- * Whether a session failure is the server refusing the identity. node-opcua reports it as an Error
- * whose message carries the OPC UA status name (Part 4 §7.34: BadUserAccessDenied,
- * BadIdentityTokenInvalid, BadIdentityTokenRejected); this is the one place that reads it.
- */
-function isIdentityRefused(error: unknown): boolean {
-  const text = error instanceof Error ? error.message : String(error);
-  return /BadUserAccessDenied|BadIdentityToken/.test(text);
-}
 
 /** OPC UA through node-opcua: read, write, browse and subscriptions. */
 export const opcuaDriver: ProtocolDriver = {
@@ -154,72 +131,13 @@ export const opcuaDriver: ProtocolDriver = {
       },
     },
   ],
+  targets: (config) => [urlTarget('config.endpointUrl', config.endpointUrl, OPCUA_PORTS)],
   async connect(config, events, context) {
-    const {
-      AttributeIds,
-      ClientSubscription,
-      DataType,
-      MessageSecurityMode,
-      OPCUACertificateManager,
-      OPCUAClient,
-      SecurityPolicy,
-      TimestampsToReturn,
-      UserTokenType,
-    } = await loadOpcua();
+    const opcua = await loadOpcua();
+    const { AttributeIds, ClientSubscription, DataType, TimestampsToReturn } = opcua;
     const endpointUrl = config.endpointUrl as string;
-    const timeoutMs = (config.timeoutMs as number) ?? 10000;
-    const securityMode =
-      MessageSecurityMode[(config.securityMode as (typeof SECURITY_MODES)[number]) ?? 'None'];
-    const securityPolicy =
-      SecurityPolicy[(config.securityPolicy as (typeof SECURITY_POLICIES)[number]) ?? 'None'];
-    if ((securityMode === MessageSecurityMode.None) !== (securityPolicy === SecurityPolicy.None)) {
-      throw new DriverError(
-        'configuration',
-        'securityMode None goes with securityPolicy None, and only with it',
-      );
-    }
-    const clientCertificateManager = new OPCUACertificateManager({
-      rootFolder: join(context.dataDir, 'opcua-pki'),
-      automaticallyAcceptUnknownCertificate: true,
-    });
-    const client = OPCUAClient.create({
-      applicationName: 'Meridian',
-      securityMode,
-      securityPolicy,
-      endpointMustExist: false,
-      keepSessionAlive: true,
-      requestedSessionTimeout: 60_000,
-      connectionStrategy: { maxRetry: 0, initialDelay: 500, maxDelay: 1000 },
-      clientCertificateManager,
-      defaultTransactionTimeout: timeoutMs,
-    });
+    const { client, session } = await openSession(opcua, config, context);
     let closing = false;
-    let session: ClientSession;
-    try {
-      await withTimeout(client.connect(endpointUrl), timeoutMs, `connecting to ${endpointUrl}`);
-      const identity: UserIdentityInfo = config.username
-        ? {
-            type: UserTokenType.UserName,
-            userName: config.username as string,
-            password: (config.password as string) ?? '',
-          }
-        : { type: UserTokenType.Anonymous };
-      session = await withTimeout(client.createSession(identity), timeoutMs, 'creating the session');
-    } catch (error) {
-      closing = true;
-      await client.disconnect().catch(() => {});
-      if (error instanceof DriverError) throw error;
-      if (isIdentityRefused(error)) {
-        throw new DriverError(
-          'authentication',
-          `the server refused the identity of ${config.username ? `user ${String(config.username)}` : 'an anonymous user'}`,
-        );
-      }
-      throw new DriverError(
-        'transport',
-        `cannot open a session with ${endpointUrl}: ${(error as Error).message.split('\n')[0]}`,
-      );
-    }
     client.on('connection_lost', () => {
       if (!closing) events.onLost(new DriverError('transport', `connection to ${endpointUrl} lost`));
     });

@@ -1,5 +1,6 @@
 import type { QueryConfig } from 'pg';
 import { DriverError, type DriverSession, type ProtocolDriver, readOnlyRefusal } from './driver.js';
+import { checkedTarget, hostTargets } from './driver-egress.js';
 import { sqlConfigSchema, sqlFunctionTypes } from './sql-driver.js';
 
 /** PostgreSQL (and TimescaleDB) through pg: a small pool per connection, parameterized statements. */
@@ -10,17 +11,25 @@ export const postgresqlDriver: ProtocolDriver = {
   session: 'pooled',
   configSchema: sqlConfigSchema(5432),
   functionTypes: sqlFunctionTypes('$1, $2, …'),
+  targets: hostTargets(5432),
   async connect(config, events, context) {
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
+    const port = (config.port as number) ?? 5432;
+    const target = await checkedTarget(context, config.host as string, port);
     // pg, loaded with the first PostgreSQL session (listing protocols loads no driver library).
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({
-      host: config.host as string,
-      port: (config.port as number) ?? 5432,
+      // The checked address: pg would look the name up again for every pooled connection (and would
+      // open a Unix socket for a host starting with '/', which the policy refuses as no host at all).
+      // TLS still verifies the certificate against the name.
+      host: target.addresses[0],
+      port,
       database: config.database as string,
       user: config.user as string,
       password: config.password as string | undefined,
-      ssl: config.ssl ? { rejectUnauthorized: true } : undefined,
+      ssl: config.ssl
+        ? { rejectUnauthorized: true, ...(target.name ? { servername: target.name } : {}) }
+        : undefined,
       max: 2,
       connectionTimeoutMillis: timeoutMs,
       statement_timeout: timeoutMs,

@@ -1,4 +1,8 @@
+import { type Dispatcher, fetch, type Response } from 'undici';
+import { EgressDeniedError } from '../../../platform/egress/egress-pinning.js';
 import { DriverError, type DriverSession, type ProtocolDriver, readOnlyRefusal } from './driver.js';
+import { urlTarget } from './driver-egress.js';
+import { checkedAgent } from './rest-egress-agent.js';
 
 const path = { type: 'string', maxLength: 2048, description: 'Appended to baseUrl, e.g. /api/status.' };
 const query = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } };
@@ -16,7 +20,15 @@ function causeOf(error: Error): string {
   return cause?.code ?? cause?.message ?? error.message;
 }
 
-/** HTTP APIs through Node's fetch: polled GETs and requests that change something. */
+/** The egress policy's refusal behind a failed fetch (of the first hop or of a redirect), if it was one. */
+function egressDenial(error: Error): DriverError | undefined {
+  const cause = (error as Error & { cause?: unknown }).cause;
+  return cause instanceof EgressDeniedError ? new DriverError('configuration', cause.message) : undefined;
+}
+
+const HTTP_PORTS = { 'http:': 80, 'https:': 443 };
+
+/** HTTP APIs through undici's fetch: polled GETs and requests that change something. */
 export const restDriver: ProtocolDriver = {
   id: 'rest',
   name: 'REST (HTTP)',
@@ -83,6 +95,7 @@ export const restDriver: ProtocolDriver = {
       },
     },
   ],
+  targets: (config) => [urlTarget('config.baseUrl', config.baseUrl, HTTP_PORTS)],
   async connect(config, events, context) {
     const base = new URL(config.baseUrl as string);
     const timeoutMs = (config.timeoutMs as number) ?? 30000;
@@ -92,7 +105,13 @@ export const restDriver: ProtocolDriver = {
       headers.authorization = `Basic ${Buffer.from(`${config.username as string}:${(config.password as string) ?? ''}`).toString('base64')}`;
     }
     let lost = false;
-    const urlOf = (path: string) => new URL(base.pathname.replace(/\/$/, '') + path, base);
+    const urlOf = (path: string) => {
+      const url = new URL(base.pathname.replace(/\/$/, '') + path, base);
+      // A path such as //other-host/ would leave the host the connection names.
+      if (url.origin !== base.origin)
+        throw new DriverError('configuration', `the path ${path.slice(0, 100)} leaves ${base.origin}`);
+      return url;
+    };
     /** A request that got no HTTP answer: the server is gone (refused, reset, unreachable), not slow. */
     const unreachable = (method: string, url: URL, error: Error) => {
       const failure = new DriverError('transport', `${method} ${url.pathname} failed: ${error.message}`);
@@ -105,12 +124,18 @@ export const restDriver: ProtocolDriver = {
     // HTTP has no session: the open checks that the server answers at all, so that a lost server is
     // reconnecting until it answers again (any status counts: the functions' paths decide the rest).
     const probe = urlOf((config.probePath as string | undefined) ?? '');
+    // Every socket of the session (the base URL's, and every redirect's) is checked and pinned there.
+    const dispatcher: Dispatcher = checkedAgent(context.egress, timeoutMs);
     try {
-      await fetch(probe, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
+      await fetch(probe, { method: 'HEAD', headers, dispatcher, signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
+      await dispatcher.close().catch(() => {});
       if ((error as Error).name === 'TimeoutError')
         throw new DriverError('timeout', `HEAD ${probe.pathname} timed out after ${timeoutMs} ms`);
-      throw new DriverError('transport', `cannot reach ${base.host}: ${causeOf(error as Error)}`);
+      throw (
+        egressDenial(error as Error) ??
+        new DriverError('transport', `cannot reach ${base.host}: ${causeOf(error as Error)}`)
+      );
     }
     const call = async (method: string, cfg: Record<string, unknown>) => {
       const url = urlOf(cfg.path as string);
@@ -123,6 +148,7 @@ export const restDriver: ProtocolDriver = {
       try {
         response = await fetch(url, {
           method,
+          dispatcher,
           headers: cfg.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
           body: cfg.body === undefined ? undefined : JSON.stringify(cfg.body),
           signal: AbortSignal.timeout(timeoutMs),
@@ -130,7 +156,7 @@ export const restDriver: ProtocolDriver = {
       } catch (error) {
         if ((error as Error).name === 'TimeoutError')
           throw new DriverError('timeout', `${method} ${url.pathname} timed out after ${timeoutMs} ms`);
-        throw unreachable(method, url, new Error(causeOf(error as Error)));
+        throw egressDenial(error as Error) ?? unreachable(method, url, new Error(causeOf(error as Error)));
       }
       if (response.status === 401 || response.status === 403) {
         throw new DriverError('authentication', `${method} ${url.pathname} answered ${response.status}`);
@@ -145,7 +171,9 @@ export const restDriver: ProtocolDriver = {
         if (type === 'rest.request') return call(cfg.method as string, cfg);
         return Promise.reject(new DriverError('configuration', `unknown function type ${type}`));
       },
-      async close() {},
+      async close() {
+        await dispatcher.close().catch(() => {});
+      },
     };
     return session;
   },

@@ -6,6 +6,7 @@ import {
   readOnlyRefusal,
   withTimeout,
 } from './driver.js';
+import { checkedTarget, hostTargets } from './driver-egress.js';
 
 /** The part of nodes7 (untyped, callback style) this driver uses. */
 interface NodeS7 {
@@ -73,17 +74,26 @@ export const s7Driver: ProtocolDriver = {
       },
     },
   ],
+  targets: hostTargets(102),
   async connect(config, events, context) {
-    const NodeS7Class = require('nodes7') as new (options: { silent: boolean }) => NodeS7;
-    const conn = new NodeS7Class({ silent: true });
     const timeoutMs = (config.timeoutMs as number) ?? 10000;
     const host = config.host as string;
     const port = (config.port as number) ?? 102;
+    const target = await checkedTarget(context, host, port);
+    const NodeS7Class = require('nodes7') as new (options: { silent: boolean }) => NodeS7;
+    const conn = new NodeS7Class({ silent: true });
     try {
       await withTimeout(
         new Promise<void>((resolve, reject) => {
           conn.initiateConnection(
-            { host, port, rack: config.rack ?? 0, slot: config.slot ?? 1, timeout: timeoutMs },
+            // The checked address: nodes7 reconnects by itself to the host it was given, so to this one.
+            {
+              host: target.addresses[0],
+              port,
+              rack: config.rack ?? 0,
+              slot: config.slot ?? 1,
+              timeout: timeoutMs,
+            },
             (error) =>
               error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(),
           );

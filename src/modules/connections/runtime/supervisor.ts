@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
 import type { PublishService } from '../../uns/data/publish.service.js';
@@ -31,6 +32,8 @@ export interface SupervisorDeps {
   publisher: PublishService;
   topicPrefix: string;
   dataDir: string;
+  /** The policy every socket of a session passes. */
+  egress: EgressPolicy;
   log: FastifyBaseLogger;
   /** This process's name in leases and the state history. */
   replicaId?: string;
@@ -283,7 +286,7 @@ export class ConnectionSupervisor implements FunctionExecutor {
       session = await protocolOf(connection.protocol).driver.connect(
         this.deps.connections.driverConfig(connection),
         { onLost: () => {} },
-        { dataDir: this.deps.dataDir, readOnly },
+        { dataDir: this.deps.dataDir, readOnly, egress: this.deps.egress },
       );
     } catch (error) {
       return {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { RuntimeState } from '../connections/connections.schemas.js';
@@ -20,6 +21,7 @@ export interface WorkerFactoryDeps {
   functions: FunctionsRepository;
   values: ValuePublisher;
   dataDir: string;
+  egress: EgressPolicy;
   log: FastifyBaseLogger;
   replicaId: string;
   reconnectBaseMs?: number | undefined;
@@ -89,7 +91,7 @@ export function createWorker(deps: WorkerFactoryDeps, connection: ConnectionRow)
   return new ConnectionWorker({
     connectionId: id,
     driver: protocolOf(connection.protocol).driver,
-    context: { dataDir: deps.dataDir },
+    context: { dataDir: deps.dataDir, egress: deps.egress },
     reconnectBaseMs: deps.reconnectBaseMs,
     log: deps.log,
     settings: async () => {

@@ -44,6 +44,7 @@ export async function installBundles(
     keyEncryptionKey,
     topicPrefix: config.topicPrefix,
     versions: deps.versions,
+    egress: app.connectors.egress,
     imported: async (organizationId, effects) => {
       for (const id of effects.start) app.connectors.supervisor.changed(id);
       if (effects.settings) await deps.bus.publish({ topic: SETTINGS_CHANGED, id: organizationId });

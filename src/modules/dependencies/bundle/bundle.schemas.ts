@@ -136,7 +136,7 @@ const Problem = Type.Object({
   key: Type.Union([Type.String(), Type.Null()]),
   code: Type.String({
     description:
-      'unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, conflict',
+      'unsupported_format_version, checksum_mismatch, unsupported_protocol, unknown_node_type, unresolved_reference, invalid_binding, egress_denied (a connection whose host is an address the egress policy denies), conflict',
   }),
   message: Type.String(),
 });

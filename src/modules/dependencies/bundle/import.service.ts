@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
+import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import { badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
@@ -13,6 +14,7 @@ import { type Bundle, parseBundle } from './bundle-format.js';
 import type { EntityType } from './bundle-keys.js';
 import { requireScopes } from './bundle-scopes.js';
 import { readCatalog } from './catalog.repository.js';
+import { egressProblems } from './import-egress.js';
 import { type ImportOptions, type Plan, planImport } from './import-plan.js';
 import { writePlan } from './import-writes.js';
 
@@ -71,6 +73,8 @@ export class ImportService {
       keyEncryptionKey: Buffer;
       topicPrefix: string;
       versions: EntityVersionsRepository;
+      /** Bundle connections are checked against it as saved ones are. */
+      egress: EgressPolicy;
       /** After a commit: connections that were imported running, and whether settings changed. */
       imported: (organizationId: string, effects: { start: string[]; settings: boolean }) => Promise<void>;
     },
@@ -86,6 +90,8 @@ export class ImportService {
     requireScopes(granted, typesOf(bundle), 'write');
     const { inputs = {}, ...options } = input.options ?? {};
     const plan = planImport(bundle, await readCatalog(this.deps.db, organizationId), options);
+    if (plan.problems.length === 0)
+      plan.problems.push(...(await egressProblems(bundle, plan, this.deps.egress)));
     const now = this.deps.clock.now();
     const id = randomUUID();
     const canExecute = plan.problems.length === 0;
@@ -141,6 +147,9 @@ export class ImportService {
     const missing = planView(planned, inputs).missingInputs;
     if (missing.length > 0)
       throw withDetails(badRequest(`inputs: missing ${missing.join(', ')}`), { missingInputs: missing });
+    // Checked again (the policy may have changed since validate), before the transaction: nothing waits in it.
+    const [denied] = await egressProblems(bundle, planned, this.deps.egress);
+    if (denied) throw badRequest(denied.message);
     const outcome = await this.run(async (trx) => {
       if (!(await this.deps.repo.claimPlan(trx, planId, now))) return null;
       const catalog = await readCatalog(trx, organizationId);
