@@ -142,7 +142,12 @@ describe('every driver refuses its writes on a read-only session, where the writ
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   // The devices run on loopback, which the egress policy denies unless allowed.
-  const loopbackEgress = new EgressPolicy({ allow: ['127.0.0.1'], deny: [], ownPorts: () => [], backends: [] });
+  const loopbackEgress = new EgressPolicy({
+    allow: ['127.0.0.1'],
+    deny: [],
+    ownPorts: () => [],
+    backends: [],
+  });
   const session = (driver: ProtocolDriver, config: Record<string, unknown>, readOnly: boolean) =>
     driver.connect(config, { onLost: () => {} }, { dataDir, readOnly, egress: loopbackEgress });
 
