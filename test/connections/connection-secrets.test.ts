@@ -60,7 +60,8 @@ for (const dialect of testDialects()) {
     let admin: TestClient;
 
     before(async () => {
-      server = await startTestServer(dialect);
+      // A PostgreSQL connection to the test server's own database: allowed by port (it is DATABASE_URL's).
+      server = await startTestServer(dialect, { config: { egressAllow: ['127.0.0.1', '127.0.0.1:5432'] } });
       admin = server.admin;
     });
     after(() => server?.close());

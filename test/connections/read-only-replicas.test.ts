@@ -42,6 +42,8 @@ for (const dialect of testDialects()) {
       await target.connect();
       await target.query('create table batches (id serial primary key, product text)');
       server = await startTestServer(dialect, {
+        // The target database is on the server DATABASE_URL names: allowed by port.
+        config: { egressAllow: ['127.0.0.1', '127.0.0.1:5432'] },
         bus,
         connectionRuntime: { ...RUNTIME, replicaId: 'replica-a' },
       });

@@ -130,6 +130,8 @@ for (const dialect of testDialects()) {
       );
       await my.end();
       server = await startTestServer(dialect, {
+        // The target databases are on the server DATABASE_URL names: allowed by port.
+        config: { egressAllow: ['127.0.0.1', '127.0.0.1:5432'] },
         connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
       });
     });
