@@ -78,7 +78,7 @@ export const CONFIG_KEYS = {
     kind: 'secret',
     min: 12,
     description:
-      'Password of the administrator created on first start (at least 12 characters, not a common or trivial one). Unset: generated and printed once.',
+      'Password of the administrator created on first start (at least 12 characters, not a common or trivial one, zxcvbn strength 3 of 4 or more). Unset: generated and printed once.',
   },
   topicPrefix: {
     env: 'MERIDIAN_UNS_TOPIC_PREFIX',
