@@ -21,6 +21,7 @@ import { connectionVersions } from './0020-connection-versions.js';
 import { engineClaimOrder } from './0021-engine-claim-order.js';
 import { engineDefinitions } from './0022-engine-definitions.js';
 import { engineActiveIndexes } from './0023-engine-active-indexes.js';
+import { webhookSigning } from './0025-webhook-signing.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -46,4 +47,5 @@ export const migrations: MeridianMigration[] = [
   engineClaimOrder,
   engineDefinitions,
   engineActiveIndexes,
+  webhookSigning,
 ];
