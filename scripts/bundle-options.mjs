@@ -3,8 +3,9 @@
 // stay external, and so does `debug`: loaded through Node's module cache, where
 // src/modules/uns/mqtt/quiet-debug.ts puts a factory of loggers that do nothing for the namespaces that
 // are off. The protocol drivers' libraries stay external too: they are large, load optional packages of
-// their own, and are needed only by a running connection. External packages resolve from the output
-// file's folder upwards, so the output must be inside the project.
+// their own, and are needed only by a running connection; so do zxcvbn-ts and its dictionaries (1.7 MB,
+// needed only when a password is set: src/modules/users/password-strength.ts imports them then). External
+// packages resolve from the output file's folder upwards, so the output must be inside the project.
 
 const banner = [
   "import { createRequire as __meridianCreateRequire } from 'node:module';",
@@ -35,6 +36,9 @@ export function serverBundleOptions(entry, outfile) {
       'modbus-serial',
       'nodes7',
       'mysql2',
+      '@zxcvbn-ts/core',
+      '@zxcvbn-ts/language-common',
+      '@zxcvbn-ts/language-en',
     ],
     banner: { js: banner },
     sourcemap: true,

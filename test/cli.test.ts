@@ -218,6 +218,20 @@ for (const dialect of testDialects()) {
 }
 
 describe('the meridian command without a database', () => {
+  it("admin create and reset-password refuse a keyboard walk with zxcvbn's reason and exit 2, before opening storage", async () => {
+    for (const args of [
+      ['admin', 'create', '--email', 'ops@example.com', '--password', 'qwertyuiopas'],
+      ['admin', 'reset-password', '--email', 'ops@example.com', '--password', '1qaz2wsx3edc4rfv'],
+    ]) {
+      const run = runMeridian(args, { DATABASE_URL: 'postgres://nowhere.invalid/none' });
+      assert.equal(await run.exited, 2);
+      assert.match(
+        run.output(),
+        /--password is too easy to guess \(strength 1 of 4, at least 3 needed\): This is (similar to )?a commonly used password/,
+      );
+    }
+  });
+
   it('reports every configuration problem at once and exits 2', async () => {
     const run = runMeridian(['serve'], {
       MERIDIAN_HTTP_PORT: 'abc',

@@ -3,23 +3,29 @@ import { after, before, describe, it } from 'node:test';
 import { testDialects } from './helpers/dialects.js';
 import { buildOrganization, signedInMember } from './helpers/factories.js';
 import type { TestClient } from './helpers/http-client.js';
+import {
+  jpegImage,
+  pngImage,
+  webpExtendedImage,
+  webpLosslessImage,
+  webpLossyImage,
+} from './helpers/images.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';
 
-// A real 1×1 PNG (red pixel) and the starts of JPEG and WebP files.
+// A real 1×1 PNG (red pixel); JPEG and WebP images built byte by byte.
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
   'base64',
 );
-const JPEG = Buffer.concat([
-  Buffer.from('ffd8ffe000104a46494600010100000100010000', 'hex'),
-  Buffer.alloc(64),
-]);
-const WEBP = Buffer.concat([
-  Buffer.from('RIFF'),
-  Buffer.from([0x24, 0, 0, 0]),
-  Buffer.from('WEBPVP8 '),
-  Buffer.alloc(32),
-]);
+const JPEG = jpegImage(64, 32);
+const WEBP = webpLossyImage(1, 1);
+const FORMATS = [
+  ['PNG', pngImage],
+  ['JPEG', (w: number, h: number) => jpegImage(w, h)],
+  ['lossless WebP', webpLosslessImage],
+  ['lossy WebP', webpLossyImage],
+  ['extended WebP', webpExtendedImage],
+] as const;
 const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><rect/></svg>');
 const HTML = Buffer.from('<!doctype html><html><script>alert(document.cookie)</script></html>');
 
@@ -91,6 +97,63 @@ for (const dialect of testDialects()) {
       const json = await server.admin.put(logoUrl, { image: 'png' });
       assert.equal(json.status, 400);
       assert.equal((await viewer.get(logoUrl)).headers.get('etag'), kept);
+    });
+
+    for (const [format, image] of FORMATS) {
+      it(`${format}: refuses one declaring more than 2048 pixels a side or 1024x1024 in all with 400 naming the limit, keeping the logo`, async () => {
+        const kept = (await viewer.get(logoUrl)).headers.get('etag');
+        for (const [width, height] of [
+          [2049, 16],
+          [16, 2049],
+          [1025, 1024],
+          [2048, 2048],
+          [16000, 16000],
+        ] as const) {
+          const res = await upload(image(width, height), 'image/png');
+          assert.equal(res.status, 400, `${width}x${height}: ${res.text}`);
+          assert.equal(res.body.error, 'bad_request');
+          assert.equal(
+            res.body.message,
+            `logo is ${width}x${height} pixels; at most 2048 pixels a side and 1048576 pixels in all (1024x1024)`,
+          );
+        }
+        assert.equal((await viewer.get(logoUrl)).headers.get('etag'), kept);
+        for (const [width, height] of [
+          [1024, 1024],
+          [2048, 512],
+          [1, 1],
+        ] as const) {
+          const res = await upload(image(width, height), 'image/png');
+          assert.equal(res.status, 200, `${width}x${height}: ${res.text}`);
+        }
+      });
+
+      it(`${format}: refuses one whose header is truncated or disagrees with the file with 400`, async () => {
+        const whole = image(16, 16);
+        const truncated = await upload(whole.subarray(0, 18), 'image/png');
+        assert.equal(truncated.status, 400, truncated.text);
+        assert.match(truncated.body.message, /^the logo cannot be read: .*(truncated|past the end)/);
+        // The declared size field of the header's first chunk or segment made to point past the file.
+        const lying = Buffer.from(whole);
+        if (format === 'PNG') lying.writeUInt32BE(0x7fffffff, 8);
+        else if (format === 'JPEG') lying.writeUInt16BE(0xfff0, 4);
+        else lying.writeUInt32LE(0x7ffffff0, 4);
+        const res = await upload(lying, 'image/png');
+        assert.equal(res.status, 400, res.text);
+        assert.match(res.body.message, /^the logo cannot be read: .*declares/);
+      });
+    }
+
+    it('refuses a PNG whose declared size was rewritten without its checksum (30000x30000 relabelled)', async () => {
+      const relabelled = Buffer.from(PNG);
+      relabelled.writeUInt32BE(30000, 16);
+      relabelled.writeUInt32BE(30000, 20);
+      const res = await upload(relabelled, 'image/png');
+      assert.equal(res.status, 400, res.text);
+      assert.equal(
+        res.body.message,
+        "the logo cannot be read: the PNG's IHDR chunk does not match its checksum",
+      );
     });
 
     it('refuses an image over 512 KiB with 413 and accepts one of exactly 512 KiB', async () => {

@@ -66,6 +66,51 @@ for (const dialect of testDialects()) {
       await server.client.login(user.email, user.password);
     });
 
+    it("refuses keyboard walks, repeated words and passwords made of the user's e-mail or name with zxcvbn's reason, creating nothing; accepts a passphrase", async () => {
+      const email = 'katherine.johnson@example.com';
+      for (const [password, pattern] of [
+        [
+          'qwertyuiopas',
+          /^password is too easy to guess \(strength 1 of 4, at least 3 needed\): This is similar to a commonly used password\./,
+        ],
+        ["asdfghjkl;'zx", /Straight rows of keys on your keyboard are easy to guess/],
+        ['plantplantplant', /Repeated character patterns like "abcabcabc" are easy to guess/],
+        [
+          'johnson.katherine@example',
+          /made mostly of your e-mail address or name: There should not be any personal/,
+        ],
+        ['KatherineJohnson1918', /must not be your e-mail address/],
+      ] as const) {
+        const res = await server.admin.post('/api/v1/admin/users', {
+          email,
+          displayName: 'Katherine Johnson',
+          password,
+        });
+        assert.equal(res.status, 400, password);
+        assert.equal(res.body.error, 'bad_request');
+        assert.match(res.body.message, pattern, password);
+      }
+      assert.equal((await server.admin.get('/api/v1/admin/users?search=katherine')).body.data.length, 0);
+      const created = await server.admin.post('/api/v1/admin/users', {
+        email,
+        displayName: 'Katherine Johnson',
+        password: 'orbital trajectory by hand',
+      });
+      assert.equal(created.status, 201, created.text);
+      // An administrator's reset of the password is judged with the user's own e-mail and name.
+      const reset = await server.admin.patch(`/api/v1/admin/users/${created.body.data.id}`, {
+        password: 'KatherineJohnson-1918',
+      });
+      assert.equal(reset.status, 400);
+      assert.match(reset.body.message, /made mostly of your e-mail address or name|must not be your/);
+      const walk = await server.admin.patch(`/api/v1/admin/users/${created.body.data.id}`, {
+        password: 'zxcvbnmasdfghjkl',
+      });
+      assert.equal(walk.status, 400);
+      assert.match(walk.body.message, /too easy to guess/);
+      await server.client.login(email, 'orbital trajectory by hand');
+    });
+
     it('refuses an invalid email, naming the field', async () => {
       const res = await server.admin.post('/api/v1/admin/users', {
         email: 'not-an-email',

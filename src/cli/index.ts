@@ -137,7 +137,8 @@ async function admin(args: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const problem = values.password === undefined ? null : passwordProblem(values.password, values.email);
+  const problem =
+    values.password === undefined ? null : await passwordProblem(values.password, { email: values.email });
   if (problem) {
     console.error(`meridian: --${problem}`);
     return 2;

@@ -87,7 +87,7 @@ export const CONFIG_KEYS = {
     kind: 'secret',
     min: 12,
     description:
-      'Password of the administrator created on first start (at least 12 characters, not a common or trivial one). Unset: generated and printed once.',
+      'Password of the administrator created on first start (at least 12 characters, not a common or trivial one, zxcvbn strength 3 of 4 or more). Unset: generated and printed once.',
   },
   topicPrefix: {
     env: 'MERIDIAN_UNS_TOPIC_PREFIX',
@@ -163,6 +163,34 @@ export const CONFIG_KEYS = {
     min: 1,
     max: 86400,
     description: 'Window over which failed logins are counted.',
+  },
+  webhookMaxFailures: {
+    env: 'MERIDIAN_WEBHOOK_MAX_FAILURES',
+    kind: 'integer',
+    default: 10,
+    min: 1,
+    max: 100000,
+    description:
+      'Failed webhook calls (wrong token or signature) allowed per pipeline and client address within the webhook window before 429 (per replica); ten times as many per pipeline from all addresses, and per address across pipelines.',
+  },
+  webhookWindow: {
+    env: 'MERIDIAN_WEBHOOK_WINDOW',
+    kind: 'integer',
+    default: 60,
+    unit: 'seconds',
+    min: 1,
+    max: 86400,
+    description: 'Window over which failed webhook calls are counted.',
+  },
+  webhookSignatureTolerance: {
+    env: 'MERIDIAN_WEBHOOK_SIGNATURE_TOLERANCE',
+    kind: 'integer',
+    default: 300,
+    unit: 'seconds',
+    min: 10,
+    max: 3600,
+    description:
+      "How far a signed webhook call's X-Meridian-Timestamp may lie from the server's clock, either way; a signature is accepted once within it.",
   },
   trustProxy: {
     env: 'MERIDIAN_TRUST_PROXY',

@@ -316,6 +316,32 @@ export interface EngineWebhookTokenTable {
   created_by: string | null;
 }
 
+/**
+ * A pipeline's webhook signing secret (modules/engine/triggers/webhook-signing.ts), sealed with the
+ * key-encryption key: an HMAC needs the secret itself, so it cannot be kept as a hash.
+ */
+export interface EngineWebhookSigningTable {
+  pipeline_id: string;
+  organization_id: string;
+  secret_sealed: string;
+  created_at: number;
+  created_by: string | null;
+}
+
+/** A signature accepted for a pipeline's webhook, as its SHA-256, kept until its timestamp leaves the window. */
+export interface EngineWebhookReplayTable {
+  pipeline_id: string;
+  signature_hash: string;
+  expires_at: number;
+}
+
+/** The webhook tables (modules/engine/triggers), joined into `Database` (tables.ts). */
+export interface WebhookTables {
+  engine_webhook_tokens: EngineWebhookTokenTable;
+  engine_webhook_signing: EngineWebhookSigningTable;
+  engine_webhook_replays: EngineWebhookReplayTable;
+}
+
 /** One outgoing reference of a configuration entity (modules/dependencies/graph), owned by what wrote it. */
 export interface DependencyEdgeTable {
   organization_id: string;

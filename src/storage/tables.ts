@@ -15,11 +15,11 @@ import type {
   EngineExecutionTable,
   EngineNodeRunTable,
   EngineNodeStateTable,
-  EngineWebhookTokenTable,
   EntityVersionTable,
   ModelBindingTable,
   ModelTable,
   PipelineTable,
+  WebhookTables,
 } from './configuration-tables.js';
 
 export type * from './configuration-tables.js';
@@ -348,7 +348,7 @@ export interface OAuth2ClientOrganizationTable {
   organization_id: string;
 }
 
-export interface Database {
+export interface Database extends WebhookTables {
   organizations: OrganizationTable;
   users: UserTable;
   memberships: MembershipTable;
@@ -394,7 +394,6 @@ export interface Database {
   dependency_exports: DependencyExportTable;
   dependency_import_plans: DependencyImportPlanTable;
   engine_node_state: EngineNodeStateTable;
-  engine_webhook_tokens: EngineWebhookTokenTable;
   dependency_edges: DependencyEdgeTable;
   dependency_graph_state: DependencyGraphStateTable;
 }

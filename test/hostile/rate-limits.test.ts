@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { testDialects } from '../helpers/dialects.js';
 import { type BuiltUser, buildUser } from '../helpers/factories.js';
+import { type Answer, requestFrom } from '../helpers/request-from.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { type RegisteredClient, registerClient } from '../oauth2/oauth2-helpers.js';
 
@@ -16,51 +16,6 @@ const CONFIG = {
   tokenRateLimitPerClient: TOKEN_LIMIT_PER_CLIENT,
   tokenRateLimitPerAddress: TOKEN_LIMIT_PER_ADDRESS,
 };
-
-interface Answer {
-  from: string;
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: any;
-}
-
-/**
- * One request on a new connection from `from`, a loopback address (any 127.x.y.z reaches the server on
- * 127.0.0.1): real distinct client addresses, as the server sees them without a proxy.
- */
-function requestFrom(
-  from: string,
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, {
-      method: init.method ?? 'GET',
-      headers: init.headers,
-      localAddress: from,
-      agent: false,
-    });
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => {
-        const json = (res.headers['content-type'] ?? '').includes('json') && text !== '';
-        resolve({
-          from,
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: json ? JSON.parse(text) : text,
-        });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
 
 const login = (server: TestServer, from: string, email: string, password: string, forwardedFor?: string) =>
   requestFrom(from, `${server.url}/api/v1/auth/login`, {

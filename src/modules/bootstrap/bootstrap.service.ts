@@ -30,7 +30,10 @@ export async function createAdministrator(
   input: { email: string; password?: string | undefined; organizationName?: string; displayName?: string },
 ): Promise<CreatedAdministrator | null> {
   const now = deps.clock.now();
-  const problem = input.password === undefined ? null : passwordProblem(input.password, input.email);
+  const problem =
+    input.password === undefined
+      ? null
+      : await passwordProblem(input.password, { email: input.email, displayName: input.displayName });
   if (problem) throw new Error(`the administrator's ${problem}`);
   const password = input.password ?? generatePassword();
   const userId = randomUUID();

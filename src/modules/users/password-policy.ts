@@ -1,5 +1,6 @@
 import { badRequest } from '../../platform/errors.js';
 import { COMMON_PASSWORDS } from './common-passwords.js';
+import { describeWeakPassword, userInputsOf } from './password-strength.js';
 
 /** The shortest password accepted (spec: at least 12 characters). */
 export const PASSWORD_MIN_LENGTH = 12;
@@ -18,32 +19,47 @@ const UNSWAPPED: Record<string, string> = {
   '!': 'i',
 };
 
+/** Whose password it is: what the password must not be built from. */
+export interface PasswordOwner {
+  email?: string | undefined;
+  displayName?: string | undefined;
+}
+
 /**
- * Why a password is refused, or null when it is acceptable: shorter than 12 characters, whitespace only,
- * one character repeated, a run such as `123456789012` or `abcdefghijkl`, the account's own e-mail
- * address, or a common password (see common-passwords.ts) with digits, symbols or repetitions around it.
+ * Why a password is refused, or null when it is acceptable. First the rules with a message of their
+ * own: shorter than 12 characters, whitespace only, one character repeated, a run such as `123456789012`,
+ * the account's own e-mail address or name (letter for letter, digits and symbols around it aside), or a
+ * common password (common-passwords.ts) with digits, symbols or repetitions around it. Then the strength
+ * zxcvbn estimates, with the owner's e-mail and name among its words (password-strength.ts): keyboard
+ * walks, words, names, dates, l33t and repetitions, refused below score 3 with zxcvbn's reason.
  */
-export function passwordProblem(password: string, email?: string): string | null {
+export async function passwordProblem(password: string, owner: PasswordOwner = {}): Promise<string | null> {
+  return passwordRuleProblem(password, owner) ?? describeWeakPassword(password, userInputsOf(owner));
+}
+
+function passwordRuleProblem(password: string, owner: PasswordOwner): string | null {
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH) return `password must be at least ${PASSWORD_MIN_LENGTH} characters`;
   if (password.trim() === '') return 'password must not be only spaces';
   const lower = password.toLowerCase();
   if (new Set(lower).size === 1) return 'password must not be one character repeated';
   if (isRun(lower)) return 'password must not be a run of consecutive characters such as 123456789012';
-  if (email !== undefined) {
-    const address = email.trim().toLowerCase();
+  if (owner.email !== undefined) {
+    const address = owner.email.trim().toLowerCase();
     const local = address.split('@')[0] ?? '';
     if (lower.trim() === address || (local.length >= 4 && stem(lower) === stem(local))) {
       return 'password must not be your e-mail address';
     }
   }
+  const name = stem((owner.displayName ?? '').toLowerCase());
+  if (name.length >= 4 && stem(lower) === name) return 'password must not be your name';
   if (isCommon(lower)) return 'password is too common; choose a longer phrase of your own';
   return null;
 }
 
-/** Throws 400 naming the rule a password breaks. */
-export function checkPassword(password: string, email?: string): void {
-  const problem = passwordProblem(password, email);
+/** Throws 400 naming the rule a password breaks, or why it is too easy to guess. */
+export async function checkPassword(password: string, owner: PasswordOwner): Promise<void> {
+  const problem = await passwordProblem(password, owner);
   if (problem) throw badRequest(problem);
 }
 

@@ -53,7 +53,7 @@ export class UsersService {
   }
 
   async create(input: CreateUserBody, actor: Actor): Promise<UserRow> {
-    checkPassword(input.password, input.email);
+    await checkPassword(input.password, { email: input.email, displayName: input.displayName });
     if (await this.users.findByEmail(input.email)) throw conflict('a user with this email already exists');
     const now = this.deps.clock.now();
     const row: UserRow = {
@@ -84,7 +84,12 @@ export class UsersService {
   async update(id: string, input: UpdateUserBody, actor: Actor): Promise<UserRow> {
     const existing = await this.get(id);
     if (existing.deleted_at !== null) throw conflict('the user is deleted; restore it first');
-    if (input.password !== undefined) checkPassword(input.password, input.email ?? existing.email);
+    if (input.password !== undefined) {
+      await checkPassword(input.password, {
+        email: input.email ?? existing.email,
+        displayName: input.displayName ?? existing.display_name,
+      });
+    }
     const patch: Partial<UserRow> = { updated_at: this.deps.clock.now(), updated_by: actor.userId };
     if (input.email !== undefined) {
       const other = await this.users.findByEmail(input.email);

@@ -22,6 +22,7 @@ import { engineClaimOrder } from './0021-engine-claim-order.js';
 import { engineDefinitions } from './0022-engine-definitions.js';
 import { engineActiveIndexes } from './0023-engine-active-indexes.js';
 import { connectionCredentials } from './0024-connection-credentials.js';
+import { webhookSigning } from './0025-webhook-signing.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -48,4 +49,5 @@ export const migrations: MeridianMigration[] = [
   engineDefinitions,
   engineActiveIndexes,
   connectionCredentials,
+  webhookSigning,
 ];

@@ -502,7 +502,7 @@ export interface paths {
                          */
                         email: string;
                         displayName: string;
-                        /** @description At least 12 characters. */
+                        /** @description At least 12 characters, not built from the e-mail or name, and strong enough by the zxcvbn estimator (strength 3 of 4); a 400 says why not. */
                         password: string;
                         /** @default false */
                         isSystemAdmin?: boolean;
@@ -802,7 +802,7 @@ export interface paths {
                          */
                         email?: string;
                         displayName?: string;
-                        /** @description At least 12 characters. */
+                        /** @description At least 12 characters, not built from the e-mail or name, and strong enough by the zxcvbn estimator (strength 3 of 4); a 400 says why not. */
                         password?: string;
                         isSystemAdmin?: boolean;
                     };
@@ -3070,7 +3070,7 @@ export interface paths {
         };
         /**
          * Upload the organization logo
-         * @description The raw image as the body: PNG, JPEG or WebP, at most 524288 bytes (512 KiB), recognised by its bytes, not its name or declared type. SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.
+         * @description The raw image as the body: PNG, JPEG or WebP, at most 524288 bytes (512 KiB), recognised by its bytes, not its name or declared type, at most 2048 pixels a side and 1048576 pixels in all (1024x1024) as its header declares (400 naming the limit, and for a header that is truncated or disagrees with the file). SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.
          *
          *     Requires the scope `organizations:write`.
          */
@@ -14619,6 +14619,315 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engine/pipelines/{id}/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pipeline's webhook: whether a token and signing are set up
+         * @description Neither the token nor the signing secret is ever shown again after it was issued.
+         *
+         *     Requires the scope `pipelines:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                pipelineId: string;
+                                url: string;
+                                token: {
+                                    issued: boolean;
+                                    issuedAt: string | null;
+                                };
+                                signing: {
+                                    enabled: boolean;
+                                    issuedAt: string | null;
+                                    toleranceSeconds: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engine/pipelines/{id}/webhook-signing-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue the pipeline's webhook signing secret (turns signed calls on)
+         * @description From now on every call to the webhook must also be signed (401 otherwise): `X-Meridian-Timestamp` (seconds since the epoch, within `toleranceSeconds` of the server clock) and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`; each signature is accepted once. The secret is shown this once, stored sealed with the key-encryption key, never exported; issuing again replaces it at once.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                pipelineId: string;
+                                /** @description Shown this once. Sign each call: `X-Meridian-Timestamp: <seconds since the epoch>` and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>" with this secret>`. */
+                                secret: string;
+                                /** Format: date-time */
+                                issuedAt: string;
+                                /** @description How far the timestamp may lie from the server clock. */
+                                toleranceSeconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        /**
+         * Remove the pipeline's webhook signing secret (turns signed calls off)
+         * @description Calls need only the token again.
+         *
+         *     Requires the scope `pipelines:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description No such pipeline, or it does not sign. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engine/webhooks/{pipelineId}": {
         parameters: {
             query?: never;
@@ -14628,7 +14937,7 @@ export interface paths {
         };
         /**
          * Start a pipeline from its webhook
-         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise), and when the pipeline signs (`POST /engine/pipelines/{id}/webhook-signing-secret`) `X-Meridian-Timestamp` and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the timestamp within 5 minutes (MERIDIAN_WEBHOOK_SIGNATURE_TOLERANCE) and each signature once (401 for an unsigned, stale, future, wrong or replayed call). Failed calls are limited per pipeline and address (MERIDIAN_WEBHOOK_MAX_FAILURES in MERIDIAN_WEBHOOK_WINDOW): 429 `rate_limited` with Retry-After. The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
          */
         get: {
             parameters: {
@@ -14753,7 +15062,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description No valid X-Webhook-Token. */
+                /** @description No valid X-Webhook-Token, or no valid signature. */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14789,6 +15098,15 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
+                /** @description Too many failed calls to this webhook (Retry-After). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
                 /** @description Internal error; the body carries the request id. */
                 500: {
                     headers: {
@@ -14811,7 +15129,7 @@ export interface paths {
         };
         /**
          * Start a pipeline from its webhook
-         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise), and when the pipeline signs (`POST /engine/pipelines/{id}/webhook-signing-secret`) `X-Meridian-Timestamp` and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the timestamp within 5 minutes (MERIDIAN_WEBHOOK_SIGNATURE_TOLERANCE) and each signature once (401 for an unsigned, stale, future, wrong or replayed call). Failed calls are limited per pipeline and address (MERIDIAN_WEBHOOK_MAX_FAILURES in MERIDIAN_WEBHOOK_WINDOW): 429 `rate_limited` with Retry-After. The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
          */
         put: {
             parameters: {
@@ -14936,7 +15254,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description No valid X-Webhook-Token. */
+                /** @description No valid X-Webhook-Token, or no valid signature. */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14972,6 +15290,15 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
+                /** @description Too many failed calls to this webhook (Retry-After). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
                 /** @description Internal error; the body carries the request id. */
                 500: {
                     headers: {
@@ -14994,7 +15321,7 @@ export interface paths {
         };
         /**
          * Start a pipeline from its webhook
-         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
+         * @description Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise), and when the pipeline signs (`POST /engine/pipelines/{id}/webhook-signing-secret`) `X-Meridian-Timestamp` and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the timestamp within 5 minutes (MERIDIAN_WEBHOOK_SIGNATURE_TOLERANCE) and each signature once (401 for an unsigned, stale, future, wrong or replayed call). Failed calls are limited per pipeline and address (MERIDIAN_WEBHOOK_MAX_FAILURES in MERIDIAN_WEBHOOK_WINDOW): 429 `rate_limited` with Retry-After. The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.
          */
         post: {
             parameters: {
@@ -15119,7 +15446,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-0"];
                     };
                 };
-                /** @description No valid X-Webhook-Token. */
+                /** @description No valid X-Webhook-Token, or no valid signature. */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15148,6 +15475,15 @@ export interface paths {
                 };
                 /** @description The body exceeds 1 MiB. */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Too many failed calls to this webhook (Retry-After). */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -1,5 +1,6 @@
 import { compileSafeRegExp, UnsafePatternError } from '../../../platform/safe-regexp.js';
-import { isControlCode, MAX_SEGMENT_CHARS } from '../../uns/topics/topic-text.js';
+import { describeMixedScripts } from '../../uns/topics/segment-scripts.js';
+import { describeLookalikeText, isControlCode, MAX_SEGMENT_CHARS } from '../../uns/topics/topic-text.js';
 
 /** The types a model field can have. */
 export const FIELD_TYPES = [
@@ -90,7 +91,10 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** Why `text` cannot be a topic segment, or null when it can (topic-text.ts: 1-128 characters, no `/ + #`, no controls). */
+/**
+ * Why `text` cannot be a topic segment, or null when it can (topic-text.ts: 1-128 characters, no `/ + #`,
+ * no controls, no lookalike characters and no mixed scripts).
+ */
 export function describeSegmentProblem(text: string): string | null {
   const chars = [...text];
   if (chars.length === 0 || chars.length > MAX_SEGMENT_CHARS)
@@ -102,7 +106,7 @@ export function describeSegmentProblem(text: string): string | null {
     if (isControlCode(code)) return 'must not contain control characters';
     if (code >= 0xd800 && code <= 0xdfff) return 'must be valid Unicode';
   }
-  return null;
+  return describeLookalikeText(text) ?? describeMixedScripts(text);
 }
 
 function plainText(value: unknown, path: string, max: number): string {

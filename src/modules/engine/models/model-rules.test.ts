@@ -22,6 +22,13 @@ test('a field name follows the rules of a topic segment', () => {
     assert.notEqual(describeSegmentProblem(bad), null, JSON.stringify(bad));
 });
 
+test('a field name with a lookalike character or mixed scripts is refused, as a topic segment is', () => {
+  assert.match(describeSegmentProblem('pump\u0435') ?? '', /^mixes Latin and Cyrillic/);
+  assert.match(describeSegmentProblem('a\u2028b') ?? '', /line or paragraph separators/);
+  assert.match(describeSegmentProblem('pre\u200Bssure') ?? '', /invisible format characters/);
+  assert.equal(describeSegmentProblem('температура'), null);
+});
+
 test('refusals name the JSON pointer of the member at fault, at any depth', () => {
   assert.equal(
     refused([{ name: 'a', type: 'object', fields: [{ name: 'b', type: 'array', items: { type: 'x' } }] }]),

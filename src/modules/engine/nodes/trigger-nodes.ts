@@ -1,3 +1,5 @@
+import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
+import { UnsInputError } from '../../uns/uns-errors.js';
 import type { NodeType } from './node-types.js';
 
 /** Statuses a pipeline-finished trigger can watch. */
@@ -6,19 +8,23 @@ export const FINISHED_STATUSES = ['completed', 'completed_with_errors', 'failed'
 /** How many pipeline-finished triggers may follow one another (A starts B starts C...). */
 export const MAX_CHAIN_DEPTH = 3;
 
-/** The segments of a topic filter (MQTT 3.1.1 §4.7): `+` one segment, `#` the rest, only last. */
+/**
+ * What is wrong with a trigger's topic filter: the rules every topic filter follows (topic-filter.ts:
+ * wildcards, segments, characters, lookalikes and mixed scripts), read against its own first segment, as
+ * the configured version prefix is not known here; a filter under another prefix matches nothing and is
+ * reported when the triggers are loaded.
+ */
 function filterProblems(filter: string): string | null {
-  const segments = filter.split('/');
-  if (segments.length < 2) return 'must have at least one segment after the version prefix (as in "v1/#")';
-  if (segments[0] === '+' || segments[0] === '#') return 'must begin with the version prefix (as in "v1/#")';
-  for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]!;
-    if (s === '') return 'must not have an empty segment';
-    if (s === '#' && i !== segments.length - 1) return '"#" may only be the last segment';
-    if (s !== '#' && s !== '+' && (s.includes('#') || s.includes('+')))
-      return 'wildcards "+" and "#" must be whole segments';
+  const first = filter.split('/', 1)[0]!;
+  if (first === '+' || first === '#') return 'must begin with the version prefix (as in "v1/#")';
+  try {
+    parseTopicFilter(filter, first, 'filter');
+    return null;
+  } catch (error) {
+    // The message starts with the field's name, which the problem's path already gives.
+    if (error instanceof UnsInputError) return error.message.slice(error.field.length + 1);
+    throw error;
   }
-  return null;
 }
 
 /** A trigger's run: its output is the execution input (what the trigger recorded). */

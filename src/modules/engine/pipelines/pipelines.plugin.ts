@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../../config/config.schema.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { Storage } from '../../../storage/database.js';
+import { resolveKeyEncryptionKey } from '../../oauth2/keys/key-encryption-key.js';
 import { parsePublishRecord } from '../../uns/data/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
@@ -124,6 +125,12 @@ export async function installPipelines(
     topicPrefix: config.topicPrefix,
     onQueued: () => engine.wake(),
     enqueue: (inputs) => engine.enqueue(inputs),
+    webhooks: {
+      keyEncryptionKey: resolveKeyEncryptionKey(config),
+      maxFailures: config.webhookMaxFailures,
+      windowSeconds: config.webhookWindow,
+      toleranceSeconds: config.webhookSignatureTolerance,
+    },
   });
   const schedules = new ScheduleTriggers({
     db,

@@ -6,8 +6,11 @@ import type { EnqueueInput, ExecutionsRepository } from '../executions/execution
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import { PipelineTriggers } from './pipeline-triggers.js';
 import { ValueTriggers } from './value-triggers.js';
+import { webhookCredentialRoutes } from './webhook-credentials.routes.js';
+import { WebhookFailureLimits } from './webhook-limits.js';
+import { WebhookSigning } from './webhook-signing.js';
 import { WebhookTokens } from './webhook-tokens.js';
-import { type WebhookDeps, webhookRoutes, webhookTokenRoutes } from './webhooks.routes.js';
+import { type WebhookDeps, webhookRoutes } from './webhooks.routes.js';
 
 /**
  * Installs the triggers beyond manual and schedule: webhooks (routes), UNS and connection values (a
@@ -25,21 +28,36 @@ export async function installTriggers(
     onQueued: () => void;
     /** Stores the value triggers' executions with the engine's next turn (ExecutionEngine.enqueue). */
     enqueue: (inputs: EnqueueInput[]) => Promise<void>;
+    /** Webhook signing (sealed with the key-encryption key) and the limits of failed calls. */
+    webhooks: {
+      keyEncryptionKey: Buffer;
+      maxFailures: number;
+      windowSeconds: number;
+      toleranceSeconds: number;
+    };
   },
 ): Promise<{ pipelineTriggers: PipelineTriggers; valueTriggers: ValueTriggers }> {
   const { db, executions, clock, onQueued } = deps;
   const maintenance = () => (app.hasDecorator('maintenance') ? app.maintenance : null);
   const skipReason = async (organizationId: string) =>
     (await maintenance()?.skipReason(organizationId)) ?? null;
+  const { keyEncryptionKey, toleranceSeconds } = deps.webhooks;
   const webhooks: WebhookDeps = {
     tokens: new WebhookTokens(db),
+    signing: new WebhookSigning({ db, keyEncryptionKey, toleranceSeconds }),
+    limits: new WebhookFailureLimits(deps.webhooks, () => clock.now()),
     pipelines: deps.pipelines,
     executions,
     clock,
     onQueued,
     maintenance,
   };
-  await app.register(webhookTokenRoutes, { prefix: '/api/v1/engine/pipelines', ...webhooks });
+  await app.register(webhookCredentialRoutes, {
+    prefix: '/api/v1/engine/pipelines',
+    ...webhooks,
+    db,
+    toleranceSeconds,
+  });
   await app.register(webhookRoutes, { prefix: '/api/v1/engine/webhooks', ...webhooks });
 
   const valueTriggers = new ValueTriggers({

@@ -1,23 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { actorOf } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { conflict, notFound, unauthorized } from '../../../platform/errors.js';
-import { dataEnvelope, errorResponse, IdParams, isoTime } from '../../../platform/schemas.js';
+import { conflict, notFound, rateLimited, unauthorized } from '../../../platform/errors.js';
+import { dataEnvelope, errorResponse, isoTime } from '../../../platform/schemas.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
 import type { PipelineNode } from '../pipelines/pipeline-definition.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { WebhookFailureLimits } from './webhook-limits.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, type WebhookSigning } from './webhook-signing.js';
 import type { WebhookTokens } from './webhook-tokens.js';
 
 /** The largest webhook body taken (413 beyond). */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** Headers a webhook's trigger payload never records. */
-const SECRET_HEADERS = new Set(['authorization', 'cookie', 'x-webhook-token', 'proxy-authorization']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'cookie',
+  'x-webhook-token',
+  'proxy-authorization',
+  SIGNATURE_HEADER,
+]);
 
 export interface WebhookDeps {
   tokens: WebhookTokens;
+  signing: WebhookSigning;
+  limits: WebhookFailureLimits;
   pipelines: PipelinesRepository;
   executions: ExecutionsRepository;
   clock: Clock;
@@ -29,13 +38,6 @@ export interface WebhookDeps {
   } | null;
 }
 
-const TokenIssued = Type.Object({
-  pipelineId: Type.String(),
-  token: Type.String({ description: 'Shown this once; send it as the `X-Webhook-Token` header.' }),
-  url: Type.String({ description: 'The webhook URL below which its nodes listen.' }),
-  issuedAt: Type.String({ format: 'date-time' }),
-});
-
 const WebhookParams = Type.Object({
   pipelineId: Type.String({ format: 'uuid' }),
   '*': Type.Optional(Type.String({ maxLength: 200 })),
@@ -46,58 +48,6 @@ const WebhookAccepted = Type.Object({
   status: Type.String(),
   execution: Type.Optional(Execution),
 });
-
-/** `POST|DELETE /engine/pipelines/{id}/webhook-token`: issue (rotate) and revoke a pipeline's token. */
-export const webhookTokenRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app, deps) => {
-  const tags = ['Pipelines'];
-  app.post(
-    '/:id/webhook-token',
-    {
-      config: { access: { scope: 'pipelines:write' } },
-      schema: {
-        tags,
-        summary: "Issue the pipeline's webhook token",
-        description:
-          'A new secret for the `trigger.webhook` nodes of the pipeline, shown once; it replaces the previous one at once. Stored only as its hash.',
-        params: IdParams,
-        response: { 201: dataEnvelope(TokenIssued), 404: errorResponse('No such pipeline.') },
-      },
-    },
-    async (request, reply) => {
-      const organizationId = request.organization!.id;
-      const pipeline = await deps.pipelines.get(organizationId, request.params.id);
-      if (!pipeline) throw notFound('pipeline');
-      const now = deps.clock.now();
-      const token = await deps.tokens.issue(organizationId, pipeline.id, actorOf(request).userId, now);
-      return reply.code(201).send({
-        data: {
-          pipelineId: pipeline.id,
-          token,
-          url: `/api/v1/engine/webhooks/${pipeline.id}`,
-          issuedAt: isoTime(now),
-        },
-      });
-    },
-  );
-  app.delete(
-    '/:id/webhook-token',
-    {
-      config: { access: { scope: 'pipelines:write' } },
-      schema: {
-        tags,
-        summary: "Revoke the pipeline's webhook token",
-        description: 'Its webhooks answer 401 until a new token is issued.',
-        params: IdParams,
-        response: { 204: Type.Null(), 404: errorResponse('No such pipeline or no token.') },
-      },
-    },
-    async (request, reply) => {
-      if (!(await deps.tokens.revoke(request.organization!.id, request.params.id)))
-        throw notFound('webhook token');
-      return reply.code(204).send(null);
-    },
-  );
-};
 
 const FINAL = ['completed', 'completed_with_errors', 'failed', 'cancelled', 'skipped'];
 
@@ -114,16 +64,49 @@ function webhookNode(nodes: PipelineNode[], method: string, path: string): Pipel
 
 /** `/api/v1/engine/webhooks/{pipelineId}/{path}`: starts pipelines from outside, with the pipeline's token. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app, deps) => {
+  // The exact bytes of each body, for its signature: JSON and text are parsed here, from a buffer.
+  const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    rawBodies.set(request, body as Buffer);
+    parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body, done) => {
+    rawBodies.set(request, body as Buffer);
+    done(null, (body as Buffer).toString('utf8'));
+  });
+  const header = (request: FastifyRequest, name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  /** Why the call is not the pipeline's (token, then signature when it signs), or null. */
+  const refusal = async (request: FastifyRequest, pipelineId: string): Promise<string | null> => {
+    if (!(await deps.tokens.verify(pipelineId, header(request, 'x-webhook-token'))))
+      return 'a valid X-Webhook-Token header is required';
+    const call = {
+      timestamp: header(request, TIMESTAMP_HEADER),
+      signature: header(request, SIGNATURE_HEADER),
+      body: rawBodies.get(request) ?? Buffer.alloc(0),
+    };
+    return deps.signing.check(pipelineId, call, deps.clock.now());
+  };
+
   const handler = async (
     request: FastifyRequest<{ Params: { pipelineId: string; '*'?: string } }>,
     reply: import('fastify').FastifyReply,
   ) => {
     const { pipelineId } = request.params;
     const path = (request.params['*'] ?? '').replace(/\/+$/, '');
-    const token = request.headers['x-webhook-token'];
-    const presented = typeof token === 'string' ? token : undefined;
-    if (!(await deps.tokens.verify(pipelineId, presented)))
-      throw unauthorized('a valid X-Webhook-Token header is required');
+    const wait = deps.limits.retryAfter(pipelineId, request.ip);
+    if (wait > 0) throw rateLimited(wait, 'too many failed calls to this webhook; try again later');
+    const refused = await refusal(request, pipelineId);
+    if (refused) {
+      deps.limits.failed(pipelineId, request.ip);
+      throw unauthorized(refused);
+    }
+    deps.limits.succeeded(pipelineId, request.ip);
     const pipeline = await deps.pipelines.byId(pipelineId);
     if (!pipeline) throw unauthorized('a valid X-Webhook-Token header is required');
     if (!pipeline.enabled) throw conflict('the pipeline is disabled');
@@ -190,15 +173,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app,
     tags: ['Pipelines'],
     summary: 'Start a pipeline from its webhook',
     description:
-      "Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline's token in `X-Webhook-Token` (401 otherwise). The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.",
+      'Also answers below a path: `/api/v1/engine/webhooks/{pipelineId}/{path}` for a node with that `path`. Needs the pipeline\'s token in `X-Webhook-Token` (401 otherwise), and when the pipeline signs (`POST /engine/pipelines/{id}/webhook-signing-secret`) `X-Meridian-Timestamp` and `X-Meridian-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`, the timestamp within 5 minutes (MERIDIAN_WEBHOOK_SIGNATURE_TOLERANCE) and each signature once (401 for an unsigned, stale, future, wrong or replayed call). Failed calls are limited per pipeline and address (MERIDIAN_WEBHOOK_MAX_FAILURES in MERIDIAN_WEBHOOK_WINDOW): 429 `rate_limited` with Retry-After. The `trigger.webhook` node with this method and path starts an execution: 202 with its id, or with `respond: finished` 200 once it finished (202 if it did not within `waitSeconds`). A disabled pipeline: 409; no such webhook node: 404; a body over 1 MiB: 413. While the organization is in maintenance: 503 with Retry-After, and the call is recorded as a skipped execution with the reason `maintenance`.',
     params: WebhookParams,
     response: {
       200: dataEnvelope(WebhookAccepted),
       202: dataEnvelope(WebhookAccepted),
-      401: { description: 'No valid X-Webhook-Token.', $ref: 'UnauthorizedBody#' },
+      401: { description: 'No valid X-Webhook-Token, or no valid signature.', $ref: 'UnauthorizedBody#' },
       404: errorResponse('No webhook node with this method and path.'),
       409: errorResponse('The pipeline is disabled.'),
       413: errorResponse('The body exceeds 1 MiB.'),
+      429: errorResponse('Too many failed calls to this webhook (Retry-After).'),
       503: errorResponse('The organization is in maintenance (Retry-After).'),
     },
   };

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponse, IdParams } from '../../../platform/schemas.js';
 import { callerOf } from '../organizations.routes.js';
-import { LOGO_MAX_BYTES, type LogosService } from './logos.service.js';
+import { LOGO_MAX_BYTES, LOGO_MAX_PIXELS, LOGO_MAX_SIDE, type LogosService } from './logos.service.js';
 
 const tags = ['Organizations'];
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/svg+xml', 'application/octet-stream'];
@@ -25,7 +25,7 @@ export const logosRoutes: FastifyPluginAsyncTypebox<{ logos: LogosService }> = a
       schema: {
         tags,
         summary: 'Upload the organization logo',
-        description: `The raw image as the body: PNG, JPEG or WebP, at most ${LOGO_MAX_BYTES} bytes (512 KiB), recognised by its bytes, not its name or declared type. SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.`,
+        description: `The raw image as the body: PNG, JPEG or WebP, at most ${LOGO_MAX_BYTES} bytes (512 KiB), recognised by its bytes, not its name or declared type, at most ${LOGO_MAX_SIDE} pixels a side and ${LOGO_MAX_PIXELS} pixels in all (1024x1024) as its header declares (400 naming the limit, and for a header that is truncated or disagrees with the file). SVG is refused. Replaces any previous logo. Owners of the organization named by X-Organization-ID; System Administrators any.`,
         params: IdParams,
         consumes: ['image/png', 'image/jpeg', 'image/webp'],
         // No type: the raw bytes are checked by their signature in the service, not by the validator.

@@ -4,10 +4,21 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest, notFound } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
 import { auditOrganization, type Caller } from '../organizations.service.js';
+import { readImageDimensions } from './image-dimensions.js';
 import { detectImageType, type LogoContentType } from './image-type.js';
 
 /** Largest logo accepted. */
 export const LOGO_MAX_BYTES = 512 * 1024;
+/**
+ * Widest and tallest logo accepted, in pixels: the console shows a logo at most a few hundred pixels
+ * wide on a high-density screen, and a wordmark may be wide.
+ */
+export const LOGO_MAX_SIDE = 2048;
+/**
+ * Most pixels a logo may declare (1024x1024): what a browser allocates to decode it, 4 MiB at 4 bytes a
+ * pixel, whatever the compressed size (a 512 KiB PNG can declare 30000x30000, 3.6 GB decoded).
+ */
+export const LOGO_MAX_PIXELS = 1024 * 1024;
 
 export interface Logo {
   contentType: LogoContentType;
@@ -16,7 +27,25 @@ export interface Logo {
   updatedAt: number;
 }
 
-/** Organization logos: PNG, JPEG or WebP checked by their bytes, at most 512 KiB; SVG refused. */
+/**
+ * Refuses a logo whose header cannot be read whole, or declares more than LOGO_MAX_SIDE pixels a side or
+ * LOGO_MAX_PIXELS in all (a decompression bomb for every browser that shows it).
+ */
+function checkDimensions(body: Buffer, contentType: LogoContentType): void {
+  const size = readImageDimensions(body, contentType);
+  if ('problem' in size) throw badRequest(`the logo cannot be read: ${size.problem}`);
+  const { width, height } = size;
+  if (width > LOGO_MAX_SIDE || height > LOGO_MAX_SIDE || width * height > LOGO_MAX_PIXELS) {
+    throw badRequest(
+      `logo is ${width}x${height} pixels; at most ${LOGO_MAX_SIDE} pixels a side and ${LOGO_MAX_PIXELS} pixels in all (1024x1024)`,
+    );
+  }
+}
+
+/**
+ * Organization logos: PNG, JPEG or WebP checked by their bytes, at most 512 KiB, 2048 pixels a side and
+ * 1024x1024 pixels in all (read from the header); SVG refused.
+ */
 export class LogosService {
   constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
 
@@ -31,6 +60,7 @@ export class LogosService {
     if (!contentType) {
       throw badRequest('the logo must be a PNG, JPEG or WebP image (checked by its bytes); SVG is refused');
     }
+    checkDimensions(body, contentType);
     const now = this.deps.clock.now();
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
     const row = {

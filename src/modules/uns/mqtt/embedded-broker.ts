@@ -8,6 +8,7 @@ import type { PublishService } from '../data/publish.service.js';
 import type { PublishRecord } from '../data/publish-record.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import type { TopicPath } from '../topics/topic-path.js';
+import { describeTopicLookalikes } from '../topics/topic-text.js';
 import {
   AcknowledgedPublishes,
   type AuthorizeCallback,
@@ -80,7 +81,8 @@ function authError(message: string, returnCode: number): AuthenticateError {
  * token or PAT. PUBLISH needs `uns:publish` and is validated and historized under the HTTP contract
  * before it is relayed (so subscribers only see committed values, and a QoS 1 PUBACK means committed);
  * a refused publish disconnects the client, as MQTT 3.1.1 has no negative acknowledgement. SUBSCRIBE
- * needs `uns:read`; a refused subscription gets the failure return code.
+ * needs `uns:read` and a filter without lookalike characters or mixed scripts (topic-text.ts); a refused
+ * subscription gets the failure return code.
  */
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
   // A publisher repeats its topics: each distinct one is parsed once.
@@ -274,7 +276,9 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       if (
         !session?.identity.scopes.has('uns:read') ||
         !admitted(session, clockNow()) ||
-        subscription.topic.startsWith('$')
+        subscription.topic.startsWith('$') ||
+        // The lookalike rules of every topic and filter (aedes has checked the filter's MQTT form).
+        describeTopicLookalikes(subscription.topic) !== null
       ) {
         callback(null, null);
         return;

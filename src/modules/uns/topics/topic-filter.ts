@@ -30,10 +30,16 @@ export interface TopicFilter {
  * as whole segments, `#` only last. Unlike MQTT, a filter must begin with the literal version prefix
  * (neither `+` nor `#` may stand for it, so one filter never spans prefixes) and have at least one
  * segment after it. Otherwise the topic rules hold (segment length, characters, depth, bytes).
- * Throws UnsInputError naming `field`.
+ * Throws UnsInputError naming `field`. `lookalikes` false: for the lookup of an existing node only
+ * (splitTopicText).
  */
-export function parseTopicFilter(filter: unknown, prefix: string, field = 'filter'): TopicFilter {
-  const segments = splitTopicText(filter, prefix, field, true);
+export function parseTopicFilter(
+  filter: unknown,
+  prefix: string,
+  field = 'filter',
+  lookalikes = true,
+): TopicFilter {
+  const segments = splitTopicText(filter, prefix, field, true, lookalikes);
   if (segments.length < 2) {
     throw inputError(field, `must have at least one segment after the prefix (as in "${prefix}/#")`);
   }

@@ -61,6 +61,53 @@ describe('parseTopicPath', () => {
     });
   }
 
+  for (const [name, char, what] of [
+    ['a line separator', '\u2028', 'line or paragraph separators'],
+    ['a paragraph separator', '\u2029', 'line or paragraph separators'],
+    ['a no-break space', '\u00A0', 'spaces other than U\\+0020'],
+    ['an ideographic space', '\u3000', 'spaces other than U\\+0020'],
+    ['a variation selector', '\uFE0F', 'invisible characters'],
+    ['a Hangul filler', '\u3164', 'invisible characters'],
+    ['a combining grapheme joiner', '\u034F', 'invisible characters'],
+  ] as const) {
+    it(`refuses ${name} in a segment`, () => {
+      const code = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      refuses(
+        `v1/plant/te${char}mp`,
+        new RegExp(`^topic must not contain ${what} \\(U\\+${code} at position 11\\)$`),
+      );
+    });
+  }
+
+  it('refuses a segment mixing Latin with Cyrillic or Greek lookalikes, naming the segment and the scripts', () => {
+    refuses('v1/plant/pump\u0435/temp', /^topic segment 3 mixes Latin and Cyrillic \("pumpе"\); /);
+    refuses('v1/\u0440\u0443mp/a', /^topic segment 2 mixes Cyrillic and Latin/);
+    refuses('v1/plant/m\u03BFtor', /^topic segment 3 mixes Latin and Greek/);
+    refuses('v1/plant/\u0437\u03B1\u0432\u043E\u0434', /^topic segment 3 mixes Cyrillic and Greek/);
+    // Two other scripts besides Latin, and a script that is not in common use (Cherokee Ꭺ looks like A).
+    refuses('v1/plant/abc\u05D0\u0627', /^topic segment 3 mixes Latin, Hebrew and Arabic/);
+    refuses('v1/plant/\u13AAbc', /^topic segment 3 mixes Cherokee and Latin/);
+  });
+
+  it('accepts one script per segment and the mixes TR39 allows at Moderately Restrictive', () => {
+    for (const topic of [
+      'v1/заводе/линия/температура',
+      'v1/Ἀθῆναι/γραμμή',
+      'v1/plant/Line1_خط',
+      'v1/plant/Linie_קו',
+      'v1/plant/Pumpe_ポンプ_温度',
+      'v1/plant/台北_ㄅ_Line',
+      'v1/plant/한국_Line_漢',
+      'v1/plant/x\u3001y',
+      'v1/plant/Ꭺ_Ꮃ',
+      // Digits and punctuation go with any script, and combining marks with the letter before them.
+      'v1/завод-1/линия_2',
+      'v1/plant/q\u0307-1',
+    ]) {
+      assert.equal(parseTopicPath(topic, P).path, topic);
+    }
+  });
+
   it('refuses a topic not in NFC and accepts its composed form', () => {
     refuses('v1/plant/cafe\u0301', /normalization form NFC/);
     assert.equal(parseTopicPath('v1/plant/caf\u00E9', P).segments[2], 'café');
@@ -118,7 +165,8 @@ describe('parseTopicPath', () => {
   });
 
   it('accepts the characters just outside the control ranges', () => {
-    for (const char of [' ', '~', '\u00a0', '\u00ff'])
+    // U+00A0 (no-break space), the first after C1, is refused as a space other than U+0020 (below).
+    for (const char of [' ', '~', '\u00a1', '\u00ff'])
       assert.equal(parseTopicPath(`v1/a/${char}`, P).segments[2], char);
   });
 

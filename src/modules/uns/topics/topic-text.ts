@@ -1,4 +1,5 @@
 import { describeJsonType, inputError } from '../uns-errors.js';
+import { describeMixedScripts } from './segment-scripts.js';
 
 /** Most segments a topic or filter may have, the version prefix included. */
 export const MAX_TOPIC_SEGMENTS = 32;
@@ -16,8 +17,20 @@ export function isControlCode(code: number): boolean {
   return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
 }
 
-/** Unicode format characters (category Cf): zero-width, bidi overrides and isolates, soft hyphen, BOM. */
-const FORMAT_CHARACTER = /\p{Cf}/u;
+/**
+ * Characters that are invisible or break a line, each group with its own reason: format characters
+ * (category Cf: zero-width space U+200B, joiners U+200C-U+200D, bidi marks, embeddings, overrides and
+ * isolates U+200E-U+200F, U+202A-U+202E, U+2066-U+2069, word joiner U+2060, soft hyphen, BOM U+FEFF, tags),
+ * the line and paragraph separators U+2028 and U+2029 (a line break in JavaScript source and in JSON
+ * embedded in it), spaces other than U+0020 (no-break, en, em, ideographic...), and the other default
+ * ignorable code points (variation selectors, the combining grapheme joiner, Hangul fillers).
+ */
+const INVISIBLE = [
+  [/\p{Cf}/u, 'invisible format characters'],
+  [/[\p{Zl}\p{Zp}]/u, 'line or paragraph separators'],
+  [/[^\P{Zs} ]/u, 'spaces other than U+0020'],
+  [/\p{Default_Ignorable_Code_Point}/u, 'invisible characters'],
+] as const;
 
 function hex(code: number): string {
   return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -26,9 +39,17 @@ function hex(code: number): string {
 /**
  * Checks what topics and filters share and splits the text into segments. `wildcards` allows `+` and
  * `#` as whole segments (MQTT 3.1.1 §4.7.1), `#` only last. The first segment must equal `prefix`.
- * Messages start with `field`; the first problem met from left to right is reported.
+ * `lookalikes` false skips checkLookalikes, for lookups of a node that exists (a topic stored before a
+ * rule was added stays readable and deletable). Messages start with `field`; the first problem met from
+ * left to right is reported.
  */
-export function splitTopicText(text: unknown, prefix: string, field: string, wildcards: boolean): string[] {
+export function splitTopicText(
+  text: unknown,
+  prefix: string,
+  field: string,
+  wildcards: boolean,
+  lookalikes = true,
+): string[] {
   if (text === undefined) throw inputError(field, 'is required');
   if (typeof text !== 'string') throw inputError(field, `must be a string, not ${describeJsonType(text)}`);
   // Every UTF-16 unit takes at least one UTF-8 byte: refuse huge input before scanning it.
@@ -103,31 +124,49 @@ export function splitTopicText(text: unknown, prefix: string, field: string, wil
   if (bytes > MAX_TOPIC_BYTES) {
     throw inputError(field, `must be at most ${MAX_TOPIC_BYTES} bytes as UTF-8 (got ${bytes})`);
   }
-  if (nonAscii) checkLookalikes(text, field);
+  if (nonAscii && lookalikes) checkLookalikes(text, segments, field);
   return segments;
 }
 
 /**
- * Refuses what makes a topic look like another: invisible format characters (category Cf: zero-width
- * space and joiners, bidi overrides and isolates, soft hyphen, BOM) and text not in Unicode
- * normalization form NFC (`e` + combining acute beside `é`). Refused rather than normalized, so that the
- * topic stored, relayed and answered is always the one the client sent.
+ * Why `text` has characters that make it look like other text, or null: invisible and line-breaking
+ * characters (INVISIBLE; the position counts UTF-16 units), or text not in Unicode normalization form NFC
+ * (`e` + combining acute beside `é`). Refused rather than normalized, so that the topic stored, relayed
+ * and answered is always the one the client sent.
  */
-function checkLookalikes(text: string, field: string): void {
-  const format = FORMAT_CHARACTER.exec(text);
-  if (format) {
-    const code = format[0].codePointAt(0)!;
-    throw inputError(
-      field,
-      `must not contain invisible format characters (${hex(code)} at position ${format.index})`,
-    );
+export function describeLookalikeText(text: string): string | null {
+  for (const [pattern, what] of INVISIBLE) {
+    const found = pattern.exec(text);
+    if (found) {
+      const code = found[0].codePointAt(0)!;
+      return `must not contain ${what} (${hex(code)} at position ${found.index})`;
+    }
   }
   if (text.normalize('NFC') !== text) {
-    throw inputError(
-      field,
-      'must be in Unicode normalization form NFC (compose accents: "é", not "e" + U+0301)',
-    );
+    return 'must be in Unicode normalization form NFC (compose accents: "é", not "e" + U+0301)';
   }
+  return null;
+}
+
+/**
+ * What makes a topic or filter look like another, or null: what describeLookalikeText finds, and a
+ * segment that mixes scripts as lookalikes do (a Cyrillic `е` in a Latin word; segment-scripts.ts),
+ * numbered from 1 (the version prefix). The one check of topics and filters wherever they come from:
+ * splitTopicText applies it, and the MQTT broker to subscription filters.
+ */
+export function describeTopicLookalikes(text: string, segments: readonly string[] = text.split('/')) {
+  const problem = describeLookalikeText(text);
+  if (problem) return problem;
+  for (let i = 0; i < segments.length; i++) {
+    const mixed = describeMixedScripts(segments[i]!);
+    if (mixed) return `segment ${i + 1} ${mixed}`;
+  }
+  return null;
+}
+
+function checkLookalikes(text: string, segments: readonly string[], field: string): void {
+  const problem = describeTopicLookalikes(text, segments);
+  if (problem) throw inputError(field, problem);
 }
 
 /**

@@ -47,9 +47,13 @@ export class TopicsService {
     });
   }
 
-  /** Validates a node path (`v1/a` is a node; topics have at least two segments after the prefix). */
+  /**
+   * Validates the path of a node to look up (`v1/a` is a node; topics have at least two segments after
+   * the prefix). Not against the lookalike rules, which judge what is created: a topic stored before
+   * them stays readable and deletable.
+   */
   parseNodePath(path: unknown, field = 'topic'): string {
-    const parsed = asBadRequest(() => parseTopicFilter(path, this.deps.prefix, field));
+    const parsed = asBadRequest(() => parseTopicFilter(path, this.deps.prefix, field, false));
     if (parsed.hasWildcards) throw badRequest(`${field} must not contain the wildcards + or #`);
     return parsed.filter;
   }

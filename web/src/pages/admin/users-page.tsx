@@ -104,7 +104,10 @@ function UserDialog(props: {
                 value={draft.password}
                 onChange={(event) => set('password', event.target.value)}
               />
-              <small className="hint">At least 12 characters.</small>
+              <small className="hint">
+                At least 12 characters: a phrase of a few uncommon words. Keyboard walks and the user's name
+                or e-mail are refused.
+              </small>
             </label>
           )}
           {mode !== 'password' && (
