@@ -11,6 +11,12 @@ import type { NodeServices } from './node-services.js';
 import { MemoryNodeState } from './node-state.repository.js';
 import { type NodeContext, NodeError, nodeType, sideEffectOfNode } from './node-types.js';
 
+/**
+ * The longest a tested node may run, whatever its `timeoutSeconds` (up to 600 in a pipeline): a test is
+ * interactive, and its evaluations share the sandbox threads with every organization's pipelines.
+ */
+export const NODE_TEST_TIMEOUT_SECONDS = 10;
+
 export interface NodeTestRequest {
   input?: unknown;
   trigger?: unknown;
@@ -76,7 +82,7 @@ export async function runNodeTest(
     trigger: request.trigger ?? null,
     nodes: Object.fromEntries(Object.entries(request.nodes ?? {}).map(([k, v]) => [k, { data: v }])),
     sandbox: deps.sandbox,
-    timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
+    timeoutMs: Math.min(node.settings?.timeoutSeconds ?? 10, NODE_TEST_TIMEOUT_SECONDS) * 1000,
     attempt: 1,
     publish: (topic, value, quality) => deps.publish(organizationId, topic, value, quality),
     services: deps.services && { ...deps.services, state: new MemoryNodeState() },
