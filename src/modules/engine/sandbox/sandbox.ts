@@ -74,6 +74,17 @@ export class Sandbox {
     return this.started;
   }
 
+  /** The pool now, for /metrics: threads running, those with evaluations in flight, evaluations waiting. */
+  get stats(): { threads: number; busy: number; waiting: number } {
+    let threads = 0;
+    let busy = 0;
+    for (const slot of this.shares.slots) {
+      if (slot.worker) threads++;
+      if (slot.sent.length > 0) busy++;
+    }
+    return { threads, busy, waiting: this.queue.size };
+  }
+
   /** Evaluates a JSONata expression against `input` with `bindings` (`$name`). */
   jsonata(
     expression: string,
