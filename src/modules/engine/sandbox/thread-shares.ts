@@ -41,7 +41,7 @@ export interface Slot {
  */
 export const IN_FLIGHT_PER_THREAD = 64;
 /** An organization kept this long from every thread by others' evaluations gets a thread of its own. */
-export const EXTRA_AFTER_MS = 250;
+export const EXTRA_AFTER_MS = 100;
 
 const newSlot = (extra: boolean): Slot => ({
   worker: undefined,
