@@ -1,22 +1,30 @@
 import assert from 'node:assert/strict';
-import { type Sandbox, SandboxError, type SandboxLimits } from '../../src/modules/engine/sandbox/sandbox.js';
+import { Sandbox, SandboxError, type SandboxLimits } from '../../src/modules/engine/sandbox/sandbox.js';
 
 /** A sandbox's evaluations on behalf of one organization, with limits given as the second half. */
 export function sandboxAs(sandbox: Sandbox, organizationId = 'org-test') {
-  return {
-    jsonata: (
-      expression: string,
+  const as =
+    (kind: 'jsonata' | 'javascript') =>
+    (
+      source: string,
       input: unknown,
       bindings: Record<string, unknown> = {},
       limits: Partial<SandboxLimits> = {},
-    ) => sandbox.jsonata(expression, input, bindings, { organizationId, ...limits }),
-    javascript: (
-      code: string,
-      input: unknown,
-      bindings: Record<string, unknown> = {},
-      limits: Partial<SandboxLimits> = {},
-    ) => sandbox.javascript(code, input, bindings, { organizationId, ...limits }),
-  };
+    ) =>
+      sandbox[kind](source, input, bindings, { organizationId, ...limits });
+  return { jsonata: as('jsonata'), javascript: as('javascript') };
+}
+
+/** Runs `test` with a sandbox of one thread (and its evaluations as sandboxAs makes them); closes it after. */
+export async function onOneThread(
+  test: (pool: Sandbox, one: ReturnType<typeof sandboxAs>) => Promise<void>,
+): Promise<void> {
+  const pool = new Sandbox(undefined, 1);
+  try {
+    await test(pool, sandboxAs(pool));
+  } finally {
+    await pool.close();
+  }
 }
 
 /** Awaits `evaluation`, expecting a SandboxError with `code` and a message matching `message`; answers it. */

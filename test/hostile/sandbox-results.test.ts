@@ -4,7 +4,7 @@ import { SERVER_NODE_FLAGS } from '../../src/platform/gc-tuning.js';
 import { createTestDatabase, type TestDatabase, testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import { TestClient } from '../helpers/http-client.js';
-import { type MeridianProcess, runMeridian } from '../helpers/process.js';
+import { type MeridianProcess, runMeridian, serveEnv } from '../helpers/process.js';
 import { waitUntil } from '../helpers/wait.js';
 import { createPat } from '../uns/uns-helpers.js';
 
@@ -99,15 +99,8 @@ for (const dialect of testDialects()) {
       // As the server runs in production: its own process, with its Node flags (the semi-space flag
       // once took a sandbox thread past its limit where V8 aborts the process).
       meridian = runMeridian(['serve'], {
+        ...serveEnv(database, port, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
         NODE_OPTIONS: SERVER_NODE_FLAGS.join(' '),
-        MERIDIAN_DATA_DIR: database.dataDir,
-        DATABASE_URL: database.databaseUrl,
-        MERIDIAN_HTTP_HOST: '127.0.0.1',
-        MERIDIAN_HTTP_PORT: String(port),
-        MERIDIAN_MQTT_PORT: '0',
-        MERIDIAN_ADMIN_EMAIL: ADMIN_EMAIL,
-        MERIDIAN_ADMIN_PASSWORD: ADMIN_PASSWORD,
-        MERIDIAN_LOG_LEVEL: 'info',
       });
       await meridian.waitFor(/Meridian ready/, 60_000);
       url = `http://127.0.0.1:${port}`;

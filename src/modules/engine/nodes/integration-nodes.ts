@@ -1,7 +1,6 @@
 import { MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from '../../uns/data/rfc3339.js';
 import {
-  bindingsOf,
-  evaluationOf,
+  evaluateJsonata,
   type NodeContext,
   NodeError,
   type NodeType,
@@ -244,9 +243,7 @@ const pipelineRun: NodeType = {
   run: async (c) => {
     const services = servicesOf(c);
     const input =
-      typeof c.parameters.input === 'string'
-        ? (await c.sandbox.jsonata(c.parameters.input, c.input, bindingsOf(c), evaluationOf(c))).value
-        : c.input;
+      typeof c.parameters.input === 'string' ? (await evaluateJsonata(c, c.parameters.input)).value : c.input;
     const result = await services.runPipeline(c.organizationId, {
       pipelineId: await stringParameter(c, 'pipelineId'),
       input: input ?? null,

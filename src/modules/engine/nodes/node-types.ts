@@ -126,6 +126,10 @@ export const evaluationOf = (c: NodeContext): EvaluationOptions => ({
   timeoutMs: c.timeoutMs,
 });
 
+/** A JSONata expression of a node, evaluated in the sandbox against its input with its bindings. */
+export const evaluateJsonata = (c: NodeContext, expression: string) =>
+  c.sandbox.jsonata(expression, c.input, bindingsOf(c), evaluationOf(c));
+
 /** A string holding exactly `{{ expr }}` is evaluated as JSONata; other values are kept as they are. */
 const TEMPLATE = /^\{\{([\s\S]*)\}\}$/;
 
@@ -133,7 +137,7 @@ export async function resolveTemplates(value: unknown, c: NodeContext): Promise<
   if (typeof value === 'string') {
     const match = TEMPLATE.exec(value.trim());
     if (!match) return value;
-    return (await c.sandbox.jsonata(match[1]!, c.input, bindingsOf(c), evaluationOf(c))).value;
+    return (await evaluateJsonata(c, match[1]!)).value;
   }
   if (Array.isArray(value)) return Promise.all(value.map((v) => resolveTemplates(v, c)));
   if (value && typeof value === 'object') {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { refused, sandboxAs } from '../../../../test/helpers/sandbox.js';
+import { onOneThread, refused, sandboxAs } from '../../../../test/helpers/sandbox.js';
 import { Sandbox } from './sandbox.js';
 
 describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
@@ -48,9 +48,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
   it("ends runaway code at its time limit inside the thread, with the thread's own error, and that thread serves on", async () => {
     // The watchdog would end the script too, by terminating the thread, some time after the limit:
     // these are the thread's own limits (QuickJS's interrupt handler, JSONata's evaluation hook).
-    const pool = new Sandbox(undefined, 1);
-    const one = sandboxAs(pool);
-    try {
+    await onOneThread(async (pool, one) => {
       const first = await one.javascript('return 1', null);
       const code = await refused(
         one.javascript('while (true) {}', null, {}, { timeoutMs: 300 }),
@@ -69,15 +67,11 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
         [first.thread, first.thread, first.thread],
       );
       assert.equal(pool.threadsStarted, 1);
-    } finally {
-      await pool.close();
-    }
+    });
   });
 
   it('fails an evaluation that kills its thread, once: it is never sent to another thread, and those behind it run', async () => {
-    const pool = new Sandbox(undefined, 1);
-    const one = sandboxAs(pool);
-    try {
+    await onOneThread(async (pool, one) => {
       const first = await one.jsonata('1', null);
       // Ranges of 2 MiB each, until the thread's heap is full: the thread dies, and Node says why.
       const killer = one.jsonata(
@@ -97,9 +91,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
       assert.notEqual(answers[0]!.thread, first.thread);
       // One replacement: the killer was not sent to it (it would have killed that one too).
       assert.equal(pool.threadsStarted, 2);
-    } finally {
-      await pool.close();
-    }
+    });
   });
 
   it('blames the evaluation whose thread dies while writing its result, and no other', async () => {
@@ -107,9 +99,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
     // writing a result (here: a result limit raised far past the heap, the same 300 KB string a
     // thousand times) blames that evaluation. Counted as ended earlier, the evaluation went back to
     // the queue and killed the next thread, and the next (once: forever).
-    const pool = new Sandbox(undefined, 1);
-    const one = sandboxAs(pool);
-    try {
+    await onOneThread(async (pool, one) => {
       const writer = one.jsonata(
         '($s := $pad("", 300000, "x"); [1..1000].$s)',
         null,
@@ -123,9 +113,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
       await refused(writer, 'memory_exceeded', /sandbox thread's memory of 128 MiB/);
       assert.equal((await behind).value, 42);
       assert.equal(pool.threadsStarted, 2);
-    } finally {
-      await pool.close();
-    }
+    });
   });
 
   it('ends deep recursion, a catastrophic regular expression (QuickJS and JSONata) and a string bomb', async () => {
@@ -231,9 +219,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
   });
 
   it('sends evaluations ahead to a thread; those queued behind one that escapes its limit run on a new thread', async () => {
-    const pool = new Sandbox(undefined, 1);
-    const one = sandboxAs(pool);
-    try {
+    await onOneThread(async (_pool, one) => {
       // A catastrophic regular expression inside JSONata is a native loop: only the watchdog ends it,
       // by terminating the thread, while the evaluations sent behind it wait in that thread. Those sent
       // before it ended, but their answers may still wait in the thread (answers go in batches): the
@@ -257,8 +243,6 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
         many.map((r) => r.value),
         Array.from({ length: 200 }, (_, n) => n + 1),
       );
-    } finally {
-      await pool.close();
-    }
+    });
   });
 });
