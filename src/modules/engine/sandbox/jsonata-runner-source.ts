@@ -100,7 +100,11 @@ async function runJsonata(task) {
     if (wrapped(e, (error) => SEQUENCE_CODES.has(error.code)))
       throw fail('the expression made a sequence of more than ' + SEQUENCE_LIMIT + ' items (the limit)', 'memory_exceeded');
     if (e instanceof RangeError) throw fail('the expression exceeded its depth limit (stack overflow)', 'depth_exceeded');
-    throw fail('the expression failed: ' + (e && e.message ? e.message : String(e)), 'expression_error');
+    // JSONata writes the value that failed into some messages, whole: one can be megabytes long, and a
+    // piece of it cut out would be copied whole first. Such a message is not shown.
+    const message = e && typeof e.message === 'string' ? e.message : String(e);
+    throw fail('the expression failed: ' + (message.length <= 2000 ? message : 'JSONata error ' + e.code +
+      ' (its message, of ' + message.length + ' characters, is too long to show)'), 'expression_error');
   } finally {
     evaluating = undefined;
   }
