@@ -21,9 +21,11 @@ const STRING_LIMIT = workerData.stringLimit;
 // The evaluation running (one at a time per thread): the guards below read its limits.
 let evaluating;
 
+// length: undefined where it is not known, only that it is past the limit.
 const stringTooLong = (length, made) =>
-  fail('the expression ' + (made ? 'made' : 'would make') + ' a string of ' + length +
-    ' characters, more than the limit of ' + STRING_LIMIT, 'memory_exceeded');
+  fail('the expression ' + (made ? 'made' : 'would make') + ' a string ' + (length === undefined
+    ? 'longer than the limit of ' + STRING_LIMIT + ' characters'
+    : 'of ' + length + ' characters, more than the limit of ' + STRING_LIMIT), 'memory_exceeded');
 
 // JSONata's built-ins, called by the guards in their place once the arguments passed the check.
 const builtins = {};
@@ -44,7 +46,7 @@ const guards = {
   }],
   string: ['<x-b?:s>', function (arg, prettify) {
     if (typeof arg !== 'string' && writeJson(arg, STRING_LIMIT, evaluating.maxDepth, 'the value given to $string') === null)
-      throw stringTooLong('more than ' + STRING_LIMIT, false);
+      throw stringTooLong(undefined, false);
     return builtins.string.call(this, arg, prettify);
   }],
 };
