@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, type TestDatabase, testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import { TestClient } from '../helpers/http-client.js';
-import { type MeridianProcess, runMeridian } from '../helpers/process.js';
+import { type MeridianProcess, runMeridian, serveEnv } from '../helpers/process.js';
 import { missingFromHistory, startPublishLoad } from '../helpers/publish-load.js';
 import { waitUntil } from '../helpers/wait.js';
 import { createPat } from '../uns/uns-helpers.js';
@@ -35,15 +35,8 @@ for (const dialect of testDialects()) {
     const serve = async () => {
       const port = await freePort();
       const meridian = runMeridian(['serve'], {
-        MERIDIAN_DATA_DIR: database.dataDir,
-        DATABASE_URL: database.databaseUrl,
-        MERIDIAN_HTTP_HOST: '127.0.0.1',
-        MERIDIAN_HTTP_PORT: String(port),
-        MERIDIAN_MQTT_PORT: '0',
-        MERIDIAN_ADMIN_EMAIL: ADMIN_EMAIL,
-        MERIDIAN_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        ...serveEnv(database, port, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
         MERIDIAN_SHUTDOWN_TIMEOUT: String(SHUTDOWN_TIMEOUT_S),
-        MERIDIAN_LOG_LEVEL: 'info',
       });
       started.push(meridian);
       await meridian.waitFor(/Meridian ready/, 60_000);

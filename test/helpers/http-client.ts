@@ -13,6 +13,8 @@ export interface RequestOptions {
   /** Raw body text, sent as is (for invalid JSON and wrong content types). */
   raw?: string;
   headers?: Record<string, string>;
+  /** Abandons the request (a test that leaves one waiting). */
+  signal?: AbortSignal;
 }
 
 /** A credential a test acts with: a bearer token, or a console session (cookie plus CSRF token). */
@@ -61,7 +63,13 @@ export class TestClient {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+      signal: options.signal,
+    });
     const text = await response.text();
     let parsed: unknown = text;
     if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);

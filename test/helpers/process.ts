@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { TestDatabase } from './dialects.js';
 
 /** A `meridian` command run as a real process from the sources (through tsx), with its output collected. */
 export interface MeridianProcess {
@@ -57,5 +58,26 @@ export function runMeridian(args: string[], env: Record<string, string | undefin
         check();
       });
     },
+  };
+}
+
+/**
+ * The environment of `meridian serve` on `database`, listening on `port` of 127.0.0.1 only (no MQTT),
+ * with `admin` as its first System Administrator and logs at info (its "ready" line among them).
+ */
+export function serveEnv(
+  database: TestDatabase,
+  port: number,
+  admin: { email: string; password: string },
+): Record<string, string | undefined> {
+  return {
+    MERIDIAN_DATA_DIR: database.dataDir,
+    DATABASE_URL: database.databaseUrl,
+    MERIDIAN_HTTP_HOST: '127.0.0.1',
+    MERIDIAN_HTTP_PORT: String(port),
+    MERIDIAN_MQTT_PORT: '0',
+    MERIDIAN_ADMIN_EMAIL: admin.email,
+    MERIDIAN_ADMIN_PASSWORD: admin.password,
+    MERIDIAN_LOG_LEVEL: 'info',
   };
 }

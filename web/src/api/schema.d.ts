@@ -12846,7 +12846,7 @@ export interface paths {
         put?: never;
         /**
          * Test a stored node with supplied input (nothing is stored)
-         * @description Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` (`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         * @description Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` (`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`. A test runs for at most 10 s, whatever the node's `timeoutSeconds` (tests are interactive, and share the sandbox threads with every organization's pipelines). An expression or code that goes past a sandbox limit answers its error: `timeout`, `memory_exceeded` (JavaScript: 32 MiB; JSONata: sequences of 262,144 items, strings of 1,048,576 characters, the thread's 128 MiB), `result_too_large` (`result too large: N bytes, limit 1048576`, N being the UTF-8 bytes of the output's JSON, or "more than 1048576" where the sandbox stopped writing it at the limit), `result_invalid` (a cycle, or nesting deeper than 500 levels).
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -13217,7 +13217,7 @@ export interface paths {
         put?: never;
         /**
          * Test one node with supplied input (nothing is stored)
-         * @description Runs the node as the engine would, in the sandbox. A node that reaches outside (side effect other than `none`) needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.
+         * @description Runs the node as the engine would, in the sandbox. A node that reaches outside (side effect other than `none`) needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`. A test runs for at most 10 s, whatever the node's `timeoutSeconds` (tests are interactive, and share the sandbox threads with every organization's pipelines). An expression or code that goes past a sandbox limit answers its error: `timeout`, `memory_exceeded` (JavaScript: 32 MiB; JSONata: sequences of 262,144 items, strings of 1,048,576 characters, the thread's 128 MiB), `result_too_large` (`result too large: N bytes, limit 1048576`, N being the UTF-8 bytes of the output's JSON, or "more than 1048576" where the sandbox stopped writing it at the limit), `result_invalid` (a cycle, or nesting deeper than 500 levels).
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -13240,6 +13240,7 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             settings?: {
+                                /** @description The node's time limit; a test runs it with at most 10. */
                                 timeoutSeconds?: number;
                             };
                         };

@@ -1,6 +1,13 @@
 // Values from node-types are used only inside functions: node-types imports this module (a cycle).
 import { Cron } from 'croner';
-import { bindingsOf, NodeError, type NodeType, resolveTemplates } from './node-types.js';
+import {
+  bindingsOf,
+  evaluateJsonata,
+  evaluationOf,
+  NodeError,
+  type NodeType,
+  resolveTemplates,
+} from './node-types.js';
 
 const expression = (description: string) => ({
   type: 'string',
@@ -89,9 +96,7 @@ export const CORE_NODE_TYPES: NodeType[] = [
     testable: true,
     expressionParameters: ['expression'],
     run: async (c) => {
-      const { value } = await c.sandbox.jsonata(String(c.parameters.expression), c.input, bindingsOf(c), {
-        timeoutMs: c.timeoutMs,
-      });
+      const { value } = await evaluateJsonata(c, String(c.parameters.expression));
       return { output: c.input ?? null, port: value ? 'true' : 'false' };
     },
   },
@@ -166,9 +171,7 @@ export const CORE_NODE_TYPES: NodeType[] = [
     testable: true,
     expressionParameters: ['expression'],
     run: async (c) => {
-      const { value } = await c.sandbox.jsonata(String(c.parameters.expression), c.input, bindingsOf(c), {
-        timeoutMs: c.timeoutMs,
-      });
+      const { value } = await evaluateJsonata(c, String(c.parameters.expression));
       return { output: value ?? null, port: 'out' };
     },
   },
@@ -192,9 +195,12 @@ export const CORE_NODE_TYPES: NodeType[] = [
     expressionParameters: [],
     codeParameters: ['code'],
     run: async (c) => {
-      const { value, logs } = await c.sandbox.javascript(String(c.parameters.code), c.input, bindingsOf(c), {
-        timeoutMs: c.timeoutMs,
-      });
+      const { value, logs } = await c.sandbox.javascript(
+        String(c.parameters.code),
+        c.input,
+        bindingsOf(c),
+        evaluationOf(c),
+      );
       return { output: value ?? null, port: 'out', logs };
     },
   },

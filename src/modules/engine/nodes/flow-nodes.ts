@@ -1,6 +1,12 @@
 import jsonata from 'jsonata';
 // Values from node-types are used only inside functions: node-types imports this module (a cycle).
-import { bindingsOf, type NodeContext, NodeError, type NodeType, resolveTemplates } from './node-types.js';
+import {
+  evaluateJsonata,
+  type NodeContext,
+  NodeError,
+  type NodeType,
+  resolveTemplates,
+} from './node-types.js';
 
 const MAX_RULES = 32;
 const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'startsWith', 'endsWith'] as const;
@@ -55,9 +61,7 @@ function compare(operator: Operator, left: unknown, right: unknown): boolean {
 
 async function matches(rule: Rule, c: NodeContext): Promise<boolean> {
   if (rule.expression !== undefined) {
-    const { value } = await c.sandbox.jsonata(rule.expression, c.input, bindingsOf(c), {
-      timeoutMs: c.timeoutMs,
-    });
+    const { value } = await evaluateJsonata(c, rule.expression);
     return Boolean(value);
   }
   const left = 'value' in rule ? await resolveTemplates(rule.value, c) : c.input;
@@ -190,9 +194,7 @@ const forEachNode: NodeType = {
   testable: true,
   expressionParameters: ['items'],
   run: async (c) => {
-    const { value } = await c.sandbox.jsonata(String(c.parameters.items ?? '$'), c.input, bindingsOf(c), {
-      timeoutMs: c.timeoutMs,
-    });
+    const { value } = await evaluateJsonata(c, String(c.parameters.items ?? '$'));
     // JSONata answers a one-element sequence as the element itself.
     const items = value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
     const max = (c.parameters.maxItems as number | undefined) ?? 1000;

@@ -1,5 +1,11 @@
 import { MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from '../../uns/data/rfc3339.js';
-import { bindingsOf, type NodeContext, NodeError, type NodeType, resolveTemplates } from './node-types.js';
+import {
+  evaluateJsonata,
+  type NodeContext,
+  NodeError,
+  type NodeType,
+  resolveTemplates,
+} from './node-types.js';
 import { servicesOf } from './stateful-nodes.js';
 
 // Node types that reach other modules: connection function calls, UNS reads, runs of other pipelines.
@@ -237,10 +243,7 @@ const pipelineRun: NodeType = {
   run: async (c) => {
     const services = servicesOf(c);
     const input =
-      typeof c.parameters.input === 'string'
-        ? (await c.sandbox.jsonata(c.parameters.input, c.input, bindingsOf(c), { timeoutMs: c.timeoutMs }))
-            .value
-        : c.input;
+      typeof c.parameters.input === 'string' ? (await evaluateJsonata(c, c.parameters.input)).value : c.input;
     const result = await services.runPipeline(c.organizationId, {
       pipelineId: await stringParameter(c, 'pipelineId'),
       input: input ?? null,

@@ -1,5 +1,5 @@
 import jsonata from 'jsonata';
-import { bindingsOf, NodeError, type NodeType, resolveTemplates } from './node-types.js';
+import { evaluateJsonata, NodeError, type NodeType, resolveTemplates } from './node-types.js';
 import { servicesOf } from './stateful-nodes.js';
 
 // Node types of data models: validate a value against a model, map a value onto a model's fields.
@@ -50,8 +50,7 @@ const validate: NodeType = {
     const services = servicesOf(c);
     const value =
       typeof c.parameters.value === 'string'
-        ? ((await c.sandbox.jsonata(c.parameters.value, c.input, bindingsOf(c), { timeoutMs: c.timeoutMs }))
-            .value ?? null)
+        ? ((await evaluateJsonata(c, c.parameters.value)).value ?? null)
         : (c.input ?? null);
     const { valid, errors } = await services.validateModel(c.organizationId, await modelIdOf(c), value);
     return valid ? { output: value, port: 'valid' } : { output: { value, errors }, port: 'invalid' };
@@ -113,7 +112,7 @@ const map: NodeType = {
       );
     const instance: Record<string, unknown> = {};
     for (const [field, source] of Object.entries(mapping)) {
-      const { value } = await c.sandbox.jsonata(source, c.input, bindingsOf(c), { timeoutMs: c.timeoutMs });
+      const { value } = await evaluateJsonata(c, source);
       if (value !== undefined) instance[field] = value;
     }
     if (c.parameters.validate !== false) {

@@ -5,11 +5,31 @@ import {
   PipelineInputError,
   type PipelineNode,
 } from '../pipelines/pipeline-definition.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
-import { SandboxError } from '../sandbox/sandbox.js';
+import { DEFAULT_LIMITS, type Sandbox, SandboxError } from '../sandbox/sandbox.js';
+import { SEQUENCE_LIMIT, STRING_LIMIT, WORKER_HEAP_MB } from '../sandbox/sandbox-limits.js';
 import type { NodeServices } from './node-services.js';
 import { MemoryNodeState } from './node-state.repository.js';
 import { type NodeContext, NodeError, nodeType, sideEffectOfNode } from './node-types.js';
+
+/**
+ * The longest a tested node may run, whatever its `timeoutSeconds` (up to 600 in a pipeline): a test is
+ * interactive, and its evaluations share the sandbox threads with every organization's pipelines.
+ */
+export const NODE_TEST_TIMEOUT_SECONDS = 10;
+
+const { maxResultBytes, memoryBytes, maxDepth } = DEFAULT_LIMITS;
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The sandbox's limits as the node test routes' OpenAPI descriptions state them. */
+export const SANDBOX_TEST_LIMITS =
+  `A test runs for at most ${NODE_TEST_TIMEOUT_SECONDS} s, whatever the node's \`timeoutSeconds\` (tests are ` +
+  "interactive, and share the sandbox threads with every organization's pipelines). An expression or code " +
+  `that goes past a sandbox limit answers its error: \`timeout\`, \`memory_exceeded\` (JavaScript: ` +
+  `${memoryBytes / 1048576} MiB; JSONata: sequences of ${count(SEQUENCE_LIMIT)} items, strings of ` +
+  `${count(STRING_LIMIT)} characters, the thread's ${WORKER_HEAP_MB} MiB), \`result_too_large\` ` +
+  `(\`result too large: N bytes, limit ${maxResultBytes}\`, N being the UTF-8 bytes of the output's JSON, or ` +
+  `"more than ${maxResultBytes}" where the sandbox stopped writing it at the limit), \`result_invalid\` ` +
+  `(a cycle, or nesting deeper than ${maxDepth} levels).`;
 
 export interface NodeTestRequest {
   input?: unknown;
@@ -76,7 +96,7 @@ export async function runNodeTest(
     trigger: request.trigger ?? null,
     nodes: Object.fromEntries(Object.entries(request.nodes ?? {}).map(([k, v]) => [k, { data: v }])),
     sandbox: deps.sandbox,
-    timeoutMs: (node.settings?.timeoutSeconds ?? 10) * 1000,
+    timeoutMs: Math.min(node.settings?.timeoutSeconds ?? 10, NODE_TEST_TIMEOUT_SECONDS) * 1000,
     attempt: 1,
     publish: (topic, value, quality) => deps.publish(organizationId, topic, value, quality),
     services: deps.services && { ...deps.services, state: new MemoryNodeState() },

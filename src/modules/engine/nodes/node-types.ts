@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import type { ExecutionTrigger } from '../executions/execution-rows.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { EvaluationOptions, Sandbox } from '../sandbox/sandbox.js';
 import { CORE_NODE_TYPES } from './core-nodes.js';
 import { DATA_NODE_TYPES } from './data-nodes.js';
 import { FLOW_NODE_TYPES } from './flow-nodes.js';
@@ -120,6 +120,16 @@ export const bindingsOf = (c: NodeContext) => ({
   attempt: c.attempt,
 });
 
+/** What a node's evaluations tell the sandbox: whose turn they wait for, and the node's time limit. */
+export const evaluationOf = (c: NodeContext): EvaluationOptions => ({
+  organizationId: c.organizationId,
+  timeoutMs: c.timeoutMs,
+});
+
+/** A JSONata expression of a node, evaluated in the sandbox against its input with its bindings. */
+export const evaluateJsonata = (c: NodeContext, expression: string) =>
+  c.sandbox.jsonata(expression, c.input, bindingsOf(c), evaluationOf(c));
+
 /** A string holding exactly `{{ expr }}` is evaluated as JSONata; other values are kept as they are. */
 const TEMPLATE = /^\{\{([\s\S]*)\}\}$/;
 
@@ -127,7 +137,7 @@ export async function resolveTemplates(value: unknown, c: NodeContext): Promise<
   if (typeof value === 'string') {
     const match = TEMPLATE.exec(value.trim());
     if (!match) return value;
-    return (await c.sandbox.jsonata(match[1]!, c.input, bindingsOf(c), { timeoutMs: c.timeoutMs })).value;
+    return (await evaluateJsonata(c, match[1]!)).value;
   }
   if (Array.isArray(value)) return Promise.all(value.map((v) => resolveTemplates(v, c)));
   if (value && typeof value === 'object') {

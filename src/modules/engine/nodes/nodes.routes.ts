@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { notFound } from '../../../platform/errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { NodeServices } from './node-services.js';
-import { runNodeTest } from './node-test.js';
+import { NODE_TEST_TIMEOUT_SECONDS, runNodeTest, SANDBOX_TEST_LIMITS } from './node-test.js';
 import { NODE_TYPES, nodeType, toNodeTypeView } from './node-types.js';
 
 const tags = ['Nodes'];
@@ -46,7 +46,15 @@ const TestBody = Type.Object(
       type: Type.String(),
       parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       settings: Type.Optional(
-        Type.Object({ timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 600 })) }),
+        Type.Object({
+          timeoutSeconds: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 600,
+              description: `The node's time limit; a test runs it with at most ${NODE_TEST_TIMEOUT_SECONDS}.`,
+            }),
+          ),
+        }),
       ),
     }),
     input: Type.Optional(Type.Unknown({ description: 'The node input (`$input`, `$` in JSONata).' })),
@@ -121,7 +129,8 @@ export const nodesRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Test one node with supplied input (nothing is stored)',
         description:
           'Runs the node as the engine would, in the sandbox. A node that reaches outside (side effect other than `none`) ' +
-          'needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.',
+          'needs `confirmWrites: true`. A failing node answers 200 with `error`; bad parameters answer 400 with `problems`. ' +
+          SANDBOX_TEST_LIMITS,
         body: TestBody,
         response: { 200: TestResult },
       },

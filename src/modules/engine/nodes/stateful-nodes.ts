@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { NodeServices } from './node-services.js';
 import type { NodeStateAddress } from './node-state.repository.js';
-import { bindingsOf, type NodeContext, NodeError, type NodeType } from './node-types.js';
+import { evaluateJsonata, type NodeContext, NodeError, type NodeType } from './node-types.js';
 
 // Node types that keep state per pipeline node and key (engine_node_state): buffer, deadband, on change.
 // Only types are imported from node-types at load time (it lists these types; see data-nodes.ts).
@@ -29,7 +29,7 @@ export function servicesOf(c: NodeContext): NodeServices {
 
 async function evaluate(c: NodeContext, source: unknown, fallback: unknown): Promise<unknown> {
   if (typeof source !== 'string') return fallback;
-  return (await c.sandbox.jsonata(source, c.input, bindingsOf(c), { timeoutMs: c.timeoutMs })).value;
+  return (await evaluateJsonata(c, source)).value;
 }
 
 /** The state address of this node for the input's key. */

@@ -5,7 +5,7 @@ import { actorOf } from '../../../platform/actor.js';
 import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope } from '../../../platform/schemas.js';
 import { validatorCompiler } from '../../../platform/validation.js';
-import { type NodeTestDeps, runNodeTest } from '../nodes/node-test.js';
+import { type NodeTestDeps, runNodeTest, SANDBOX_TEST_LIMITS } from '../nodes/node-test.js';
 import { TestResult } from '../nodes/nodes.routes.js';
 import type { PipelineNodesService } from './pipeline-nodes.service.js';
 import type { PipelineRow } from './pipelines.repository.js';
@@ -201,7 +201,8 @@ export const pipelineNodesRoutes: FastifyPluginAsyncTypebox<
         description:
           'Runs the node of the current version as the engine would, with `input` (`$input`), `trigger` and `nodes` ' +
           '(`$node`, outputs by name). A node whose side effect is not `none` needs `confirmWrites: true`. ' +
-          'A failing node answers 200 with `error`; bad parameters answer 400 with `problems`.',
+          'A failing node answers 200 with `error`; bad parameters answer 400 with `problems`. ' +
+          SANDBOX_TEST_LIMITS,
         params: NodeParams,
         body: Type.Optional(
           Type.Object(

@@ -19,6 +19,7 @@ import { createNodeServices } from '../nodes/node-services.js';
 import { NodeError } from '../nodes/node-types.js';
 import { nodesRoutes } from '../nodes/nodes.routes.js';
 import { Sandbox } from '../sandbox/sandbox.js';
+import { registerSandboxMetrics } from '../sandbox/sandbox-metrics.js';
 import { installTriggers } from '../triggers/triggers.plugin.js';
 import { PipelineNodesService } from './pipeline-nodes.service.js';
 import { PipelinesRepository } from './pipelines.repository.js';
@@ -90,7 +91,10 @@ export async function installPipelines(
     onFinished: (execution, status, error) => triggers?.pipelineTriggers.finished(execution, status, error),
   });
   app.decorate('engine', engine);
-  if (deps.metrics) registerEngineMetrics(deps.metrics, engine);
+  if (deps.metrics) {
+    registerEngineMetrics(deps.metrics, engine);
+    registerSandboxMetrics(deps.metrics, sandbox);
+  }
   const pipelines = new PipelinesService({
     db,
     repo: pipelinesRepo,

@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { Sandbox, SandboxError } from './sandbox.js';
-
-/** Runs `fn`, expecting a SandboxError with `code`; answers how long it took. */
-async function refused(fn: () => Promise<unknown>, code: string, message: RegExp): Promise<number> {
-  const started = Date.now();
-  await assert.rejects(fn, (error: unknown) => {
-    assert.ok(error instanceof SandboxError, String(error));
-    assert.equal(error.code, code, error.message);
-    assert.match(error.message, message);
-    return true;
-  });
-  return Date.now() - started;
-}
+import { onOneThread, refused, sandboxAs } from '../../../../test/helpers/sandbox.js';
+import { Sandbox } from './sandbox.js';
 
 describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
-  const sandbox = new Sandbox();
-  after(() => sandbox.close());
+  const pool = new Sandbox();
+  const sandbox = sandboxAs(pool);
+  after(() => pool.close());
 
   it('evaluates JSONata with bindings and JavaScript with $input, $trigger and console.log', async () => {
     assert.deepEqual((await sandbox.jsonata('a * $k', { a: 21 }, { k: 2 })).value, 42);
@@ -41,16 +31,89 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
   it('keeps the main thread answering while a script loops forever, and ends it at its time limit', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 20);
-    const took = await refused(
+    const started = Date.now();
+    await refused(
       () => sandbox.javascript('while (true) {}', null, {}, { timeoutMs: 500 }),
       'timeout',
       /time limit of 500 ms/,
     );
+    const took = Date.now() - started;
     clearInterval(timer);
     assert.ok(took < 2000, `took ${took} ms`);
     assert.ok(ticks >= 10, `the main thread's timer ran ${ticks} times`);
     // The sandbox still works afterwards.
     assert.equal((await sandbox.javascript('return 1 + 1', null)).value, 2);
+  });
+
+  it("ends runaway code at its time limit inside the thread, with the thread's own error, and that thread serves on", async () => {
+    // The watchdog would end the script too, by terminating the thread, some time after the limit:
+    // these are the thread's own limits (QuickJS's interrupt handler, JSONata's evaluation hook).
+    await onOneThread(async (pool, one) => {
+      const first = await one.javascript('return 1', null);
+      const code = await refused(
+        one.javascript('while (true) {}', null, {}, { timeoutMs: 300 }),
+        'timeout',
+        /^the code exceeded its time limit of 300 ms$/,
+      );
+      const expression = await refused(
+        one.jsonata('$reduce([1..200000], function($sum, $v) { $sum + $v })', null, {}, { timeoutMs: 50 }),
+        'timeout',
+        /^the expression exceeded its time limit of 50 ms$/,
+      );
+      const next = await one.jsonata('1 + 1', null);
+      assert.equal(next.value, 2);
+      assert.deepEqual(
+        [code.thread, expression.thread, next.thread],
+        [first.thread, first.thread, first.thread],
+      );
+      assert.equal(pool.threadsStarted, 1);
+    });
+  });
+
+  it('fails an evaluation that kills its thread, once: it is never sent to another thread, and those behind it run', async () => {
+    await onOneThread(async (pool, one) => {
+      const first = await one.jsonata('1', null);
+      // Ranges of 2 MiB each, until the thread's heap is full: the thread dies, and Node says why.
+      const killer = one.jsonata(
+        '$map([1..100], function($v) { [1..262144] })',
+        null,
+        {},
+        { timeoutMs: 60_000 },
+      );
+      const behind = [1, 2, 3].map((n) => one.jsonata('n * 10', { n }));
+      const error = await refused(killer, 'memory_exceeded', /sandbox thread's memory of 128 MiB/);
+      assert.equal(error.thread, first.thread);
+      const answers = await Promise.all(behind);
+      assert.deepEqual(
+        answers.map((answer) => answer.value),
+        [10, 20, 30],
+      );
+      assert.notEqual(answers[0]!.thread, first.thread);
+      // One replacement: the killer was not sent to it (it would have killed that one too).
+      assert.equal(pool.threadsStarted, 2);
+    });
+  });
+
+  it('blames the evaluation whose thread dies while writing its result, and no other', async () => {
+    // The thread counts an evaluation as ended only once its answer is written: a thread lost while
+    // writing a result (here: a result limit raised far past the heap, the same 300 KB string a
+    // thousand times) blames that evaluation. Counted as ended earlier, the evaluation went back to
+    // the queue and killed the next thread, and the next (once: forever).
+    await onOneThread(async (pool, one) => {
+      const writer = one.jsonata(
+        '($s := $pad("", 300000, "x"); [1..1000].$s)',
+        null,
+        {},
+        {
+          timeoutMs: 60_000,
+          maxResultBytes: 512 * 1024 * 1024,
+        },
+      );
+      const behind = one.jsonata('2 * 21', null);
+      await refused(writer, 'memory_exceeded', /sandbox thread's memory of 128 MiB/);
+      assert.equal((await behind).value, 42);
+      assert.equal(pool.threadsStarted, 2);
+    });
   });
 
   it('ends deep recursion, a catastrophic regular expression (QuickJS and JSONata) and a string bomb', async () => {
@@ -64,7 +127,9 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
       'timeout',
       /time limit/,
     );
-    const took = await refused(
+    // A native loop inside JSONata escapes the in-thread checks: the watchdog ends it (its own message).
+    const started = Date.now();
+    await refused(
       () =>
         sandbox.jsonata(
           '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", /(a+)+$/)',
@@ -73,8 +138,9 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
           { timeoutMs: 500 },
         ),
       'timeout',
-      /time limit of 500 ms/,
+      /^the evaluation exceeded its time limit of 500 ms$/,
     );
+    const took = Date.now() - started;
     assert.ok(took < 2000, `took ${took} ms`);
     await refused(
       () => sandbox.jsonata('($f := function($n){ $n = 0 ? 0 : 1 + $f($n - 1) }; $f(100000))', null),
@@ -153,8 +219,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
   });
 
   it('sends evaluations ahead to a thread; those queued behind one that escapes its limit run on a new thread', async () => {
-    const one = new Sandbox(undefined, 1);
-    try {
+    await onOneThread(async (_pool, one) => {
       // A catastrophic regular expression inside JSONata is a native loop: only the watchdog ends it,
       // by terminating the thread, while the evaluations sent behind it wait in that thread. Those sent
       // before it ended, but their answers may still wait in the thread (answers go in batches): the
@@ -164,9 +229,7 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
         '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", /(a+)+$/)',
         null,
         {},
-        {
-          timeoutMs: 300,
-        },
+        { timeoutMs: 300 },
       );
       const behind = [1, 2, 3, 4, 5].map((n) => one.jsonata('n * 10', { n }));
       await refused(() => runaway, 'timeout', /time limit of 300 ms/);
@@ -180,8 +243,6 @@ describe('Sandbox (JSONata and QuickJS in a worker thread)', () => {
         many.map((r) => r.value),
         Array.from({ length: 200 }, (_, n) => n + 1),
       );
-    } finally {
-      await one.close();
-    }
+    });
   });
 });
