@@ -2,18 +2,18 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import { installBundles } from './modules/bundles/bundle.module.js';
 import {
   type ConnectionRuntimeOptions,
   installConnections,
 } from './modules/connections/connections.module.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
-import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
-import { installDependencies } from './modules/dependencies/dependencies.module.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
 import { installPipelines } from './modules/engine/pipelines/pipelines.plugin.js';
+import { installDependencies } from './modules/graph/graph.module.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rebuildEdgesIfStale } from '../../src/modules/dependencies/graph/edges.repository.js';
+import { rebuildEdgesIfStale } from '../../src/modules/graph/edges/edges.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import { buildOrganization } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';

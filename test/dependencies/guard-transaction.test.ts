@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { syncEdges } from '../../src/modules/dependencies/graph/edges.repository.js';
-import { lockForChange } from '../../src/modules/dependencies/graph/entity-locks.js';
+import { syncEdges } from '../../src/modules/graph/edges/edges.repository.js';
+import { lockForChange } from '../../src/modules/graph/edges/entity-locks.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

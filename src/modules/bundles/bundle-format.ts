@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
-import { badRequest } from '../../../platform/errors.js';
+import { badRequest } from '../../platform/errors.js';
 
 /** What every bundle says it is. */
 export const BUNDLE_FORMAT = 'meridian.bundle';

@@ -2,7 +2,7 @@ import {
   pipelineReferences,
   type Reference,
   modelReferences as storedModelReferences,
-} from '../graph/references.js';
+} from '../graph/edges/references.js';
 import type { Catalog } from './catalog.repository.js';
 
 /** The kinds of entity a bundle carries. */

@@ -1,4 +1,4 @@
-import { insufficientScope } from '../../../platform/errors.js';
+import { insufficientScope } from '../../platform/errors.js';
 import type { EntityType } from './bundle-keys.js';
 
 /** The scope family of each entity type: `<family>:read` to export it, `<family>:write` to import it. */

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../../../config/config.schema.js';
-import type { Clock } from '../../../platform/clock.js';
-import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
-import type { Storage } from '../../../storage/database.js';
-import { resolveKeyEncryptionKey } from '../../oauth2/keys/key-encryption-key.js';
-import { SETTINGS_CHANGED } from '../../organizations/settings/settings-store.js';
-import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type { Config } from '../../config/config.schema.js';
+import type { Clock } from '../../platform/clock.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
+import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import type { Storage } from '../../storage/database.js';
+import { SETTINGS_CHANGED } from '../organizations/settings/settings-store.js';
+import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import { BundleRepository } from './bundle.repository.js';
 import { bundleRoutes } from './bundle.routes.js';
 import { ExportService } from './export.service.js';

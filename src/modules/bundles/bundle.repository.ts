@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, DependencyExportTable, DependencyImportPlanTable } from '../../../storage/tables.js';
+import type { Database, DependencyExportTable, DependencyImportPlanTable } from '../../storage/tables.js';
 
 /** Stored exports and import plans; plain rows, nothing HTTP. */
 export class BundleRepository {

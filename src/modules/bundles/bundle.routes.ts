@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { actorOf } from '../../../platform/actor.js';
-import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
+import { actorOf } from '../../platform/actor.js';
+import { dataEnvelope, errorResponse, IdParams } from '../../platform/schemas.js';
 import {
   Analysis,
   ExecuteBody,

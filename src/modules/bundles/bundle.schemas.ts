@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../../platform/schemas.js';
+import { Timestamp } from '../../platform/schemas.js';
 
 const ENTITY_TYPES = [
   'connection',

@@ -7,7 +7,7 @@ import type {
   Database,
   ModelTable,
   PipelineTable,
-} from '../../../storage/tables.js';
+} from '../../storage/tables.js';
 
 /** Every configuration entity of one organization, as stored: what export reads and import matches. */
 export interface Catalog {

@@ -1,9 +1,9 @@
-import { notFound } from '../../../platform/errors.js';
-import type { PipelineNode } from '../../engine/pipelines/pipeline-definition.js';
-import type { SettingsRow } from '../../organizations/settings/settings.repository.js';
-import { documentOf } from '../../organizations/settings/settings.service.js';
-import { defaultSettings } from '../../organizations/settings/settings-values.js';
-import { pipelineReferences, modelReferences as storedModelReferences } from '../graph/references.js';
+import { notFound } from '../../platform/errors.js';
+import type { PipelineNode } from '../engine/pipelines/pipeline-definition.js';
+import { pipelineReferences, modelReferences as storedModelReferences } from '../graph/edges/references.js';
+import type { SettingsRow } from '../organizations/settings/settings.repository.js';
+import { documentOf } from '../organizations/settings/settings.service.js';
+import { defaultSettings } from '../organizations/settings/settings-values.js';
 import {
   BUNDLE_FORMAT,
   BUNDLE_FORMAT_VERSION,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DRIVERS } from '../../connections/protocols/protocol-registry.js';
-import { nodeType } from '../../engine/nodes/node-types.js';
+import { DRIVERS } from '../connections/protocols/protocol-registry.js';
+import { nodeType } from '../engine/nodes/node-types.js';
 import type { Bundle, BundleRef, PlanProblem } from './bundle-format.js';
 import { bundleProblems } from './bundle-format.js';
 import { bundleModelRefs, type EntityType, isBundleRef } from './bundle-keys.js';

@@ -1,21 +1,21 @@
 import type { Insertable, Kysely } from 'kysely';
 import { Value } from 'typebox/value';
-import type { Actor } from '../../../platform/actor.js';
-import { ApiError, badRequest } from '../../../platform/errors.js';
-import type { Database } from '../../../storage/tables.js';
-import { normalizeDefinition, normalizeTags } from '../../dashboards/dashboards/dashboard-rules.js';
-import { ModelsRepository } from '../../engine/models/models.repository.js';
-import { checkContent as checkModel } from '../../engine/models/models.service.js';
-import { PipelinesRepository } from '../../engine/pipelines/pipelines.repository.js';
-import { checkContent as checkPipeline } from '../../engine/pipelines/pipelines.service.js';
-import { SettingsRepository } from '../../organizations/settings/settings.repository.js';
-import { PatchSettingsBody } from '../../organizations/settings/settings.schemas.js';
-import type { EntityVersionsRepository, RecordVersion } from '../../versions/entity-versions.repository.js';
-import { syncEdgesMany } from '../graph/edges.repository.js';
+import type { Actor } from '../../platform/actor.js';
+import { ApiError, badRequest } from '../../platform/errors.js';
+import type { Database } from '../../storage/tables.js';
+import { insertChunked, writeConnections } from '../connections/connections/connection-import.js';
+import { normalizeDefinition, normalizeTags } from '../dashboards/dashboards/dashboard-rules.js';
+import { ModelsRepository } from '../engine/models/models.repository.js';
+import { checkContent as checkModel } from '../engine/models/models.service.js';
+import { PipelinesRepository } from '../engine/pipelines/pipelines.repository.js';
+import { checkContent as checkPipeline } from '../engine/pipelines/pipelines.service.js';
+import { syncEdgesMany } from '../graph/edges/edges.repository.js';
+import { SettingsRepository } from '../organizations/settings/settings.repository.js';
+import { PatchSettingsBody } from '../organizations/settings/settings.schemas.js';
+import type { EntityVersionsRepository, RecordVersion } from '../versions/entity-versions.repository.js';
 import type { Bundle, BundleRef } from './bundle-format.js';
 import { bundleModelRefs, isBundleRef, setAtPointer } from './bundle-keys.js';
 import type { Catalog } from './catalog.repository.js';
-import { insertChunked, writeConnections } from './import-connections.js';
 import type { ImportOptions, Plan, PlanAction } from './import-plan.js';
 
 export interface WriteContext {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../storage/tables.js';
-import { type NodeKey, nodeKey, splitKey } from './dependency-graph.js';
-import type { EntityType } from './references.js';
+import type { Database } from '../../storage/tables.js';
+import { type NodeKey, nodeKey, splitKey } from './edges/dependency-graph.js';
+import type { EntityType } from './edges/references.js';
 
 /** What the graph shows of an entity of the organization. */
 export interface EntityFacts {

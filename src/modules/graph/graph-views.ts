@@ -1,6 +1,6 @@
-import { type NodeKey, splitKey, type UnresolvedReference } from './dependency-graph.js';
+import { type NodeKey, splitKey, type UnresolvedReference } from './edges/dependency-graph.js';
+import type { EntityType } from './edges/references.js';
 import type { EntityFacts } from './entity-directory.js';
-import type { EntityType } from './references.js';
 
 /** The read scope each entity type needs; an entity the caller cannot read is shown redacted. */
 export const READ_SCOPE: Record<EntityType, string> = {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import type { Storage } from '../../storage/database.js';
-import { rebuildEdgesIfStale } from './graph/edges.repository.js';
-import { graphRoutes } from './graph/graph.routes.js';
-import { DependencyGraphService } from './graph/graph.service.js';
-import './graph/guard-impact.js';
+import { rebuildEdgesIfStale } from './edges/edges.repository.js';
+import { graphRoutes } from './graph.routes.js';
+import { DependencyGraphService } from './graph.service.js';
+import './impact/guard-impact.js';
 
 /**
  * Installs the dependency graph under `/api/v1/dependencies/graph` and decorates the app with it, so

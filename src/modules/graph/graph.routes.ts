@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { badRequest } from '../../../platform/errors.js';
-import { errorResponse } from '../../../platform/schemas.js';
+import { badRequest } from '../../platform/errors.js';
+import { errorResponse } from '../../platform/schemas.js';
+import type { EntityType } from './edges/references.js';
 import {
   EntityParams,
   FocusedGraph,
@@ -19,7 +20,6 @@ import {
   ENTITY_TYPES,
   parseEntityRef,
 } from './graph.service.js';
-import type { EntityType } from './references.js';
 
 /** Any member of the organization; what each answer shows is governed by the read scope of each entity type. */
 const access = { access: { scope: null } };

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { IMPACT_ACTIONS } from './impact.js';
-import { REFERENCE_KINDS } from './references.js';
+import { REFERENCE_KINDS } from './edges/references.js';
+import { IMPACT_ACTIONS } from './impact/impact.js';
 
 export const tags = ['Dependency graph'];
 

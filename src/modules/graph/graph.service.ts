@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../../platform/clock.js';
-import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../../platform/errors.js';
-import type { Database } from '../../../storage/tables.js';
-import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './dependency-graph.js';
-import { edgesOf } from './edges.repository.js';
+import type { Clock } from '../../platform/clock.js';
+import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../platform/errors.js';
+import type { Database } from '../../storage/tables.js';
+import { unusedTopics } from '../uns/topics/unused-topics.js';
+import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './edges/dependency-graph.js';
+import { edgesOf } from './edges/edges.repository.js';
+import type { EntityType } from './edges/references.js';
 import { allEntities, type EntityFacts, lookupEntities } from './entity-directory.js';
 import { NodePresenter, type NodeView, READ_SCOPE } from './graph-views.js';
 import {
@@ -13,11 +15,9 @@ import {
   type ImpactAction,
   isBlocking,
   type Severity,
-} from './impact.js';
-import type { EntityType } from './references.js';
-import { unusedTopics } from './unused-topics.js';
-import { loadUpdateFacts } from './update-context.js';
-import { classifyUpdate } from './update-rules.js';
+} from './impact/impact.js';
+import { loadUpdateFacts } from './impact/update-context.js';
+import { classifyUpdate } from './impact/update-rules.js';
 
 export const ENTITY_TYPES: readonly EntityType[] = [
   'connection',

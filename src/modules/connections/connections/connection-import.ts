@@ -1,20 +1,16 @@
 import type { Insertable, Kysely } from 'kysely';
 import { badRequest } from '../../../platform/errors.js';
 import type { Database } from '../../../storage/tables.js';
-import {
-  CONNECTION_ENTITY,
-  connectionChangeSummary,
-  connectionSnapshot,
-} from '../../connections/connections/connection-snapshot.js';
-import { openSecrets, sealSecrets } from '../../connections/connections/secret-box.js';
-import { FUNCTION_ENTITY, functionSnapshot } from '../../connections/functions/function-versions.js';
-import { assertValid, protocolOf } from '../../connections/protocols/protocol-registry.js';
+import type { Bundle } from '../../bundles/bundle-format.js';
+import type { Catalog } from '../../bundles/catalog.repository.js';
+import type { ImportOptions, PlanAction } from '../../bundles/import-plan.js';
+import type { WriteContext } from '../../bundles/import-writes.js';
+import { syncEdgesMany } from '../../graph/edges/edges.repository.js';
 import type { RecordVersion } from '../../versions/entity-versions.repository.js';
-import { syncEdgesMany } from '../graph/edges.repository.js';
-import type { Bundle } from './bundle-format.js';
-import type { Catalog } from './catalog.repository.js';
-import type { ImportOptions, PlanAction } from './import-plan.js';
-import type { WriteContext } from './import-writes.js';
+import { FUNCTION_ENTITY, functionSnapshot } from '../functions/function-versions.js';
+import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
+import { CONNECTION_ENTITY, connectionChangeSummary, connectionSnapshot } from './connection-snapshot.js';
+import { openSecrets, sealSecrets } from './secret-box.js';
 
 /** Multi-row inserts of 100 rows each: a few round trips instead of one per entity. */
 export async function insertChunked<

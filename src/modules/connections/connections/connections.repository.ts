@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges } from '../../graph/edges/edges.repository.js';
 import type { RuntimeState } from './connections.schemas.js';
 
 export type ConnectionRow = Selectable<ConnectionTable>;

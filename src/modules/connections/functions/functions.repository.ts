@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionFunctionTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges } from '../../graph/edges/edges.repository.js';
 
 export type FunctionRow = Selectable<ConnectionFunctionTable>;
 

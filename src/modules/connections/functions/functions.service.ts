@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { auditConnection } from '../connections/connection-audit.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges } from '../../graph/edges/edges.repository.js';
 
 export interface DashboardListFilter extends ListParams {
   /** A folder id, `root` for dashboards outside any folder, or undefined for all. */

@@ -7,7 +7,7 @@ import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
 import { entityAudit, recordChange } from '../../audit/record-change.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges } from '../../graph/edges/edges.repository.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { toDashboard } from '../dashboards/dashboard-model.js';
 

@@ -6,7 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges, syncEdgesMany } from '../../graph/edges/edges.repository.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */

@@ -6,7 +6,7 @@ import { conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type {
   ChangeType,
   EntityVersion,

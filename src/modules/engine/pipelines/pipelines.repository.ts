@@ -6,7 +6,7 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
+import { syncEdges, syncEdgesMany } from '../../graph/edges/edges.repository.js';
 import type { PipelineEdge, PipelineNode, PipelineSettings } from './pipeline-definition.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */

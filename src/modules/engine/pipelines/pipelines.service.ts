@@ -5,7 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { type ApiError, badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type {
   ChangeType,
   EntityVersion,

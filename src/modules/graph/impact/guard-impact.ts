@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import { lockForChange } from './entity-locks.js';
-import type { DependencyGraphService, EntityRef } from './graph.service.js';
-import type { EntityType } from './references.js';
+import { lockForChange } from '../edges/entity-locks.js';
+import type { EntityType } from '../edges/references.js';
+import type { DependencyGraphService, EntityRef } from '../graph.service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

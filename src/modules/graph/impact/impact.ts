@@ -4,8 +4,8 @@ import {
   type NodeKey,
   type Relation,
   splitKey,
-} from './dependency-graph.js';
-import type { EntityType } from './references.js';
+} from '../edges/dependency-graph.js';
+import type { EntityType } from '../edges/references.js';
 
 export const IMPACT_ACTIONS = ['delete', 'disable', 'stop', 'update'] as const;
 export type ImpactAction = (typeof IMPACT_ACTIONS)[number];

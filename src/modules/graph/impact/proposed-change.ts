@@ -1,6 +1,6 @@
 import { badRequest } from '../../../platform/errors.js';
 import { protocolOf } from '../../connections/protocols/protocol-registry.js';
-import type { EntityType } from './references.js';
+import type { EntityType } from '../edges/references.js';
 
 /**
  * The proposed new state of an entity for the impact of an `update`: the members of its PUT body that

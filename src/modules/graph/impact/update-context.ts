@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { protocolOf } from '../../connections/protocols/protocol-registry.js';
-import { type NodeKey, splitKey } from './dependency-graph.js';
-import type { EntityRef } from './graph.service.js';
+import { type NodeKey, splitKey } from '../edges/dependency-graph.js';
+import type { EntityRef } from '../graph.service.js';
 import { readProposedChange } from './proposed-change.js';
 import type { UpdateFacts } from './update-rules.js';
 

@@ -1,4 +1,4 @@
-import { type GraphEdge, type NodeKey, splitKey } from './dependency-graph.js';
+import { type GraphEdge, type NodeKey, splitKey } from '../edges/dependency-graph.js';
 import type { Severity } from './impact.js';
 import type { ProposedChange } from './proposed-change.js';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import { DataRepository } from '../../uns/data/data.repository.js';
-import { type DependencyGraph, splitKey } from './dependency-graph.js';
+import { type DependencyGraph, splitKey } from '../../graph/edges/dependency-graph.js';
+import { DataRepository } from '../data/data.repository.js';
 
 const isFilter = (text: string) => text.split('/').some((s) => s === '+' || s === '#');
 
