@@ -1,8 +1,6 @@
-import {
-  pipelineReferences,
-  type Reference,
-  modelReferences as storedModelReferences,
-} from '../graph/edges/references.js';
+import { modelReferences as storedModelReferences } from '../engine/models/model-references.js';
+import { pipelineReferences } from '../engine/pipelines/pipeline-references.js';
+import type { Reference } from '../graph/edges/references.js';
 import type { Catalog } from './catalog.repository.js';
 
 /** The kinds of entity a bundle carries. */

@@ -4,6 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
+import type { DependencyEdges } from '../graph/edges/edges.repository.js';
 import { SETTINGS_CHANGED } from '../organizations/settings/settings-store.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import { BundleRepository } from './bundle.repository.js';
@@ -23,6 +24,7 @@ export async function installBundles(
     clock: Clock;
     bus: InvalidationBus;
     versions: EntityVersionsRepository;
+    edges: DependencyEdges;
     meridianVersion: string;
   },
 ): Promise<{ exports: ExportService; imports: ImportService }> {
@@ -44,6 +46,7 @@ export async function installBundles(
     keyEncryptionKey,
     topicPrefix: config.topicPrefix,
     versions: deps.versions,
+    edges: deps.edges,
     imported: async (organizationId, effects) => {
       for (const id of effects.start) app.connectors.supervisor.changed(id);
       if (effects.settings) await deps.bus.publish({ topic: SETTINGS_CHANGED, id: organizationId });

@@ -1,6 +1,7 @@
 import { notFound } from '../../platform/errors.js';
+import { modelReferences as storedModelReferences } from '../engine/models/model-references.js';
 import type { PipelineNode } from '../engine/pipelines/pipeline-definition.js';
-import { pipelineReferences, modelReferences as storedModelReferences } from '../graph/edges/references.js';
+import { pipelineReferences } from '../engine/pipelines/pipeline-references.js';
 import type { SettingsRow } from '../organizations/settings/settings.repository.js';
 import { documentOf } from '../organizations/settings/settings.service.js';
 import { defaultSettings } from '../organizations/settings/settings-values.js';

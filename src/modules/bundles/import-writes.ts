@@ -9,7 +9,7 @@ import { ModelsRepository } from '../engine/models/models.repository.js';
 import { checkContent as checkModel } from '../engine/models/models.service.js';
 import { PipelinesRepository } from '../engine/pipelines/pipelines.repository.js';
 import { checkContent as checkPipeline } from '../engine/pipelines/pipelines.service.js';
-import { syncEdgesMany } from '../graph/edges/edges.repository.js';
+import type { DependencyEdges } from '../graph/edges/edges.repository.js';
 import { SettingsRepository } from '../organizations/settings/settings.repository.js';
 import { PatchSettingsBody } from '../organizations/settings/settings.schemas.js';
 import type { EntityVersionsRepository, RecordVersion } from '../versions/entity-versions.repository.js';
@@ -26,6 +26,7 @@ export interface WriteContext {
   keyEncryptionKey: Buffer;
   topicPrefix: string;
   versions: EntityVersionsRepository;
+  edges: DependencyEdges;
 }
 
 /** A write that failed on one entity: 400 naming it, and the whole import rolls back. */
@@ -143,12 +144,19 @@ export async function writePlan(
     }
     const current = a.action === 'update' ? await models.get(org, a.targetId, trx) : undefined;
     const { row, version } = imported(ctx, 'model', a.targetId, content, current);
-    if (current) await models.update(trx, row, current.version);
-    else newModels.push(row);
+    if (current) {
+      await models.update(trx, row, current.version);
+      await ctx.edges.sync(trx, 'model', row.id);
+    } else newModels.push(row);
     versions.push(version);
   }
 
   await models.insertMany(trx, newModels);
+  await ctx.edges.syncMany(
+    trx,
+    'model',
+    newModels.map((m) => m.id),
+  );
   await ctx.versions.recordMany(trx, versions.splice(0));
 
   const pipelines = new PipelinesRepository(trx);
@@ -179,12 +187,19 @@ export async function writePlan(
     content.enabled = options.activate === true && p.enabled === true;
     const current = a.action === 'update' ? await pipelines.get(org, a.targetId, trx) : undefined;
     const { row, version } = imported(ctx, 'pipeline', a.targetId, content, current);
-    if (current) await pipelines.update(trx, row, current.version);
-    else newPipelines.push(row);
+    if (current) {
+      await pipelines.update(trx, row, current.version);
+      await ctx.edges.sync(trx, 'pipeline', row.id);
+    } else newPipelines.push(row);
     versions.push(version);
   }
 
   await pipelines.insertMany(trx, newPipelines);
+  await ctx.edges.syncMany(
+    trx,
+    'pipeline',
+    newPipelines.map((p) => p.id),
+  );
   await ctx.versions.recordMany(trx, versions.splice(0));
 
   const newDashboards: Insertable<Database['dashboards']>[] = [];
@@ -258,7 +273,7 @@ export async function writePlan(
 
   await insertChunked(trx, 'dashboards', newDashboards);
   await insertChunked(trx, 'dashboard_tags', newTags);
-  await syncEdgesMany(trx, 'dashboard', written.dashboard);
+  await ctx.edges.syncMany(trx, 'dashboard', written.dashboard);
   await ctx.versions.recordMany(trx, versions.splice(0));
 
   const settings = bundle.entities.settings;

@@ -7,6 +7,7 @@ import { isoTime } from '../../platform/schemas.js';
 import { classifyDriverError } from '../../storage/driver-errors.js';
 import type { Database } from '../../storage/tables.js';
 import { recordChange } from '../audit/record-change.js';
+import type { DependencyEdges } from '../graph/edges/edges.repository.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { BundleRepository } from './bundle.repository.js';
 import { type Bundle, parseBundle } from './bundle-format.js';
@@ -71,6 +72,7 @@ export class ImportService {
       keyEncryptionKey: Buffer;
       topicPrefix: string;
       versions: EntityVersionsRepository;
+      edges: DependencyEdges;
       /** After a commit: connections that were imported running, and whether settings changed. */
       imported: (organizationId: string, effects: { start: string[]; settings: boolean }) => Promise<void>;
     },
@@ -163,6 +165,7 @@ export class ImportService {
           keyEncryptionKey: this.deps.keyEncryptionKey,
           topicPrefix: this.deps.topicPrefix,
           versions: this.deps.versions,
+          edges: this.deps.edges,
         },
         bundle,
         plan,

@@ -6,6 +6,7 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../versions/versioned-lifecycle.js';
 import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
@@ -60,6 +61,8 @@ export async function installConnections(
     bus?: InvalidationBus;
     /** The version history connections and functions record their changes in. */
     versions: EntityVersionsRepository;
+    /** The dependency graph's edges, rewritten on every save. */
+    edges: EdgeWriter;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
@@ -70,6 +73,7 @@ export async function installConnections(
     clock,
     keyEncryptionKey: resolveKeyEncryptionKey(config),
     versions: deps.versions,
+    edges: deps.edges,
   });
   const functionsRepository = new FunctionsRepository(db);
   const history = new StateHistoryRepository(db);
@@ -92,6 +96,7 @@ export async function installConnections(
     connections,
     clock,
     versions: deps.versions,
+    edges: deps.edges,
     topicPrefix: config.topicPrefix,
     executor: () => supervisor,
     changes: (id) => supervisor.changed(id),
@@ -99,7 +104,7 @@ export async function installConnections(
   connections.changes = {
     changed: (id) => supervisor.changed(id),
     deleted: (id) => supervisor.deleted(id),
-    cloned: (from, to, organizationId, actor, trx) => functions.copyAll(from, to, organizationId, actor, trx),
+    cloned: (from, clone, actor, trx) => functions.copyAll(from, clone, actor, trx),
   };
   const module: ConnectionsModule = { connections, functions, supervisor, history };
   app.decorate('connectors', module);

@@ -1,20 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/tables.js';
 import { type NodeKey, nodeKey, splitKey } from './edges/dependency-graph.js';
-import type { EntityType } from './edges/references.js';
+import type { EntityFacts, EntityKinds } from './kinds/entity-kinds.js';
 
-/** What the graph shows of an entity of the organization. */
-export interface EntityFacts {
-  type: EntityType;
-  id: string;
-  name: string;
-  /** `running` / `stopped` (connections: desired state), `enabled` / `disabled` (pipelines), else null. */
-  status: string | null;
-  /** False for a disabled pipeline. */
-  active: boolean;
-  /** A function's connection (its pages live under it). */
-  connectionId?: string;
-}
+export type { EntityFacts } from './kinds/entity-kinds.js';
 
 const CHUNK = 500;
 
@@ -26,111 +15,42 @@ function chunks<T>(items: T[]): T[][] {
 
 /**
  * The facts of the entities named by `keys`, looked up in the organization only: a key naming another
- * organization's entity (or nothing) is absent from the answer, so the graph shows it as missing.
+ * organization's entity (or nothing) is absent from the answer, so the graph shows it as missing. Each
+ * kind answers for its own (`EntityKind.facts`); kinds without rows (topics) answer nothing.
  */
 export async function lookupEntities(
   db: Kysely<Database>,
+  kinds: EntityKinds,
   organizationId: string,
   keys: Iterable<NodeKey>,
 ): Promise<Map<NodeKey, EntityFacts>> {
-  const byType = new Map<EntityType, string[]>();
+  const byType = new Map<string, string[]>();
   for (const key of keys) {
     const { type, id } = splitKey(key);
-    if (type === 'topic') continue;
+    if (!kinds.of(type).facts) continue;
     const ids = byType.get(type) ?? [];
     ids.push(id);
     byType.set(type, ids);
   }
   const out = new Map<NodeKey, EntityFacts>();
-  const put = (facts: EntityFacts) => out.set(nodeKey(facts.type, facts.id), facts);
   for (const [type, ids] of byType) {
+    const kind = kinds.of(type);
     for (const part of chunks(ids)) {
-      for (const facts of await factsOf(db, organizationId, type, part)) put(facts);
+      for (const facts of await kind.facts!(db, organizationId, part))
+        out.set(nodeKey(type, facts.id), facts);
     }
   }
   return out;
 }
 
-/** Every entity of the organization of the given types (topics have no rows: none). */
+/** Every entity of the organization of the given types (kinds without rows, as topics: none). */
 export async function allEntities(
   db: Kysely<Database>,
+  kinds: EntityKinds,
   organizationId: string,
-  types: readonly EntityType[],
+  types: readonly string[],
 ): Promise<EntityFacts[]> {
   const out: EntityFacts[] = [];
-  for (const type of types) out.push(...(await factsOf(db, organizationId, type, null)));
+  for (const type of types) out.push(...((await kinds.of(type).facts?.(db, organizationId, null)) ?? []));
   return out;
-}
-
-async function factsOf(
-  db: Kysely<Database>,
-  organizationId: string,
-  type: EntityType,
-  ids: string[] | null,
-): Promise<EntityFacts[]> {
-  switch (type) {
-    case 'connection': {
-      let q = db
-        .selectFrom('connections')
-        .select(['id', 'name', 'desired_state'])
-        .where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => ({
-        type,
-        id: r.id,
-        name: r.name,
-        status: r.desired_state,
-        active: true,
-      }));
-    }
-    case 'function': {
-      let q = db
-        .selectFrom('connection_functions')
-        .select(['id', 'name', 'connection_id'])
-        .where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => ({
-        type,
-        id: r.id,
-        name: r.name,
-        status: null,
-        active: true,
-        connectionId: r.connection_id,
-      }));
-    }
-    case 'model': {
-      let q = db.selectFrom('models').select(['id', 'name']).where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => ({ type, id: r.id, name: r.name, status: null, active: true }));
-    }
-    case 'pipeline': {
-      let q = db
-        .selectFrom('pipelines')
-        .select(['id', 'name', 'enabled'])
-        .where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => {
-        const enabled = Number(r.enabled) === 1;
-        return { type, id: r.id, name: r.name, status: enabled ? 'enabled' : 'disabled', active: enabled };
-      });
-    }
-    case 'dashboard': {
-      let q = db
-        .selectFrom('dashboards')
-        .select(['id', 'title'])
-        .where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => ({ type, id: r.id, name: r.title, status: null, active: true }));
-    }
-    case 'folder': {
-      let q = db
-        .selectFrom('dashboard_folders')
-        .select(['id', 'name'])
-        .where('organization_id', '=', organizationId);
-      if (ids) q = q.where('id', 'in', ids);
-      return (await q.execute()).map((r) => ({ type, id: r.id, name: r.name, status: null, active: true }));
-    }
-    case 'topic':
-      return [];
-  }
 }

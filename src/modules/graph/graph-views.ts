@@ -1,17 +1,7 @@
 import { type NodeKey, splitKey, type UnresolvedReference } from './edges/dependency-graph.js';
 import type { EntityType } from './edges/references.js';
 import type { EntityFacts } from './entity-directory.js';
-
-/** The read scope each entity type needs; an entity the caller cannot read is shown redacted. */
-export const READ_SCOPE: Record<EntityType, string> = {
-  connection: 'connectors:read',
-  function: 'connectors:read',
-  model: 'models:read',
-  pipeline: 'pipelines:read',
-  dashboard: 'dashboards:read',
-  folder: 'dashboards:read',
-  topic: 'uns:read',
-};
+import type { EntityKinds } from './kinds/entity-kinds.js';
 
 /** A node as the API shows it. */
 export interface NodeView {
@@ -33,20 +23,22 @@ export interface NodeView {
 }
 
 /**
- * Turns node keys into views for one caller: names and states from the directory, unreadable types
- * redacted (a redacted topic also loses its path, which is its identity: it gets a stand-in key).
+ * Turns node keys into views for one caller: names and states from the directory, types whose read
+ * scope (its kind's) the caller lacks redacted (a redacted topic also loses its path, which is its
+ * identity: it gets a stand-in key).
  */
 export class NodePresenter {
   private readonly redactedTopics = new Map<NodeKey, string>();
 
   constructor(
+    private readonly kinds: EntityKinds,
     private readonly facts: ReadonlyMap<NodeKey, EntityFacts>,
     private readonly scopes: ReadonlySet<string>,
     private readonly unresolved: ReadonlyMap<NodeKey, UnresolvedReference[]> = new Map(),
   ) {}
 
   canRead(type: EntityType): boolean {
-    return this.scopes.has(READ_SCOPE[type]);
+    return this.scopes.has(this.kinds.readScope(type));
   }
 
   /** The key the caller sees (a stand-in for a redacted topic). */

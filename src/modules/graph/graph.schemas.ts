@@ -1,14 +1,12 @@
 import { Type } from 'typebox';
-import { REFERENCE_KINDS } from './edges/references.js';
+import { ENTITY_TYPES, REFERENCE_KINDS } from './edges/references.js';
 import { IMPACT_ACTIONS } from './impact/impact.js';
 
 export const tags = ['Dependency graph'];
 
-const TYPES = ['connection', 'function', 'model', 'pipeline', 'dashboard', 'folder', 'topic'] as const;
-
-export const EntityTypeSchema = Type.Unsafe<(typeof TYPES)[number]>({
+export const EntityTypeSchema = Type.Unsafe<(typeof ENTITY_TYPES)[number]>({
   type: 'string',
-  enum: [...TYPES],
+  enum: [...ENTITY_TYPES],
   description: 'An entity type; topics (paths and filters) are nodes too.',
 });
 

@@ -2,14 +2,16 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import { badRequest, conflict, insufficientScope, notFound, withDetails } from '../../platform/errors.js';
 import type { Database } from '../../storage/tables.js';
-import { unusedTopics } from '../uns/topics/unused-topics.js';
 import { DependencyGraph, type NodeKey, nodeKey, splitKey } from './edges/dependency-graph.js';
-import { edgesOf } from './edges/edges.repository.js';
-import type { EntityType } from './edges/references.js';
-import { allEntities, type EntityFacts, lookupEntities } from './entity-directory.js';
-import { NodePresenter, type NodeView, READ_SCOPE } from './graph-views.js';
+import { type DependencyEdges, edgesOf } from './edges/edges.repository.js';
+import { lockForChange } from './edges/entity-locks.js';
+import { ENTITY_TYPES, type EntityType } from './edges/references.js';
+
+export { ENTITY_TYPES } from './edges/references.js';
+
+import { allEntities, lookupEntities } from './entity-directory.js';
+import { NodePresenter, type NodeView } from './graph-views.js';
 import {
-  ACTIONS_OF,
   type AffectedEntry,
   assessImpact,
   type ImpactAction,
@@ -18,16 +20,7 @@ import {
 } from './impact/impact.js';
 import { loadUpdateFacts } from './impact/update-context.js';
 import { classifyUpdate } from './impact/update-rules.js';
-
-export const ENTITY_TYPES: readonly EntityType[] = [
-  'connection',
-  'function',
-  'model',
-  'pipeline',
-  'dashboard',
-  'folder',
-  'topic',
-];
+import type { EntityKinds } from './kinds/entity-kinds.js';
 
 export const MAX_DEPTH = 5;
 
@@ -72,9 +65,36 @@ export function checkEntityRef(ref: EntityRef, field: string): EntityRef {
   return { type: ref.type, id: ref.id.toLowerCase() };
 }
 
-/** The dependency graph of an organization: focused views, dependents, dependencies, impact, unused entities. */
+/**
+ * The dependency graph of an organization: focused views, dependents, dependencies, impact, unused
+ * entities. What it knows of each entity type comes from its registered kind (`deps.kinds`).
+ */
 export class DependencyGraphService {
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
+  /** The stored edges, rewritten by every entity module inside the transaction of each save. */
+  readonly edges: DependencyEdges;
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      clock: Clock;
+      kinds: EntityKinds;
+      edges: DependencyEdges;
+    },
+  ) {
+    this.edges = deps.edges;
+  }
+
+  /**
+   * Locks the entity's row until the end of the transaction that deletes or stops it (PostgreSQL; see
+   * edges/entity-locks.ts), so that a dependent saved meanwhile is either seen by the check or refused.
+   */
+  lockForChange(trx: Kysely<Database>, ref: EntityRef): Promise<void> {
+    return lockForChange(trx, this.deps.kinds.of(ref.type).table, ref.id);
+  }
+
+  private lookup(keys: Iterable<NodeKey>, organizationId: string, db: Kysely<Database> = this.deps.db) {
+    return lookupEntities(db, this.deps.kinds, organizationId, keys);
+  }
 
   private async load(organizationId: string, focus?: EntityRef, db: Kysely<Database> = this.deps.db) {
     const rows = await edgesOf(db, organizationId);
@@ -83,10 +103,10 @@ export class DependencyGraphService {
 
   /** 403 when the caller cannot read the focus's type, 404 when the organization has no such entity. */
   private async focusOf(organizationId: string, ref: EntityRef, scopes: ReadonlySet<string>) {
-    if (!scopes.has(READ_SCOPE[ref.type]))
-      throw insufficientScope(`the scope ${READ_SCOPE[ref.type]}`, READ_SCOPE[ref.type]);
+    const scope = this.deps.kinds.readScope(ref.type);
+    if (!scopes.has(scope)) throw insufficientScope(`the scope ${scope}`, scope);
     if (ref.type === 'topic') return;
-    const found = await lookupEntities(this.deps.db, organizationId, [nodeKey(ref.type, ref.id)]);
+    const found = await this.lookup([nodeKey(ref.type, ref.id)], organizationId);
     if (!found.has(nodeKey(ref.type, ref.id))) throw notFound(ref.type);
   }
 
@@ -96,8 +116,8 @@ export class DependencyGraphService {
     keys: Iterable<NodeKey>,
     scopes: ReadonlySet<string>,
   ) {
-    const facts = await lookupEntities(this.deps.db, organizationId, keys);
-    return new NodePresenter(facts, scopes, graph.unresolved);
+    const facts = await this.lookup(keys, organizationId);
+    return new NodePresenter(this.deps.kinds, facts, scopes, graph.unresolved);
   }
 
   /** The neighbourhood of an entity within `depth` steps in one direction or both. */
@@ -175,8 +195,8 @@ export class DependencyGraphService {
   ): Promise<ImpactView> {
     if (proposed !== undefined && action !== 'update')
       throw badRequest(`proposed: only an update has a proposed change, not a ${action}`);
-    if (!ACTIONS_OF[ref.type].includes(action)) {
-      const allowed = ACTIONS_OF[ref.type];
+    const allowed = this.deps.kinds.of(ref.type).actions ?? [];
+    if (!allowed.includes(action)) {
       throw badRequest(
         allowed.length === 0
           ? `action: a ${ref.type} has no actions to assess`
@@ -188,12 +208,18 @@ export class DependencyGraphService {
     const start = nodeKey(ref.type, ref.id);
     const reached = graph.walk(start, 'dependents');
     const show = await this.presenter(organizationId, graph, reached.keys(), scopes);
-    const facts = await lookupEntities(this.deps.db, organizationId, reached.keys());
+    const facts = await this.lookup(reached.keys(), organizationId);
     const updateFacts =
       proposed === undefined
         ? undefined
-        : await loadUpdateFacts(this.deps.db, organizationId, ref, proposed, reached.keys(), (k) =>
-            show.label(k),
+        : await loadUpdateFacts(
+            this.deps.db,
+            this.deps.kinds,
+            organizationId,
+            ref,
+            proposed,
+            reached.keys(),
+            (k) => show.label(k),
           );
     const affected = assessImpact(
       graph,
@@ -249,10 +275,11 @@ export class DependencyGraphService {
     const start = nodeKey(ref.type, ref.id);
     if (graph.dependentsOf(start).length === 0) return;
     // An entity the organization does not have: the route answers its own 404.
-    if ((await lookupEntities(db, organizationId, [start])).size === 0) return;
+    if ((await this.lookup([start], organizationId, db)).size === 0) return;
     const reached = graph.walk(start, 'dependents');
-    const facts = await lookupEntities(db, organizationId, reached.keys());
-    const show = new NodePresenter(facts, new Set([...scopes, READ_SCOPE[ref.type]]), graph.unresolved);
+    const facts = await this.lookup(reached.keys(), organizationId, db);
+    const readable = new Set([...scopes, this.deps.kinds.readScope(ref.type)]);
+    const show = new NodePresenter(this.deps.kinds, facts, readable, graph.unresolved);
     const affected = assessImpact(graph, start, action, (key) => ({
       label: show.label(key),
       active: facts.get(key)?.active ?? true,
@@ -273,10 +300,11 @@ export class DependencyGraphService {
   }
 
   /**
-   * Entities nothing uses: functions no pipeline calls that publish nothing, connections without
-   * functions that no pipeline uses, models no pipeline or model uses and that are bound to no topic,
-   * disabled pipelines no pipeline runs or waits for, folders without dashboards or folders, topics
-   * nothing reads, publishes or binds that received no value in the last `quietDays` days.
+   * Entities nothing uses, each kind judging its own (`EntityKind.unused`): functions no pipeline calls
+   * that publish nothing, connections without functions that no pipeline uses, models no pipeline or
+   * model uses and that are bound to no topic, disabled pipelines no pipeline runs or waits for, folders
+   * without dashboards or folders, topics nothing reads, publishes or binds that received no value in
+   * the last `quietDays` days.
    */
   async orphans(
     organizationId: string,
@@ -284,71 +312,35 @@ export class DependencyGraphService {
     scopes: ReadonlySet<string>,
     quietDays = 30,
   ) {
-    const wanted = (
-      types ?? (['connection', 'function', 'model', 'pipeline', 'folder', 'topic'] as EntityType[])
-    ).filter((t) => t !== 'dashboard');
+    const { kinds, db } = this.deps;
     for (const t of types ?? []) {
-      if (!scopes.has(READ_SCOPE[t])) throw insufficientScope(`the scope ${READ_SCOPE[t]}`, READ_SCOPE[t]);
+      const scope = kinds.readScope(t);
+      if (!scopes.has(scope)) throw insufficientScope(`the scope ${scope}`, scope);
     }
-    const readable = wanted.filter((t) => scopes.has(READ_SCOPE[t]));
-    const graph = await this.load(organizationId);
-    const entities = await allEntities(
-      this.deps.db,
-      organizationId,
-      readable.filter((t) => t !== 'topic'),
+    const readable = (types ?? ENTITY_TYPES).filter(
+      (t) => kinds.of(t).unused && scopes.has(kinds.readScope(t)),
     );
-    const folderUse = new Set<string>();
-    if (readable.includes('folder')) {
-      for (const r of await this.deps.db
-        .selectFrom('dashboard_folders')
-        .select('parent_id')
-        .where('organization_id', '=', organizationId)
-        .where('parent_id', 'is not', null)
-        .execute())
-        folderUse.add(r.parent_id!);
-    }
+    const graph = await this.load(organizationId);
+    const entities = await allEntities(db, kinds, organizationId, readable);
     const facts = new Map(entities.map((e) => [nodeKey(e.type, e.id), e]));
-    const show = new NodePresenter(facts, scopes, graph.unresolved);
+    const show = new NodePresenter(kinds, facts, scopes, graph.unresolved);
+    const quietSinceUs = (this.deps.clock.now() - quietDays * 86_400_000) * 1000;
     const out: { entity: NodeView; reason: string }[] = [];
-    for (const e of entities) {
-      const reason = unusedReason(graph, e, folderUse);
-      if (reason) out.push({ entity: show.view(nodeKey(e.type, e.id)), reason });
-    }
-    if (readable.includes('topic')) {
-      const quietSinceUs = (this.deps.clock.now() - quietDays * 86_400_000) * 1000;
-      for (const t of await unusedTopics(this.deps.db, organizationId, graph, quietSinceUs, quietDays))
-        out.push({ entity: show.view(nodeKey('topic', t.path)), reason: t.reason });
+    for (const type of readable) {
+      const unused = await kinds.of(type).unused!({
+        db,
+        organizationId,
+        graph,
+        entities: entities.filter((e) => e.type === type),
+        quietSinceUs,
+        quietDays,
+      });
+      for (const u of unused) out.push({ entity: show.view(nodeKey(type, u.id)), reason: u.reason });
     }
     return out.sort(
       (a, b) =>
         a.entity.type.localeCompare(b.entity.type) ||
         (a.entity.name ?? '').localeCompare(b.entity.name ?? ''),
     );
-  }
-}
-
-function unusedReason(graph: DependencyGraph, e: EntityFacts, folderUse: ReadonlySet<string>): string | null {
-  const key = nodeKey(e.type, e.id);
-  const dependents = graph.dependentsOf(key);
-  switch (e.type) {
-    case 'function':
-      if (dependents.length > 0) return null;
-      if (graph.edges.some((x) => x.from === key && x.relation === 'publishes')) return null;
-      return 'no pipeline calls it or is triggered by it, and it publishes nothing to the UNS';
-    case 'connection':
-      return dependents.length === 0 ? 'it has no functions and no pipeline uses it' : null;
-    case 'model': {
-      if (dependents.length > 0) return null;
-      const bound = graph.edges.some((x) => x.from === key && x.relation === 'binds-topic');
-      return bound ? null : 'no pipeline or model uses it and it is bound to no topic';
-    }
-    case 'pipeline':
-      return e.active || dependents.length > 0
-        ? null
-        : 'it is disabled and no pipeline runs it or waits for it';
-    case 'folder':
-      return dependents.length > 0 || folderUse.has(e.id) ? null : 'it holds no dashboards and no folders';
-    default:
-      return null;
   }
 }

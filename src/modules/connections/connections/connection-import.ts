@@ -5,7 +5,6 @@ import type { Bundle } from '../../bundles/bundle-format.js';
 import type { Catalog } from '../../bundles/catalog.repository.js';
 import type { ImportOptions, PlanAction } from '../../bundles/import-plan.js';
 import type { WriteContext } from '../../bundles/import-writes.js';
-import { syncEdgesMany } from '../../graph/edges/edges.repository.js';
 import type { RecordVersion } from '../../versions/entity-versions.repository.js';
 import { FUNCTION_ENTITY, functionSnapshot } from '../functions/function-versions.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
@@ -137,7 +136,7 @@ export async function writeConnections(
     if (desired === 'running') start.push(a.targetId);
   }
   await insertChunked(trx, 'connections', newConnections);
-  await syncEdgesMany(trx, 'connection', written);
+  await ctx.edges.syncMany(trx, 'connection', written);
 
   const newFunctions: Insertable<Database['connection_functions']>[] = [];
   const writtenFunctions: string[] = [];
@@ -184,7 +183,7 @@ export async function writeConnections(
     }
   }
   await insertChunked(trx, 'connection_functions', newFunctions);
-  await syncEdgesMany(trx, 'function', writtenFunctions);
+  await ctx.edges.syncMany(trx, 'function', writtenFunctions);
   await ctx.versions.recordMany(trx, await ctx.versions.withoutFirstVersion(trx, org, baselines));
   await ctx.versions.recordMany(trx, versions);
   return { start };

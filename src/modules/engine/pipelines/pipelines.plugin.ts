@@ -6,6 +6,7 @@ import type { Storage } from '../../../storage/database.js';
 import { parsePublishRecord } from '../../uns/data/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../../versions/versioned-lifecycle.js';
 import { ExecutionEngine } from '../executions/engine.js';
 import { registerEngineMetrics } from '../executions/engine-metrics.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';
@@ -41,6 +42,8 @@ export async function installPipelines(
     storage: Storage;
     clock: Clock;
     versions: EntityVersionsRepository;
+    /** The dependency graph's edges, rewritten on every save. */
+    edges: EdgeWriter;
     models: ModelsService;
     /** The app's Prometheus registry: the engine's counts are read from it (registerEngineMetrics). */
     metrics?: Registry;
@@ -94,6 +97,7 @@ export async function installPipelines(
     db,
     repo: pipelinesRepo,
     versions: deps.versions,
+    edges: deps.edges,
     executions,
     clock,
     onQueued: () => engine.wake(),

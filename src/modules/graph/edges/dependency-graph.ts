@@ -5,7 +5,7 @@ import { topicsOverlap } from './topic-overlap.js';
 /** A node of the graph: `<type>:<id>`, a topic's id being its path or filter (`topic:v1/a/+`). */
 export type NodeKey = string;
 
-export const nodeKey = (type: EntityType, id: string): NodeKey => `${type}:${id}`;
+export const nodeKey = (type: string, id: string): NodeKey => `${type}:${id}`;
 
 export function splitKey(key: NodeKey): { type: EntityType; id: string } {
   const at = key.indexOf(':');

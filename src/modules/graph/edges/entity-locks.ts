@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { isPostgres } from '../../../storage/value-lists.js';
-import type { EntityType } from './references.js';
+import type { EntityKinds, EntityTable } from '../kinds/entity-kinds.js';
 
 /**
  * Row locks that make "refuse a delete while something depends on it" hold against concurrent saves.
@@ -16,26 +16,24 @@ import type { EntityType } from './references.js';
  * SQLite: the storage has one connection and every transaction begins IMMEDIATE (sqlite-driver.ts), so
  * transactions that write never interleave: the check inside the delete's transaction sees every save
  * committed before it, and a later save sees the row gone. The locks are no-ops there.
+ *
+ * Each kind names its table (`EntityKind.table`); a kind without one (topics) has nothing to lock.
  */
 
-type LockableType = Exclude<EntityType, 'topic'>;
-
-const TABLE_OF: Record<
-  LockableType,
-  'connections' | 'connection_functions' | 'models' | 'pipelines' | 'dashboards' | 'dashboard_folders'
-> = {
-  connection: 'connections',
-  function: 'connection_functions',
-  model: 'models',
-  pipeline: 'pipelines',
-  dashboard: 'dashboards',
-  folder: 'dashboard_folders',
-};
-
-/** Locks an entity's row until the end of the transaction that deletes or stops it (PostgreSQL). */
-export async function lockForChange(trx: Kysely<Database>, type: EntityType, id: string): Promise<void> {
-  if (type === 'topic' || !isPostgres(trx)) return;
-  await trx.selectFrom(TABLE_OF[type]).select('id').where('id', '=', id).forUpdate().execute();
+/** Locks an entity's row (of `table`) until the end of the transaction that deletes or stops it (PostgreSQL). */
+export async function lockForChange(
+  trx: Kysely<Database>,
+  table: EntityTable | undefined,
+  id: string,
+): Promise<void> {
+  if (!table || !isPostgres(trx)) return;
+  // Kysely cannot type a column set shared by a union of tables, hence the cast (every one has `id`).
+  await trx
+    .selectFrom(table as 'models')
+    .select('id')
+    .where('id', '=', id)
+    .forUpdate()
+    .execute();
 }
 
 export interface ReferencedState {
@@ -52,13 +50,14 @@ export interface ReferencedState {
  */
 export async function lockReferenced(
   trx: Kysely<Database>,
+  kinds: EntityKinds,
   organizationId: string,
-  targets: readonly { type: EntityType; id: string }[],
+  targets: readonly { type: string; id: string }[],
 ): Promise<ReferencedState> {
   const state: ReferencedState = { missing: new Set(), deletedMeanwhile: new Set() };
-  const byType = new Map<LockableType, Set<string>>();
+  const byType = new Map<string, Set<string>>();
   for (const t of targets) {
-    if (t.type === 'topic') continue;
+    if (!kinds.of(t.type).table) continue;
     const ids = byType.get(t.type) ?? new Set<string>();
     ids.add(t.id);
     byType.set(t.type, ids);
@@ -68,7 +67,7 @@ export async function lockReferenced(
     const ids = [...idSet];
     const query = () =>
       trx
-        .selectFrom(TABLE_OF[type])
+        .selectFrom(kinds.of(type).table as 'models')
         .select('id')
         .where('organization_id', '=', organizationId)
         .where('id', 'in', ids);

@@ -1,15 +1,29 @@
 /**
- * The outgoing references of each configuration entity, read from its row as stored. Pure functions:
- * the graph writes them as edges on every save, export reads them to know what a selection requires.
+ * What an outgoing reference of a configuration entity is. Each kind reads its own from its row as
+ * stored, with pure functions beside its module (`pipeline-references.ts` beside the pipelines,
+ * `dashboard-references.ts` beside the dashboards ...): the graph writes them as edges on every save,
+ * export reads them to know what a selection requires.
  *
- * A reference given as a `{{ expr }}` expression (pipelines) is `dynamic` and has no target: it is
- * recorded as unresolved, never guessed. A dashboard topic holding variables (`$line`) is `dynamic`
- * too, with the filter every value could reach (each segment holding a variable becomes `+`: a
- * variable's value is always one topic segment).
+ * A reference given as an expression (a pipeline's `{{ expr }}`, a dashboard topic holding variables)
+ * is `dynamic`: a pipeline's has no target and is recorded as unresolved, never guessed; a dashboard's
+ * carries the filter every value could reach.
  */
 
-/** What a graph node can be. Topics are nodes too: an exact topic path or a filter with `+` / `#`. */
-export type EntityType = 'connection' | 'function' | 'model' | 'pipeline' | 'dashboard' | 'folder' | 'topic';
+/**
+ * What a graph node can be (the API's enum). Each is an entity kind registered with the graph
+ * (kinds/entity-kinds.ts); topics are nodes too: an exact topic path or a filter with `+` / `#`.
+ */
+export const ENTITY_TYPES = [
+  'connection',
+  'function',
+  'model',
+  'pipeline',
+  'dashboard',
+  'folder',
+  'topic',
+] as const;
+
+export type EntityType = (typeof ENTITY_TYPES)[number];
 
 export type ReferenceKind =
   /** pipeline → connection (connection.call, trigger.connection) */
@@ -82,9 +96,10 @@ export interface Reference {
 }
 
 /** A JSON column as stored (text) or already parsed. */
-type Json<T> = string | T;
+export type Json<T> = string | T;
 
-const parse = <T>(value: Json<T> | null | undefined, fallback: T): T => {
+/** A JSON column parsed; `fallback` when it is empty or not JSON (a malformed row gives no references). */
+export const parseJson = <T>(value: Json<T> | null | undefined, fallback: T): T => {
   if (value === null || value === undefined) return fallback;
   if (typeof value !== 'string') return value;
   try {
@@ -94,16 +109,16 @@ const parse = <T>(value: Json<T> | null | undefined, fallback: T): T => {
   }
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+/** A plain object (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const EXPRESSION = /\{\{[\s\S]*\}\}/;
 
 /** True when a topic text holds a `+` or `#` wildcard segment. */
 export const isTopicFilter = (topic: string): boolean =>
   topic.split('/').some((segment) => segment === '+' || segment === '#');
 
-function topicReference(
+/** A reference to a topic path or filter (a filter when it holds `+` or `#`). */
+export function topicReference(
   kind: ReferenceKind,
   topic: string,
   via: string,
@@ -123,257 +138,8 @@ function topicReference(
   };
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Connections and functions
-
-/** A connection refers to nothing: functions, pipelines and dashboards refer to it. */
-export function connectionReferences(_row: { id: string }): Reference[] {
-  return [];
-}
-
-export interface FunctionRowLike {
-  id: string;
-  connection_id: string;
-  /** JSON `{ topic, intervalMs?, items? }` or null. */
-  uns: Json<{ topic?: string; intervalMs?: number; items?: Record<string, string> } | null> | null;
-}
-
-/**
- * A function's references: its connection, and the topics it publishes while the connection runs.
- * A subscribe function publishes below its topic (`<topic>/<item>`), so it publishes `<topic>/#`;
- * `direction` comes from the protocol's function type (the row does not hold it). Without it, a UNS
- * target without `intervalMs` is taken as a subscribe function (a read function needs one).
- */
-export function functionReferences(
-  row: FunctionRowLike,
-  direction?: 'read' | 'write' | 'subscribe',
-): Reference[] {
-  const out: Reference[] = [
-    {
-      kind: 'belongs-to',
-      targetType: 'connection',
-      targetId: row.connection_id,
-      via: 'connection',
-      path: '/connectionId',
-      dynamic: false,
-    },
-  ];
-  const uns = parse(row.uns, null);
-  if (isObject(uns) && typeof uns.topic === 'string' && uns.topic.length > 0) {
-    const subscribe = direction ? direction === 'subscribe' : uns.intervalMs === undefined;
-    const topic = subscribe ? `${uns.topic}/#` : uns.topic;
-    out.push(topicReference('publishes', topic, 'uns.topic', '/uns/topic'));
-    for (const [key, item] of Object.entries(isObject(uns.items) ? uns.items : {})) {
-      if (typeof item === 'string' && item.length > 0)
-        out.push(topicReference('publishes', item, `uns.items.${key}`, `/uns/items/${pointer(key)}`));
-    }
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Models
-
-export interface ModelRowLike {
-  id: string;
-  fields: Json<unknown[]>;
-}
-
-/** A model's references to other models (`model` fields, walked through objects and arrays). */
-export function modelReferences(row: ModelRowLike): Reference[] {
-  const out: Reference[] = [];
-  const visit = (shape: unknown, at: string, via: string) => {
-    if (!isObject(shape)) return;
-    const model = shape.model;
-    if (isObject(model) && typeof model.id === 'string') {
-      out.push({
-        kind: 'uses-model',
-        targetType: 'model',
-        targetId: model.id,
-        via,
-        path: `${at}/model`,
-        dynamic: false,
-        ...(typeof model.version === 'number' ? { version: model.version } : {}),
-      });
-    }
-    if (Array.isArray(shape.fields))
-      for (const [i, f] of shape.fields.entries())
-        visit(f, `${at}/fields/${i}`, `${via}.${isObject(f) ? String(f.name) : i}`);
-    if (shape.items !== undefined) visit(shape.items, `${at}/items`, `${via}[]`);
-  };
-  for (const [i, f] of parse(row.fields, [] as unknown[]).entries())
-    visit(f, `/fields/${i}`, isObject(f) ? String(f.name) : String(i));
-  return out;
-}
-
-export interface ModelBindingRowLike {
-  id: string;
-  model_id: string;
-  topic_prefix: string;
-  /** JSON `[{ path, filter, ... }]`: one UNS schema binding per leaf field. */
-  leaves: Json<{ path: string; filter: string }[]>;
-}
-
-/** A model binding's references: each topic one of the model's leaf fields is bound to. */
-export function modelBindingReferences(row: ModelBindingRowLike): Reference[] {
-  const leaves = parse(row.leaves, [] as { path: string; filter: string }[]);
-  if (leaves.length === 0)
-    return [topicReference('binds-topic', `${row.topic_prefix}/#`, row.topic_prefix, '/topicPrefix')];
-  return leaves.map((leaf, i) =>
-    topicReference('binds-topic', leaf.filter, leaf.path, `/leaves/${i}/filter`),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Pipelines
-
-interface NodeLike {
-  id: string;
-  name?: string;
-  type: string;
-  parameters?: Record<string, unknown>;
-  disabled?: boolean;
-}
-
-export interface PipelineRowLike {
-  id: string;
-  nodes: Json<NodeLike[]>;
-}
-
-/** Which parameters of which node types refer to what (see NODE-CONTRACT: parameter names are fixed). */
-const NODE_REFERENCES: Record<
-  string,
-  { parameter: string; kind: ReferenceKind; targetType: EntityType; historyWhen?: string }[]
-> = {
-  'uns.publish': [{ parameter: 'topic', kind: 'publishes', targetType: 'topic' }],
-  'trigger.uns': [{ parameter: 'filter', kind: 'subscribes', targetType: 'topic' }],
-  'trigger.connection': [
-    { parameter: 'connectionId', kind: 'uses-connection', targetType: 'connection' },
-    { parameter: 'functionId', kind: 'triggered-by', targetType: 'function' },
-  ],
-  'trigger.pipeline': [{ parameter: 'pipelineId', kind: 'triggered-by', targetType: 'pipeline' }],
-  'connection.call': [
-    { parameter: 'connectionId', kind: 'uses-connection', targetType: 'connection' },
-    { parameter: 'functionId', kind: 'uses-function', targetType: 'function' },
-  ],
-  'uns.fetch': [{ parameter: 'topic', kind: 'reads-topic', targetType: 'topic', historyWhen: 'history' }],
-  'model.validate': [{ parameter: 'modelId', kind: 'uses-model', targetType: 'model' }],
-  'model.map': [{ parameter: 'modelId', kind: 'uses-model', targetType: 'model' }],
-  'pipeline.run': [{ parameter: 'pipelineId', kind: 'runs-pipeline', targetType: 'pipeline' }],
-};
-
-/** The node types that carry references, and the parameters that hold them. */
-export const REFERENCING_NODE_TYPES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  Object.entries(NODE_REFERENCES).map(([type, refs]) => [type, refs.map((r) => r.parameter)]),
-);
-
-/** A pipeline's references, one or two per referencing node; `via` is the node's name. */
-export function pipelineReferences(row: PipelineRowLike): Reference[] {
-  const out: Reference[] = [];
-  for (const [i, node] of parse(row.nodes, [] as NodeLike[]).entries()) {
-    if (!isObject(node)) continue;
-    const specs = NODE_REFERENCES[node.type];
-    if (!specs) continue;
-    const parameters = isObject(node.parameters) ? node.parameters : {};
-    const via = typeof node.name === 'string' && node.name ? node.name : node.id;
-    const disabled = node.disabled === true ? { disabled: true } : {};
-    for (const spec of specs) {
-      const value = parameters[spec.parameter];
-      if (typeof value !== 'string' || value.length === 0) continue;
-      const kind = spec.historyWhen && parameters.mode === spec.historyWhen ? 'reads-history' : spec.kind;
-      const path = `/nodes/${i}/parameters/${spec.parameter}`;
-      if (EXPRESSION.test(value)) {
-        out.push({
-          kind,
-          targetType: spec.targetType,
-          targetId: null,
-          via,
-          path,
-          dynamic: true,
-          expression: value,
-          ...disabled,
-        });
-      } else if (spec.targetType === 'topic') {
-        out.push(topicReference(kind, value, via, path, disabled));
-      } else {
-        out.push({
-          kind,
-          targetType: spec.targetType,
-          targetId: value,
-          via,
-          path,
-          dynamic: false,
-          ...disabled,
-        });
-      }
-    }
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Dashboards
-
-const VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*/;
-
-/** A topic text with variables as the filter of every topic it can reach: a segment with a variable is `+`. */
-export function reachableFilter(text: string): string {
-  return text
-    .split('/')
-    .map((segment) => (VARIABLE.test(segment) ? '+' : segment))
-    .join('/');
-}
-
-export interface DashboardRowLike {
-  id: string;
-  folder_id: string | null;
-  /** JSON `{ variables, panels, ... }`. */
-  definition: Json<{ variables?: unknown[]; panels?: unknown[] }>;
-}
-
-/** A dashboard's references: its folder, each panel query's topic or filter, each segment variable's filter. */
-export function dashboardReferences(row: DashboardRowLike): Reference[] {
-  const out: Reference[] = [];
-  if (row.folder_id)
-    out.push({
-      kind: 'in-folder',
-      targetType: 'folder',
-      targetId: row.folder_id,
-      via: 'folder',
-      path: '/folderId',
-      dynamic: false,
-    });
-  const definition = parse(row.definition, {} as { variables?: unknown[]; panels?: unknown[] });
-  const add = (text: string, via: string, path: string) => {
-    if (VARIABLE.test(text)) {
-      out.push(
-        topicReference('reads-topic', reachableFilter(text), via, path, { dynamic: true, expression: text }),
-      );
-    } else out.push(topicReference('reads-topic', text, via, path));
-  };
-  for (const [i, variable] of (definition.variables ?? []).entries()) {
-    if (isObject(variable) && typeof variable.filter === 'string' && variable.filter.length > 0)
-      add(variable.filter, `$${String(variable.name)}`, `/variables/${i}/filter`);
-  }
-  for (const [i, panel] of (definition.panels ?? []).entries()) {
-    if (!isObject(panel) || !Array.isArray(panel.queries)) continue;
-    const via = typeof panel.id === 'string' ? panel.id : String(i);
-    for (const [q, query] of panel.queries.entries()) {
-      if (!isObject(query)) continue;
-      for (const member of ['topic', 'filter'] as const) {
-        const text = query[member];
-        if (typeof text === 'string' && text.length > 0)
-          add(text, via, `/panels/${i}/queries/${q}/${member}`);
-      }
-    }
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------
-
 /** Escapes a JSON pointer token (RFC 6901 §4). */
-function pointer(token: string): string {
+export function pointerToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

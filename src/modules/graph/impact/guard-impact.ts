@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import { lockForChange } from '../edges/entity-locks.js';
 import type { EntityType } from '../edges/references.js';
 import type { DependencyGraphService, EntityRef } from '../graph.service.js';
 
@@ -34,7 +33,7 @@ export function impactCheck(
   const organizationId = request.organization!.id;
   const scopes = request.grantedScopes;
   return async (trx) => {
-    await lockForChange(trx, ref.type, ref.id);
+    await graph.lockForChange(trx, ref);
     await graph.guard(organizationId, ref, action, scopes, blockingTypes, trx);
   };
 }

@@ -5,22 +5,10 @@ import {
   type Relation,
   splitKey,
 } from '../edges/dependency-graph.js';
-import type { EntityType } from '../edges/references.js';
 
 export const IMPACT_ACTIONS = ['delete', 'disable', 'stop', 'update'] as const;
 export type ImpactAction = (typeof IMPACT_ACTIONS)[number];
 export type Severity = 'breaks' | 'degrades' | 'info';
-
-/** Which actions apply to which entity types. */
-export const ACTIONS_OF: Record<EntityType, readonly ImpactAction[]> = {
-  connection: ['delete', 'stop', 'update'],
-  function: ['delete', 'update'],
-  model: ['delete', 'update'],
-  pipeline: ['delete', 'disable', 'update'],
-  dashboard: ['delete', 'update'],
-  folder: ['delete', 'update'],
-  topic: [],
-};
 
 /** What the impact needs to know of a node. */
 export interface NodeFacts {
