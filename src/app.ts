@@ -27,6 +27,7 @@ import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { settingsKind } from './modules/organizations/settings/settings-exchange.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pipelineKind,
     dashboardKind,
     topicKind,
+    settingsKind,
   ]);
   const edges = new DependencyEdges(kinds);
   await installGraph(app, { storage, clock, kinds, edges });
@@ -210,6 +212,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bus,
     versions,
     edges,
+    kinds,
     meridianVersion: deps.version ?? VERSION,
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).

@@ -1,31 +1,35 @@
 import { insufficientScope } from '../../platform/errors.js';
-import type { EntityType } from './bundle-keys.js';
+import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
+import type { Bundle } from './bundle-format.js';
+import { sectionItems, sectionsOf } from './catalog.repository.js';
 
-/** The scope family of each entity type: `<family>:read` to export it, `<family>:write` to import it. */
-const FAMILY: Record<EntityType, string> = {
-  connection: 'connectors',
-  function: 'connectors',
-  model: 'models',
-  pipeline: 'pipelines',
-  folder: 'dashboards',
-  dashboard: 'dashboards',
-  settings: 'organizations',
-};
-
-/** 403 naming the first scope the request lacks among those the entity types need. */
+/**
+ * 403 naming the first scope the request lacks among those the entity types need: each kind's scope
+ * family, `<family>:read` to export it, `<family>:write` to import it.
+ */
 export function requireScopes(
+  kinds: EntityKinds,
   granted: ReadonlySet<string>,
-  types: Iterable<EntityType>,
+  types: Iterable<string>,
   mode: 'read' | 'write',
 ): void {
-  const needed = [...new Set([...types].map((t) => `${FAMILY[t]}:${mode}`))].sort();
+  const needed = [...new Set([...types].map((t) => `${kinds.of(t).scopeFamily}:${mode}`))].sort();
   const missing = needed.find((scope) => !granted.has(scope));
-  if (missing)
-    throw insufficientScope(
-      `the scope ${missing} (to ${mode === 'read' ? 'export' : 'import'} ${Object.entries(FAMILY)
-        .filter(([, f]) => missing.startsWith(`${f}:`))
-        .map(([t]) => t)
-        .join(', ')})`,
-      missing,
-    );
+  if (!missing) return;
+  // The types a bundle can carry (those with a section, and their parts) that the missing scope governs.
+  const governed = kinds
+    .all()
+    .filter((k) => (k.exchange || k.partOf) && missing.startsWith(`${k.scopeFamily}:`))
+    .map((k) => k.type);
+  throw insufficientScope(
+    `the scope ${missing} (to ${mode === 'read' ? 'export' : 'import'} ${governed.join(', ')})`,
+    missing,
+  );
+}
+
+/** The entity types a bundle carries: the kinds whose section holds something. */
+export function typesIn(bundle: Bundle, kinds: EntityKinds): string[] {
+  return sectionsOf(kinds)
+    .filter(({ adapter }) => sectionItems(bundle.entities, adapter).length > 0)
+    .map(({ kind }) => kind.type);
 }

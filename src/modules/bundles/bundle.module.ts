@@ -5,6 +5,7 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { DependencyEdges } from '../graph/edges/edges.repository.js';
+import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
 import { SETTINGS_CHANGED } from '../organizations/settings/settings-store.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import { BundleRepository } from './bundle.repository.js';
@@ -25,6 +26,8 @@ export async function installBundles(
     bus: InvalidationBus;
     versions: EntityVersionsRepository;
     edges: DependencyEdges;
+    /** The entity kinds: each writes its section of a bundle. */
+    kinds: EntityKinds;
     meridianVersion: string;
   },
 ): Promise<{ exports: ExportService; imports: ImportService }> {
@@ -32,9 +35,11 @@ export async function installBundles(
   const db = deps.storage.db;
   const repo = new BundleRepository(db);
   const keyEncryptionKey = resolveKeyEncryptionKey(config);
+  const { kinds } = deps;
   const exports = new ExportService({
     db,
     repo,
+    kinds,
     clock,
     keyEncryptionKey,
     meridianVersion: deps.meridianVersion,
@@ -42,6 +47,7 @@ export async function installBundles(
   const imports = new ImportService({
     db,
     repo,
+    kinds,
     clock,
     keyEncryptionKey,
     topicPrefix: config.topicPrefix,

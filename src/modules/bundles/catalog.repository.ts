@@ -1,49 +1,38 @@
 import type { Kysely } from 'kysely';
-import type {
-  ConnectionFunctionTable,
-  ConnectionTable,
-  DashboardFolderTable,
-  DashboardTable,
-  Database,
-  ModelTable,
-  PipelineTable,
-} from '../../storage/tables.js';
+import type { Database } from '../../storage/tables.js';
+import type { EntityKind, EntityKinds } from '../graph/kinds/entity-kinds.js';
+import type { Catalog, ExchangeAdapter } from '../graph/kinds/kind-exchange.js';
 
-/** Every configuration entity of one organization, as stored: what export reads and import matches. */
-export interface Catalog {
-  connections: ConnectionTable[];
-  functions: ConnectionFunctionTable[];
-  models: ModelTable[];
-  pipelines: PipelineTable[];
-  folders: DashboardFolderTable[];
-  dashboards: DashboardTable[];
-  /** The stored settings document (JSON text) and its version; null while the defaults apply. */
-  settings: { settings: string; version: number } | null;
+export type { Catalog } from '../graph/kinds/kind-exchange.js';
+
+/** A kind that has a section in bundles, with its adapter. */
+export interface Section {
+  kind: EntityKind;
+  adapter: ExchangeAdapter;
 }
 
-/** Reads an organization's configuration in a handful of queries (inside `db`, which may be a transaction). */
-export async function readCatalog(db: Kysely<Database>, organizationId: string): Promise<Catalog> {
-  const [connections, functions, models, pipelines, folders, dashboards, settings] = await Promise.all([
-    db.selectFrom('connections').selectAll().where('organization_id', '=', organizationId).execute(),
-    db.selectFrom('connection_functions').selectAll().where('organization_id', '=', organizationId).execute(),
-    db.selectFrom('models').selectAll().where('organization_id', '=', organizationId).execute(),
-    db.selectFrom('pipelines').selectAll().where('organization_id', '=', organizationId).execute(),
-    db.selectFrom('dashboard_folders').selectAll().where('organization_id', '=', organizationId).execute(),
-    db.selectFrom('dashboards').selectAll().where('organization_id', '=', organizationId).execute(),
-    db
-      .selectFrom('organization_settings')
-      .select(['settings', 'version'])
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirst(),
-  ]);
-  const byName = <T extends { name: string }>(rows: T[]) => rows.sort((a, b) => a.name.localeCompare(b.name));
-  return {
-    connections: byName(connections),
-    functions: byName(functions),
-    models: byName(models),
-    pipelines: byName(pipelines),
-    folders: byName(folders),
-    dashboards: dashboards.sort((a, b) => a.title.localeCompare(b.title) || a.id.localeCompare(b.id)),
-    settings: settings ? { settings: settings.settings, version: Number(settings.version) } : null,
-  };
+/** The kinds that have a section in bundles, in the order they are registered (and written by an import). */
+export function sectionsOf(kinds: EntityKinds): Section[] {
+  return kinds.all().flatMap((kind) => (kind.exchange ? [{ kind, adapter: kind.exchange }] : []));
+}
+
+/** The entities of one section of a bundle: its list, or its one entity (a singleton kind). */
+export function sectionItems(entities: Record<string, unknown>, adapter: ExchangeAdapter): unknown[] {
+  const value = entities[adapter.section];
+  if (adapter.singleton) return value ? [value] : [];
+  return (value as unknown[] | undefined) ?? [];
+}
+
+/**
+ * Every configuration entity of one organization, as stored, each kind reading its own rows (inside
+ * `db`, which may be a transaction): what export reads and import matches. A handful of queries.
+ */
+export async function readCatalog(
+  db: Kysely<Database>,
+  kinds: EntityKinds,
+  organizationId: string,
+): Promise<Catalog> {
+  const sections = sectionsOf(kinds);
+  const rows = await Promise.all(sections.map(({ adapter }) => adapter.read(db, organizationId)));
+  return new Map(sections.map(({ kind }, i) => [kind.type, rows[i]]));
 }

@@ -5,14 +5,13 @@ import type { Clock } from '../../platform/clock.js';
 import { notFound } from '../../platform/errors.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database, DependencyExportTable } from '../../storage/tables.js';
-import { openSecrets } from '../connections/connections/secret-box.js';
-import { protocolOf } from '../connections/protocols/protocol-registry.js';
+import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
 import type { BundleRepository } from './bundle.repository.js';
 import { BUNDLE_FORMAT_VERSION, type Bundle } from './bundle-format.js';
-import type { EntityRef, EntityType } from './bundle-keys.js';
-import { requireScopes } from './bundle-scopes.js';
+import { indexCatalog } from './bundle-keys.js';
+import { requireScopes, typesIn } from './bundle-scopes.js';
 import { readCatalog } from './catalog.repository.js';
-import { analyzeSelection, buildBundle, type Selection } from './export-bundle.js';
+import { analyzeSelection, buildBundle, entityCount, type Selection } from './export-bundle.js';
 
 /** How long a generated export can be downloaded. */
 export const EXPORT_TTL_MS = 24 * 3_600_000;
@@ -45,60 +44,55 @@ export class ExportService {
     private readonly deps: {
       db: Kysely<Database>;
       repo: BundleRepository;
+      kinds: EntityKinds;
       clock: Clock;
       keyEncryptionKey: Buffer;
       meridianVersion: string;
     },
   ) {}
 
-  /** What the selection requires and may include; needs the read scope of every type it would export. */
-  async analyze(organizationId: string, granted: ReadonlySet<string>, request: ExportRequest) {
-    const catalog = await readCatalog(this.deps.db, organizationId);
-    const analysis = analyzeSelection(catalog, request.select, request.include);
+  /**
+   * The analysis of a selection in the organization as it is now (with the catalog it read); 403 unless
+   * the caller has the read scope of every type it would export.
+   */
+  private async analysisOf(organizationId: string, granted: ReadonlySet<string>, request: ExportRequest) {
+    const { kinds } = this.deps;
+    const catalog = await readCatalog(this.deps.db, kinds, organizationId);
+    const index = indexCatalog(catalog, kinds);
+    const analysis = analyzeSelection(index, kinds, request.select, request.include);
+    const exported = [...analysis.selected, ...analysis.required];
     requireScopes(
+      kinds,
       granted,
-      [...analysis.selected, ...analysis.required].map((e) => e.type),
+      exported.map((e) => e.type),
       'read',
     );
-    return analysis;
+    return { catalog, index, analysis, exported };
+  }
+
+  /** What the selection requires and may include; needs the read scope of every type it would export. */
+  async analyze(organizationId: string, granted: ReadonlySet<string>, request: ExportRequest) {
+    return (await this.analysisOf(organizationId, granted, request)).analysis;
   }
 
   /** Generates and stores the bundle of the selection, its requirements and the chosen optional entities. */
   async generate(organizationId: string, granted: ReadonlySet<string>, request: ExportRequest, actor: Actor) {
-    const catalog = await readCatalog(this.deps.db, organizationId);
-    const analysis = analyzeSelection(catalog, request.select, request.include);
-    const exported = [...analysis.selected, ...analysis.required];
-    const types = new Set<EntityType>(exported.map((e) => e.type));
-    if (exported.some((e) => e.type === 'connection')) types.add('function');
-    requireScopes(granted, types, 'read');
+    const { kinds } = this.deps;
+    const { catalog, index, exported } = await this.analysisOf(organizationId, granted, request);
     const now = this.deps.clock.now();
-    const kek = this.deps.keyEncryptionKey;
-    const bundle = buildBundle(catalog, new Set(exported.map((e) => `${e.type}:${e.id}` as EntityRef)), {
+    const bundle = buildBundle(catalog, index, kinds, new Set(exported.map((e) => `${e.type}:${e.id}`)), {
       meridian: this.deps.meridianVersion,
       exportedAt: isoTime(now),
       description: request.description ?? '',
-      // Only the names of the secrets that are set: their values never leave the secret box.
-      secretFieldsOf: (connectionId) => {
-        const row = catalog.connections.find((c) => c.id === connectionId)!;
-        if (!row.secrets) return [];
-        const set = Object.keys(openSecrets(row.secrets, row.id, kek));
-        return protocolOf(row.protocol).secretFields.filter((f) => set.includes(f));
-      },
+      keyEncryptionKey: this.deps.keyEncryptionKey,
     });
     const text = JSON.stringify(bundle, null, 2);
-    const e = bundle.entities;
     const row: DependencyExportTable = {
       id: randomUUID(),
       organization_id: organizationId,
       description: request.description ?? '',
       format_version: BUNDLE_FORMAT_VERSION,
-      entity_count:
-        e.folders.length +
-        e.connections.reduce((n, c) => n + 1 + c.functions.length, 0) +
-        e.models.length +
-        e.pipelines.length +
-        e.dashboards.length +
-        (e.settings ? 1 : 0),
+      entity_count: entityCount(bundle, kinds),
       size: Buffer.byteLength(text),
       checksum: bundle.checksum,
       bundle: text,
@@ -118,14 +112,8 @@ export class ExportService {
   /** The stored export, to download: needs the read scope of every type it holds. */
   async download(organizationId: string, granted: ReadonlySet<string>, id: string) {
     const row = await this.get(organizationId, id);
-    const { entities } = JSON.parse(row.bundle) as Bundle;
-    const types: EntityType[] = [];
-    if (entities.connections.length) types.push('connection');
-    if (entities.models.length) types.push('model');
-    if (entities.pipelines.length) types.push('pipeline');
-    if (entities.folders.length || entities.dashboards.length) types.push('dashboard');
-    if (entities.settings) types.push('settings');
-    requireScopes(granted, types, 'read');
+    const bundle = JSON.parse(row.bundle) as Bundle;
+    requireScopes(this.deps.kinds, granted, typesIn(bundle, this.deps.kinds), 'read');
     return row;
   }
 

@@ -8,30 +8,17 @@ import { classifyDriverError } from '../../storage/driver-errors.js';
 import type { Database } from '../../storage/tables.js';
 import { recordChange } from '../audit/record-change.js';
 import type { DependencyEdges } from '../graph/edges/edges.repository.js';
+import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { BundleRepository } from './bundle.repository.js';
 import { type Bundle, parseBundle } from './bundle-format.js';
-import type { EntityType } from './bundle-keys.js';
-import { requireScopes } from './bundle-scopes.js';
+import { requireScopes, typesIn } from './bundle-scopes.js';
 import { readCatalog } from './catalog.repository.js';
 import { type ImportOptions, type Plan, planImport } from './import-plan.js';
 import { writePlan } from './import-writes.js';
 
 /** How long a validated plan can be executed. */
 export const PLAN_TTL_MS = 3_600_000;
-
-/** The entity types a bundle carries (what its import needs write scopes for). */
-function typesOf(bundle: Bundle): EntityType[] {
-  const e = bundle.entities;
-  const types: EntityType[] = [];
-  if (e.folders?.length) types.push('folder');
-  if (e.connections?.length) types.push('connection');
-  if (e.models?.length) types.push('model');
-  if (e.pipelines?.length) types.push('pipeline');
-  if (e.dashboards?.length) types.push('dashboard');
-  if (e.settings) types.push('settings');
-  return types;
-}
 
 /** The plan as validate answers it. */
 function planView(plan: Plan, inputs: Record<string, unknown>) {
@@ -68,6 +55,7 @@ export class ImportService {
     private readonly deps: {
       db: Kysely<Database>;
       repo: BundleRepository;
+      kinds: EntityKinds;
       clock: Clock;
       keyEncryptionKey: Buffer;
       topicPrefix: string;
@@ -84,10 +72,11 @@ export class ImportService {
     input: { bundle: unknown; options?: ImportOptions & { inputs?: Record<string, unknown> } },
     actor: Actor,
   ) {
-    const bundle = parseBundle(input.bundle);
-    requireScopes(granted, typesOf(bundle), 'write');
+    const { kinds } = this.deps;
+    const bundle = parseBundle(input.bundle, kinds);
+    requireScopes(kinds, granted, typesIn(bundle, kinds), 'write');
     const { inputs = {}, ...options } = input.options ?? {};
-    const plan = planImport(bundle, await readCatalog(this.deps.db, organizationId), options);
+    const plan = planImport(bundle, await readCatalog(this.deps.db, kinds, organizationId), kinds, options);
     const now = this.deps.clock.now();
     const id = randomUUID();
     const canExecute = plan.problems.length === 0;
@@ -132,8 +121,9 @@ export class ImportService {
     const now = this.deps.clock.now();
     if (Number(stored.expires_at) <= now)
       throw conflict('the import plan has expired; validate the bundle again');
+    const { kinds } = this.deps;
     const bundle = JSON.parse(stored.bundle) as Bundle;
-    requireScopes(granted, typesOf(bundle), 'write');
+    requireScopes(kinds, granted, typesIn(bundle, kinds), 'write');
     const options = JSON.parse(stored.options) as ImportOptions;
     const known = new Set(bundle.inputs.map((i) => i.key));
     const unknown = Object.keys(inputs).find((key) => !known.has(key));
@@ -145,9 +135,9 @@ export class ImportService {
       throw withDetails(badRequest(`inputs: missing ${missing.join(', ')}`), { missingInputs: missing });
     const outcome = await this.run(async (trx) => {
       if (!(await this.deps.repo.claimPlan(trx, planId, now))) return null;
-      const catalog = await readCatalog(trx, organizationId);
+      const catalog = await readCatalog(trx, kinds, organizationId);
       // Ids chosen at validate are kept, so the report and the plan agree.
-      const plan = planImport(bundle, catalog, options);
+      const plan = planImport(bundle, catalog, kinds, options);
       const targets = new Map(planned.actions.map((a) => [a.key, a.targetId]));
       for (const a of plan.actions)
         if ((a.action === 'create' || a.action === 'rename') && targets.has(a.key))
@@ -170,6 +160,7 @@ export class ImportService {
         bundle,
         plan,
         catalog,
+        kinds,
         options,
         inputs,
       );

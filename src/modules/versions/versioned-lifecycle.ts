@@ -31,7 +31,7 @@ export interface AuditedChange<Row> {
   note?: Record<string, unknown>;
 }
 
-/** How one versioned kind stores its rows: the hooks the shared lifecycle calls. */
+/** How one versioned kind stores its rows: the hooks the shared lifecycle (and an import) calls. */
 export interface VersionedRows<Row, Snapshot = unknown> {
   /** The stored entity type of its versions (`model`). */
   entityType: string;
@@ -59,6 +59,10 @@ export interface VersionedRows<Row, Snapshot = unknown> {
   /** Saves `next` only while the stored version is `basedOn`; answers whether it did. */
   update(trx: Kysely<Database>, next: Row, basedOn: number): Promise<boolean>;
   delete(trx: Kysely<Database>, row: Row): Promise<void>;
+}
+
+/** The rows of a kind with its audit log entries: what the lifecycle of single changes needs. */
+export interface AuditedRows<Row, Snapshot = unknown> extends VersionedRows<Row, Snapshot> {
   /** Records the change in the audit log (the kind's own view of the rows, secrets reduced). */
   audit(trx: Kysely<Database>, at: number, change: AuditedChange<Row>): Promise<unknown>;
 }
@@ -82,7 +86,7 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
   readonly history: VersionHistory;
 
   constructor(
-    private readonly rows: VersionedRows<Row, Snapshot>,
+    private readonly rows: AuditedRows<Row, Snapshot>,
     private readonly deps: { versions: EntityVersionsRepository; edges: EdgeWriter },
   ) {
     this.history = new VersionHistory(deps.versions, rows.entityType, rows.noun);
@@ -254,78 +258,88 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
    * rows, edges and versions 1 (`changeType`); no audit entry (the caller records one for the whole).
    */
   async createMany(trx: Kysely<Database>, c: Stamp & { rows: Row[]; changeType: ChangeType }): Promise<void> {
-    if (c.rows.length === 0) return;
-    await this.rows.insert(trx, c.rows);
-    const ids = c.rows.map((row) => this.rows.idOf(row));
-    if (this.rows.edgeOwner) await this.deps.edges.syncMany(trx, this.rows.edgeOwner, ids);
-    await this.deps.versions.recordMany(
-      trx,
-      c.rows.map((row) => this.version(c, row, c.changeType, { previous: null })),
+    await importVersions(trx, this.rows, this.deps, { ...c, created: c.rows, updated: [] });
+  }
+}
+
+/** The version a row records. */
+function versionOf<Row>(
+  rows: VersionedRows<Row>,
+  c: Stamp,
+  row: Row,
+  changeType: ChangeType,
+  extra: Partial<RecordVersion>,
+): RecordVersion {
+  return {
+    organizationId: c.organizationId,
+    entityType: rows.entityType,
+    entityId: rows.idOf(row),
+    version: rows.versionOf(row),
+    changeType,
+    snapshot: rows.snapshot(row),
+    ...extra,
+    actor: c.actor,
+    at: c.at,
+  };
+}
+
+/**
+ * What a configuration import decided for one kind, inside its transaction (the import's half of the
+ * lifecycle): overwrites saved at their version, then the new rows in multi-row inserts, their edges,
+ * and a version each (`import`; an overwritten row made before its kind was versioned gets its version
+ * 1 first). No name check (the plan made the names unique) and no audit entry per entity (the import
+ * records one for the whole).
+ */
+export async function importVersions<Row>(
+  trx: Kysely<Database>,
+  rows: VersionedRows<Row>,
+  deps: { versions: EntityVersionsRepository; edges: EdgeWriter },
+  c: Stamp & {
+    created: Row[];
+    updated: { current: Row; next: Row; summary?: ChangeSummary }[];
+    /** What the versions record (default `import`; a bulk copy records `clone`). */
+    changeType?: ChangeType;
+  },
+): Promise<void> {
+  const changeType = c.changeType ?? 'import';
+  const versions: RecordVersion[] = [];
+  for (const { current, next, summary } of c.updated) {
+    if (!(await rows.update(trx, next, rows.versionOf(current))))
+      throw conflict(`the ${rows.noun} changed meanwhile; nothing was imported`);
+    if (rows.edgeOwner) await deps.edges.sync(trx, rows.edgeOwner, rows.idOf(next));
+    versions.push(
+      versionOf(rows, c, next, changeType, {
+        ...(rows.createdOf ? { previous: rows.snapshot(current) } : {}),
+        ...(summary ? { summary } : {}),
+      }),
     );
   }
-
-  /**
-   * What a configuration import decided, inside its transaction: overwrites saved at their version,
-   * then the new rows in multi-row inserts, their edges, and a version each (`import`; an overwritten
-   * row made before its kind was versioned gets its version 1 first). No name check (the plan made the
-   * names unique) and no audit entry per entity (the import records one).
-   */
-  async importMany(
-    trx: Kysely<Database>,
-    c: Stamp & { created: Row[]; updated: { current: Row; next: Row; summary?: ChangeSummary }[] },
-  ): Promise<void> {
-    const versions: RecordVersion[] = [];
-    for (const { current, next, summary } of c.updated) {
-      if (!(await this.rows.update(trx, next, this.rows.versionOf(current)))) this.history.changedMeanwhile();
-      await this.syncEdges(trx, this.rows.idOf(next));
-      versions.push(
-        this.version(c, next, 'import', {
-          ...(this.rows.createdOf ? { previous: this.rows.snapshot(current) } : {}),
-          ...(summary ? { summary } : {}),
-        }),
-      );
-    }
-    if (c.created.length > 0) {
-      await this.rows.insert(trx, c.created);
-      if (this.rows.edgeOwner)
-        await this.deps.edges.syncMany(
-          trx,
-          this.rows.edgeOwner,
-          c.created.map((row) => this.rows.idOf(row)),
-        );
-    }
-    for (const row of c.created) versions.push(this.version(c, row, 'import', { previous: null }));
-    const createdOf = this.rows.createdOf;
-    if (createdOf) {
-      const baselines = c.updated
-        .filter(({ current }) => this.rows.versionOf(current) === 1)
-        .map(({ current }) => {
-          const made = createdOf(current);
-          return {
-            ...this.version(c, current, 'create', { previous: null }),
-            actor: { userId: made.createdBy },
-            at: made.createdAt,
-          };
-        });
-      await this.deps.versions.recordMany(
+  if (c.created.length > 0) {
+    await rows.insert(trx, c.created);
+    if (rows.edgeOwner)
+      await deps.edges.syncMany(
         trx,
-        await this.deps.versions.withoutFirstVersion(trx, c.organizationId, baselines),
+        rows.edgeOwner,
+        c.created.map((row) => rows.idOf(row)),
       );
-    }
-    await this.deps.versions.recordMany(trx, versions);
   }
-
-  private version(c: Stamp, row: Row, changeType: ChangeType, extra: Partial<RecordVersion>): RecordVersion {
-    return {
-      organizationId: c.organizationId,
-      entityType: this.rows.entityType,
-      entityId: this.rows.idOf(row),
-      version: this.rows.versionOf(row),
-      changeType,
-      snapshot: this.rows.snapshot(row),
-      ...extra,
-      actor: c.actor,
-      at: c.at,
-    };
+  for (const row of c.created) versions.push(versionOf(rows, c, row, changeType, { previous: null }));
+  const createdOf = rows.createdOf;
+  if (createdOf) {
+    const baselines = c.updated
+      .filter(({ current }) => rows.versionOf(current) === 1)
+      .map(({ current }) => {
+        const made = createdOf(current);
+        return {
+          ...versionOf(rows, c, current, 'create', { previous: null }),
+          actor: { userId: made.createdBy },
+          at: made.createdAt,
+        };
+      });
+    await deps.versions.recordMany(
+      trx,
+      await deps.versions.withoutFirstVersion(trx, c.organizationId, baselines),
+    );
   }
+  await deps.versions.recordMany(trx, versions);
 }

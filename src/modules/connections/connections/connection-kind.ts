@@ -5,6 +5,7 @@ import type { UpdateRules } from '../../graph/impact/update-rules.js';
 import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
 import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
 import { functionDirection, protocolOf } from '../protocols/protocol-registry.js';
+import { connectionExchange } from './connection-exchange.js';
 
 /** A connection refers to nothing; its edges go with it, its functions' too (they are deleted with it). */
 const connectionEdges: EdgeOwner = {
@@ -115,6 +116,7 @@ export const connectionKind: EntityKind = {
   edges: [connectionEdges],
   actions: ['delete', 'stop', 'update'],
   update: connectionUpdateRules,
+  exchange: connectionExchange,
   async unused({ graph, entities }) {
     return entities
       .filter((e) => graph.dependentsOf(nodeKey('connection', e.id)).length === 0)

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import type { VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows, VersionedRows } from '../../versions/versioned-lifecycle.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import {
@@ -29,17 +29,15 @@ function contentColumns(row: ConnectionRow) {
 }
 
 /**
- * How connections are stored, for the shared versioned lifecycle. A version shows which secrets are
- * set, never their values; the unchanged-save rule and the change summary see the values (a changed
- * secret is a change), opened once per row. Names are unique in the organization as written. Rows made
- * before connections were versioned get their version 1 on first need.
+ * How connections are stored, for the shared versioned lifecycle and an import. A version shows which
+ * secrets are set, never their values; the unchanged-save rule and the change summary see the values
+ * (a changed secret is a change), opened once per row. Names are unique in the organization as
+ * written. Rows made before connections were versioned get their version 1 on first need.
  */
-export function connectionRows(deps: {
+export function connectionStorage(deps: {
   repository: ConnectionsRepository;
   /** The connection's secrets, opened (`{}` when none is set). */
   secretsOf(row: ConnectionRow): Record<string, string>;
-  /** The connection as the audit log records it, its secrets in place (recordChange reduces them). */
-  auditView(row: ConnectionRow): Record<string, unknown>;
 }): VersionedRows<ConnectionRow, ConnectionSnapshot> {
   const opened = new WeakMap<ConnectionRow, Record<string, string>>();
   const secretsOf = (row: ConnectionRow) => {
@@ -72,6 +70,18 @@ export function connectionRows(deps: {
     insert: (trx, rows) => repository(trx).insertMany(rows),
     update: (trx, next, basedOn) => repository(trx).updateAtVersion(next.id, contentColumns(next), basedOn),
     delete: (trx, c) => repository(trx).delete(c.id),
+  };
+}
+
+/** `connectionStorage` with the audit log entries (a connection's secret fields reduced by recordChange). */
+export function connectionRows(
+  deps: Parameters<typeof connectionStorage>[0] & {
+    /** The connection as the audit log records it, its secrets in place (recordChange reduces them). */
+    auditView(row: ConnectionRow): Record<string, unknown>;
+  },
+): AuditedRows<ConnectionRow, ConnectionSnapshot> {
+  return {
+    ...connectionStorage(deps),
     audit: (trx, at, c) =>
       auditConnection(trx, at, {
         organizationId: c.organizationId,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { badRequest, conflict, notFound } from '../../../platform/errors.js';
+import { badRequest, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';

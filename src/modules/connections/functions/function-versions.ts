@@ -1,4 +1,4 @@
-import type { VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows, VersionedRows } from '../../versions/versioned-lifecycle.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { UnsTarget } from './function-definition.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
@@ -35,20 +35,12 @@ function contentColumns(row: FunctionRow): Partial<FunctionRow> {
 }
 
 /**
- * How the functions of one connection are stored, for the shared versioned lifecycle: names unique in
- * the connection as written; each change recorded in the connection's audit log (`function_created`
- * ..., the functions as the API shows them under `/functions/<id>`); rows made before functions were
- * versioned get their version 1 on first need.
+ * How functions are stored, for the shared versioned lifecycle and an import: names unique in their
+ * connection as written; rows made before functions were versioned get their version 1 on first need.
  */
-export function functionRows(deps: {
-  repository: FunctionsRepository;
-  connectionId: string;
-  /** The function as the API shows it (its direction from the connection's protocol). */
-  view(row: FunctionRow): unknown;
-}): VersionedRows<FunctionRow, FunctionSnapshot> {
-  const view = (rows: FunctionRow[]) => ({
-    functions: Object.fromEntries(rows.map((row) => [row.id, deps.view(row)])),
-  });
+export function functionStorage(
+  repository: FunctionsRepository,
+): VersionedRows<FunctionRow, FunctionSnapshot> {
   return {
     entityType: FUNCTION_ENTITY,
     noun: 'function',
@@ -59,20 +51,37 @@ export function functionRows(deps: {
     createdOf: (f) => ({ createdBy: f.created_by, createdAt: f.created_at }),
     async nameTaken(trx, f, except) {
       if (except?.name === f.name) return undefined;
-      if (!(await deps.repository.in(trx).namesOf(deps.connectionId)).has(f.name)) return undefined;
+      if (!(await repository.in(trx).namesOf(f.connection_id)).has(f.name)) return undefined;
       return `a function named '${f.name}' already exists in this connection`;
     },
-    insert: (trx, rows) => deps.repository.in(trx).insert(rows),
-    update: (trx, next, basedOn) => deps.repository.in(trx).update(next.id, contentColumns(next), basedOn),
-    delete: (trx, f) => deps.repository.in(trx).delete(f.id),
+    insert: (trx, rows) => repository.in(trx).insert(rows),
+    update: (trx, next, basedOn) => repository.in(trx).update(next.id, contentColumns(next), basedOn),
+    delete: (trx, f) => repository.in(trx).delete(f.id),
+  };
+}
+
+/**
+ * `functionStorage` with the audit log entries: each change recorded in its connection's log
+ * (`function_created` ..., the functions as the API shows them under `/functions/<id>`).
+ */
+export function functionRows(
+  repository: FunctionsRepository,
+  /** The function as the API shows it (its direction from the connection's protocol). */
+  view: (row: FunctionRow) => unknown,
+): AuditedRows<FunctionRow, FunctionSnapshot> {
+  const functions = (rows: FunctionRow[]) => ({
+    functions: Object.fromEntries(rows.map((row) => [row.id, view(row)])),
+  });
+  return {
+    ...functionStorage(repository),
     audit: (trx, at, c) =>
       auditConnection(trx, at, {
         organizationId: c.organizationId,
         actor: c.actor,
         action: `function_${c.action}`,
-        connectionId: deps.connectionId,
-        before: view(c.before ? [c.before] : []),
-        after: view(c.after ? [c.after] : []),
+        connectionId: (c.after ?? c.before)!.connection_id,
+        before: functions(c.before ? [c.before] : []),
+        after: functions(c.after ? [c.after] : []),
       }),
   };
 }

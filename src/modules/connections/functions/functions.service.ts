@@ -82,11 +82,7 @@ export class FunctionsService {
 
   /** The versioned lifecycle of the functions of `connection` (their audit entries are the connection's). */
   private lifecycle(connection: ConnectionRow): VersionedLifecycle<FunctionRow, FunctionSnapshot> {
-    const rows = functionRows({
-      repository: this.deps.repository,
-      connectionId: connection.id,
-      view: (row) => this.toFunction(row, connection.protocol),
-    });
+    const rows = functionRows(this.deps.repository, (row) => this.toFunction(row, connection.protocol));
     return new VersionedLifecycle(rows, this.deps);
   }
 

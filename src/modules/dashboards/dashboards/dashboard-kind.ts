@@ -1,5 +1,6 @@
 import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
 import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import { dashboardExchange } from './dashboard-exchange.js';
 import { dashboardReferences } from './dashboard-references.js';
 
 /** A dashboard's edges: its folder, and the topics and filters its panels and variables read. */
@@ -34,4 +35,5 @@ export const dashboardKind: EntityKind = {
   actions: ['delete', 'update'],
   // No rule reads a dashboard's members: any may be proposed.
   update: { members: null },
+  exchange: dashboardExchange,
 };

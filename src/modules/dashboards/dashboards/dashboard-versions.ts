@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { conflict, notFound } from '../../../platform/errors.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
 import { entityAudit } from '../../audit/record-change.js';
-import type { VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
 import { contentOf, type DashboardContent, ENTITY_TYPE, toDashboard } from './dashboard-model.js';
 import type { DashboardsRepository } from './dashboards.repository.js';
 
@@ -13,7 +13,7 @@ const auditDashboard = entityAudit(ENTITY_TYPE);
  * How dashboards are stored, for the shared versioned lifecycle: titles need not be unique; a save
  * that finds the dashboard moved on answers 409 naming `version` (or 404 when it is gone).
  */
-export function dashboardRows(repo: DashboardsRepository): VersionedRows<DashboardTable, DashboardContent> {
+export function dashboardRows(repo: DashboardsRepository): AuditedRows<DashboardTable, DashboardContent> {
   const stale = async (trx: Kysely<Database>, row: DashboardTable, basedOn: number): Promise<never> => {
     const current = await repo.find(row.organization_id, row.id, trx);
     if (!current) throw notFound('dashboard');

@@ -1,6 +1,7 @@
 import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
 import { entityRows } from '../../graph/kinds/kind-rows.js';
+import { folderExchange } from './folder-exchange.js';
 
 /** Dashboard folders as the graph, export and import handle them: dashboards are in them. */
 export const folderKind: EntityKind = {
@@ -18,6 +19,7 @@ export const folderKind: EntityKind = {
   actions: ['delete', 'update'],
   // No rule reads a folder's members: any may be proposed.
   update: { members: null },
+  exchange: folderExchange,
   async unused({ db, organizationId, graph, entities }) {
     // A folder holding folders is in use too (parents are not edges of the graph).
     const parents = new Set<string>();

@@ -4,6 +4,7 @@ import { isObject, parseJson } from '../../graph/edges/references.js';
 import type { UpdateRules } from '../../graph/impact/update-rules.js';
 import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
 import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import { modelExchange } from './model-exchange.js';
 import { modelBindingReferences, modelReferences } from './model-references.js';
 
 /** A model's edges: to the models its `model` fields refer to. */
@@ -150,6 +151,7 @@ export const modelKind: EntityKind = {
   edges: [modelEdges, modelBindingEdges],
   actions: ['delete', 'update'],
   update: modelUpdateRules,
+  exchange: modelExchange,
   async unused({ graph, entities }) {
     return entities
       .filter((e) => {

@@ -1,4 +1,4 @@
-import type { VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
 import { auditModel } from './model-bindings.service.js';
 import { modelChangeSummary } from './model-changes.js';
 import { type ModelContent, snapshotOf } from './model-content.js';
@@ -13,7 +13,7 @@ export const ENTITY_TYPE = 'model';
  * regardless of case, the summary naming fields by path, the audit log holding the model as the API
  * shows it (a deleted one with its bindings).
  */
-export function modelRows(repo: ModelsRepository): VersionedRows<ModelRow, ModelContent> {
+export function modelRows(repo: ModelsRepository): AuditedRows<ModelRow, ModelContent> {
   return {
     entityType: ENTITY_TYPE,
     noun: 'model',

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';

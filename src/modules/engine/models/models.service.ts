@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
@@ -12,10 +11,11 @@ import type {
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
+import { newRow, nextRow } from '../../versions/stamped-rows.js';
 import { revertOf, type VersionedChange, type VersionHistory } from '../../versions/version-history.js';
 import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import { ModelBinder } from './model-binder.js';
-import { auditModel, bindingDependent, ModelBindingsService } from './model-bindings.service.js';
+import { bindingDependent, ModelBindingsService } from './model-bindings.service.js';
 import { breakingChanges } from './model-changes.js';
 import {
   asBadRequest,
@@ -155,16 +155,7 @@ export class ModelsService {
   async create(organizationId: string, input: ModelInput, actor: Actor, changeType: ChangeType = 'create') {
     const content = this.content(input);
     const now = this.deps.clock.now();
-    const model: ModelRow = {
-      id: randomUUID(),
-      organizationId,
-      ...content,
-      version: 1,
-      createdAt: now,
-      createdBy: actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
+    const model: ModelRow = newRow(organizationId, content, actor, now);
     await this.deps.db.transaction().execute((trx) =>
       this.lifecycle.create(trx, {
         organizationId,
@@ -205,13 +196,7 @@ export class ModelsService {
       if (!current) throw notFound('model');
       this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
       const now = this.deps.clock.now();
-      const next: ModelRow = {
-        ...current,
-        ...content,
-        version: current.version + 1,
-        updatedAt: now,
-        updatedBy: actor.userId,
-      };
+      const next = nextRow(current, content, actor, now);
       let bindings: ModelBindingRow[] = [];
       const saved = await this.lifecycle.update(trx, {
         organizationId,

@@ -5,6 +5,7 @@ import { proposedBoolean } from '../../graph/impact/proposed-change.js';
 import type { ReferringPart, UpdateRules } from '../../graph/impact/update-rules.js';
 import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
 import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import { pipelineExchange } from './pipeline-exchange.js';
 import { pipelineReferences } from './pipeline-references.js';
 
 /**
@@ -117,6 +118,7 @@ export const pipelineKind: EntityKind = {
   edges: [pipelineEdges],
   actions: ['delete', 'disable', 'update'],
   update: pipelineUpdateRules,
+  exchange: pipelineExchange,
   async unused({ graph, entities }) {
     return entities
       .filter((e) => !e.active && graph.dependentsOf(nodeKey('pipeline', e.id)).length === 0)

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, notFound, withDetails } from '../../../platform/errors.js';

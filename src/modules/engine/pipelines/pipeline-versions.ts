@@ -1,4 +1,4 @@
-import type { VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
 import { auditPipeline } from './pipeline-audit.js';
 import { type PipelineContent, snapshotOf } from './pipeline-content.js';
 import type { PipelineRow, PipelinesRepository } from './pipelines.repository.js';
@@ -7,7 +7,7 @@ import type { PipelineRow, PipelinesRepository } from './pipelines.repository.js
 export const ENTITY_TYPE = 'pipeline';
 
 /** How pipelines are stored, for the shared versioned lifecycle: names unique in the organization regardless of case. */
-export function pipelineRows(repo: PipelinesRepository): VersionedRows<PipelineRow, PipelineContent> {
+export function pipelineRows(repo: PipelinesRepository): AuditedRows<PipelineRow, PipelineContent> {
   return {
     entityType: ENTITY_TYPE,
     noun: 'pipeline',

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { type ApiError, badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { type ApiError, badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
@@ -11,6 +10,7 @@ import type {
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
+import { newRow, nextRow } from '../../versions/stamped-rows.js';
 import { revertOf, type VersionedChange, type VersionHistory } from '../../versions/version-history.js';
 import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
@@ -106,16 +106,7 @@ export class PipelinesService {
       if (problems.length > 0) throw invalidGraph(problems);
     }
     const now = this.deps.clock.now();
-    const pipeline: PipelineRow = {
-      id: randomUUID(),
-      organizationId,
-      ...content,
-      version: 1,
-      createdAt: now,
-      createdBy: actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
+    const pipeline: PipelineRow = newRow(organizationId, content, actor, now);
     await this.deps.db
       .transaction()
       .execute((trx) =>
@@ -162,13 +153,7 @@ export class PipelinesService {
         if (problems.length > 0) throw invalidGraph(problems);
       }
       const now = this.deps.clock.now();
-      const next: PipelineRow = {
-        ...current,
-        ...content,
-        version: current.version + 1,
-        updatedAt: now,
-        updatedBy: actor.userId,
-      };
+      const next = nextRow(current, content, actor, now);
       const { auditAction: action, ...change } = options;
       const saved = await this.lifecycle.update(trx, {
         organizationId,

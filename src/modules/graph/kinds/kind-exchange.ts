@@ -3,6 +3,7 @@ import type { Actor } from '../../../platform/actor.js';
 import type { Database } from '../../../storage/tables.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import type { DependencyEdges } from '../edges/edges.repository.js';
+import type { Reference } from '../edges/references.js';
 
 /**
  * The bundle half of the entity-kind contract: how a kind's entities are read for export, written into
@@ -25,6 +26,16 @@ export function setAtPointer(target: unknown, pointer: string, value: unknown): 
   let at = target as Record<string, unknown>;
   for (const part of parts.slice(0, -1)) at = at[part] as Record<string, unknown>;
   at[parts[parts.length - 1]!] = value;
+}
+
+/**
+ * The entity references of a stored row (its kind's references), without topics and dynamic ones: the
+ * JSON pointer inside the entity, the target's type and id. What a bundle turns into `{ $ref }`.
+ */
+export function entityReferences(references: Reference[]) {
+  return references
+    .filter((r) => !r.dynamic && r.targetType !== 'topic' && r.targetId !== null)
+    .map((r) => ({ path: r.path, type: r.targetType as string, id: r.targetId! }));
 }
 
 /** A secret left out of the bundle: filled at import. */
@@ -135,6 +146,8 @@ export interface PlanContext {
   /** Records an action the kind decided itself (a bound connection, a function that follows it). */
   add(action: PlanAction): void;
   problem(key: string | null, code: string, message: string): void;
+  /** A problem when `value` is a `{ $ref }` to a key the bundle does not hold (`what` names the member). */
+  unresolved(from: string, value: unknown, what: string): void;
   /** An input that must be given at execute. */
   requireInput(key: string): void;
 }
