@@ -38,18 +38,20 @@ export function toExportSummary(row: Omit<DependencyExportTable, 'bundle' | 'org
   };
 }
 
+/** What export and import are built with. */
+export interface BundleDeps {
+  db: Kysely<Database>;
+  repo: BundleRepository;
+  /** The entity kinds: each reads and writes its own section of a bundle. */
+  kinds: EntityKinds;
+  clock: Clock;
+  /** Opens and seals the secrets of connections. */
+  keyEncryptionKey: Buffer;
+}
+
 /** Export: analyze a selection, generate a bundle (stored for download), list recent exports. */
 export class ExportService {
-  constructor(
-    private readonly deps: {
-      db: Kysely<Database>;
-      repo: BundleRepository;
-      kinds: EntityKinds;
-      clock: Clock;
-      keyEncryptionKey: Buffer;
-      meridianVersion: string;
-    },
-  ) {}
+  constructor(private readonly deps: BundleDeps & { meridianVersion: string }) {}
 
   /**
    * The analysis of a selection in the organization as it is now (with the catalog it read); 403 unless

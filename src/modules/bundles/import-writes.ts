@@ -1,26 +1,15 @@
-import type { Kysely } from 'kysely';
-import type { Actor } from '../../platform/actor.js';
 import { ApiError, badRequest } from '../../platform/errors.js';
-import type { Database } from '../../storage/tables.js';
-import type { DependencyEdges } from '../graph/edges/edges.repository.js';
 import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
 import type { ImportOptions, PlanAction, WriteContext } from '../graph/kinds/kind-exchange.js';
-import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { Bundle } from './bundle-format.js';
 import { type Catalog, sectionItems, sectionsOf } from './catalog.repository.js';
 import type { Plan } from './import-plan.js';
 
 /** What an import's writes share: its transaction, who, when, and what the kinds' writes need. */
-export interface ImportStamp {
-  trx: Kysely<Database>;
-  organizationId: string;
-  actor: Actor;
-  now: number;
-  keyEncryptionKey: Buffer;
-  topicPrefix: string;
-  versions: EntityVersionsRepository;
-  edges: DependencyEdges;
-}
+export type ImportStamp = Pick<
+  WriteContext,
+  'trx' | 'organizationId' | 'actor' | 'now' | 'keyEncryptionKey' | 'topicPrefix' | 'versions' | 'edges'
+>;
 
 /** A write that failed on one entity: 400 naming it, and the whole import rolls back. */
 function entityError(key: string, error: unknown): never {

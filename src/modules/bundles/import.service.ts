@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
-import type { Clock } from '../../platform/clock.js';
 import { badRequest, conflict, notFound, withDetails } from '../../platform/errors.js';
 import { isoTime } from '../../platform/schemas.js';
 import { classifyDriverError } from '../../storage/driver-errors.js';
 import type { Database } from '../../storage/tables.js';
 import { recordChange } from '../audit/record-change.js';
 import type { DependencyEdges } from '../graph/edges/edges.repository.js';
-import type { EntityKinds } from '../graph/kinds/entity-kinds.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
-import type { BundleRepository } from './bundle.repository.js';
 import { type Bundle, parseBundle } from './bundle-format.js';
 import { requireScopes, typesIn } from './bundle-scopes.js';
 import { readCatalog } from './catalog.repository.js';
+import type { BundleDeps } from './export.service.js';
 import { type ImportOptions, type Plan, planImport } from './import-plan.js';
 import { writePlan } from './import-writes.js';
 
@@ -52,12 +50,7 @@ function reportOf(importId: string, plan: Plan, at: number) {
 /** Import: validate a bundle into a stored plan (a dry run), execute a plan once in one transaction. */
 export class ImportService {
   constructor(
-    private readonly deps: {
-      db: Kysely<Database>;
-      repo: BundleRepository;
-      kinds: EntityKinds;
-      clock: Clock;
-      keyEncryptionKey: Buffer;
+    private readonly deps: BundleDeps & {
       topicPrefix: string;
       versions: EntityVersionsRepository;
       edges: DependencyEdges;

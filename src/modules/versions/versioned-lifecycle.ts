@@ -31,16 +31,20 @@ export interface AuditedChange<Row> {
   note?: Record<string, unknown>;
 }
 
+/** What the lifecycle reads of every versioned row. */
+export interface VersionedRow {
+  id: string;
+  version: number;
+}
+
 /** How one versioned kind stores its rows: the hooks the shared lifecycle (and an import) calls. */
-export interface VersionedRows<Row, Snapshot = unknown> {
-  /** The stored entity type of its versions (`model`). */
+export interface VersionedRows<Row extends VersionedRow, Snapshot = unknown> {
+  /** The stored entity type of its versions (`model`), and the owner type of its edges. */
   entityType: string;
   /** The noun of messages (`model`). */
   noun: string;
-  /** The owner type of its edges in the dependency graph; absent: its rows write no edges. */
-  edgeOwner?: string;
-  idOf(row: Row): string;
-  versionOf(row: Row): number;
+  /** Whether its rows hold references: their edges in the dependency graph follow every write. */
+  edges: boolean;
   /** What a version holds and a revert restores; never a secret value. */
   snapshot(row: Row): Snapshot;
   /** What the unchanged-save rule compares (default: the snapshot; a connection adds its secrets). */
@@ -62,7 +66,8 @@ export interface VersionedRows<Row, Snapshot = unknown> {
 }
 
 /** The rows of a kind with its audit log entries: what the lifecycle of single changes needs. */
-export interface AuditedRows<Row, Snapshot = unknown> extends VersionedRows<Row, Snapshot> {
+export interface AuditedRows<Row extends VersionedRow, Snapshot = unknown>
+  extends VersionedRows<Row, Snapshot> {
   /** Records the change in the audit log (the kind's own view of the rows, secrets reduced). */
   audit(trx: Kysely<Database>, at: number, change: AuditedChange<Row>): Promise<unknown>;
 }
@@ -73,6 +78,16 @@ interface Stamp {
   at: number;
 }
 
+/** A save of `next` over `current`: how it came about, its audit action and reason, and rules that need the transaction. */
+type Save<Row> = Stamp & {
+  current: Row;
+  next: Row;
+  change?: VersionedChange;
+  action?: string;
+  reason?: string | null;
+  check?: () => Promise<void>;
+};
+
 /**
  * The versioned lifecycle every configuration entity kind shares (models, pipelines, dashboards,
  * connections, functions), written once: a create or clone, an update or revert, a delete, and an
@@ -81,7 +96,7 @@ interface Stamp {
  * writes nothing). The kind's service keeps its own rules (what a valid body is, what else a save
  * does) and calls these steps; `VersionedRows` is how the kind stores its rows.
  */
-export class VersionedLifecycle<Row, Snapshot = unknown> {
+export class VersionedLifecycle<Row extends VersionedRow, Snapshot = unknown> {
   /** The version flow: optimistic concurrency, the history read back (version-history.ts). */
   readonly history: VersionHistory;
 
@@ -109,7 +124,7 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
   }
 
   private async syncEdges(trx: Kysely<Database>, id: string): Promise<void> {
-    if (this.rows.edgeOwner) await this.deps.edges.sync(trx, this.rows.edgeOwner, id);
+    if (this.rows.edges) await this.deps.edges.sync(trx, this.rows.entityType, id);
   }
 
   /** Records version 1 of a row made before its kind was versioned, when it has none (see VersionHistory). */
@@ -118,8 +133,8 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
     if (!made) return Promise.resolve();
     return this.history.ensureBaseline(db, {
       organizationId,
-      entityId: this.rows.idOf(row),
-      version: this.rows.versionOf(row),
+      entityId: row.id,
+      version: Number(row.version),
       snapshot: this.rows.snapshot(row),
       ...made,
     });
@@ -139,7 +154,7 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
     },
   ): Promise<void> {
     const { row, organizationId, actor, at } = c;
-    const id = this.rows.idOf(row);
+    const id = row.id;
     const changeType = c.changeType ?? 'create';
     await this.checkName(trx, row);
     await c.check?.();
@@ -173,46 +188,26 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
    * another change won the race), its edges, the version (`update`, or `revert` naming the version it
    * restores) and the audit entry (`updated`, `reverted`, or `action`).
    */
-  async update(
-    trx: Kysely<Database>,
-    c: Stamp & {
-      current: Row;
-      next: Row;
-      change?: VersionedChange;
-      action?: string;
-      reason?: string | null;
-      check?: () => Promise<void>;
-    },
-  ): Promise<boolean> {
+  async update(trx: Kysely<Database>, c: Save<Row>): Promise<boolean> {
     if (this.unchanged(c.current, c.next)) return false;
     await this.save(trx, c);
     return true;
   }
 
   /** `update` for a caller that applied the unchanged-save rule itself (before opening the transaction). */
-  async save(
-    trx: Kysely<Database>,
-    c: Stamp & {
-      current: Row;
-      next: Row;
-      change?: VersionedChange;
-      action?: string;
-      reason?: string | null;
-      check?: () => Promise<void>;
-    },
-  ): Promise<void> {
+  async save(trx: Kysely<Database>, c: Save<Row>): Promise<void> {
     const { current, next, organizationId, actor, at } = c;
-    const id = this.rows.idOf(current);
+    const id = current.id;
     await this.checkName(trx, next, current);
     await c.check?.();
     await this.ensureBaseline(trx, organizationId, current);
-    if (!(await this.rows.update(trx, next, this.rows.versionOf(current)))) this.history.changedMeanwhile();
+    if (!(await this.rows.update(trx, next, Number(current.version)))) this.history.changedMeanwhile();
     await this.syncEdges(trx, id);
     const summary = this.rows.summary?.(current, next);
     await this.history.record(trx, {
       organizationId,
       entityId: id,
-      version: this.rows.versionOf(next),
+      version: Number(next.version),
       snapshot: this.rows.snapshot(next),
       // A kind versioned late compares with the row it replaces (its history may begin at this row).
       ...(this.rows.createdOf ? { previous: this.rows.snapshot(current) } : {}),
@@ -238,7 +233,7 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
     trx: Kysely<Database>,
     c: Stamp & { row: Row; note?: Record<string, unknown> },
   ): Promise<void> {
-    const id = this.rows.idOf(c.row);
+    const id = c.row.id;
     await this.history.deleteAll(trx, c.organizationId, id);
     await this.rows.delete(trx, c.row);
     await this.syncEdges(trx, id);
@@ -263,7 +258,7 @@ export class VersionedLifecycle<Row, Snapshot = unknown> {
 }
 
 /** The version a row records. */
-function versionOf<Row>(
+function versionOf<Row extends VersionedRow>(
   rows: VersionedRows<Row>,
   c: Stamp,
   row: Row,
@@ -273,8 +268,8 @@ function versionOf<Row>(
   return {
     organizationId: c.organizationId,
     entityType: rows.entityType,
-    entityId: rows.idOf(row),
-    version: rows.versionOf(row),
+    entityId: row.id,
+    version: Number(row.version),
     changeType,
     snapshot: rows.snapshot(row),
     ...extra,
@@ -290,7 +285,7 @@ function versionOf<Row>(
  * 1 first). No name check (the plan made the names unique) and no audit entry per entity (the import
  * records one for the whole).
  */
-export async function importVersions<Row>(
+export async function importVersions<Row extends VersionedRow>(
   trx: Kysely<Database>,
   rows: VersionedRows<Row>,
   deps: { versions: EntityVersionsRepository; edges: EdgeWriter },
@@ -304,9 +299,9 @@ export async function importVersions<Row>(
   const changeType = c.changeType ?? 'import';
   const versions: RecordVersion[] = [];
   for (const { current, next, summary } of c.updated) {
-    if (!(await rows.update(trx, next, rows.versionOf(current))))
+    if (!(await rows.update(trx, next, Number(current.version))))
       throw conflict(`the ${rows.noun} changed meanwhile; nothing was imported`);
-    if (rows.edgeOwner) await deps.edges.sync(trx, rows.edgeOwner, rows.idOf(next));
+    if (rows.edges) await deps.edges.sync(trx, rows.entityType, next.id);
     versions.push(
       versionOf(rows, c, next, changeType, {
         ...(rows.createdOf ? { previous: rows.snapshot(current) } : {}),
@@ -316,18 +311,18 @@ export async function importVersions<Row>(
   }
   if (c.created.length > 0) {
     await rows.insert(trx, c.created);
-    if (rows.edgeOwner)
+    if (rows.edges)
       await deps.edges.syncMany(
         trx,
-        rows.edgeOwner,
-        c.created.map((row) => rows.idOf(row)),
+        rows.entityType,
+        c.created.map((row) => row.id),
       );
   }
   for (const row of c.created) versions.push(versionOf(rows, c, row, changeType, { previous: null }));
   const createdOf = rows.createdOf;
   if (createdOf) {
     const baselines = c.updated
-      .filter(({ current }) => rows.versionOf(current) === 1)
+      .filter(({ current }) => Number(current.version) === 1)
       .map(({ current }) => {
         const made = createdOf(current);
         return {

@@ -6,34 +6,25 @@ import type {
   PlanAction,
   PlanContext,
 } from '../../graph/kinds/kind-exchange.js';
+import type { FunctionSnapshot } from '../functions/function-versions.js';
 import { DRIVERS, protocolOf } from '../protocols/protocol-registry.js';
 import { writeConnections } from './connection-import.js';
+import type { ConnectionSnapshot } from './connection-snapshot.js';
 import { openSecrets } from './secret-box.js';
 
-/** A function in a bundle, inside its connection. */
-export interface BundleFunction {
+/** A function in a bundle, inside its connection: what its version holds. */
+export interface BundleFunction extends FunctionSnapshot {
   key: string;
   sourceId: string;
-  name: string;
-  description: string;
-  type: string;
-  config: unknown;
-  parameters: unknown;
-  uns: unknown;
 }
 
-/** A connection in a bundle, with its functions. */
-export interface BundleConnection {
+/**
+ * A connection in a bundle, with its functions: what its version holds, but its config without its
+ * secret fields (each set one is an input, filled at import).
+ */
+export interface BundleConnection extends ConnectionSnapshot {
   key: string;
   sourceId: string;
-  name: string;
-  description: string;
-  protocol: string;
-  /** The protocol config without its secret fields (each is an input). */
-  config: Record<string, unknown>;
-  labels: string[];
-  readOnly: boolean;
-  autoStart: boolean;
   functions: BundleFunction[];
 }
 

@@ -1,31 +1,20 @@
 import { badRequest } from '../../../platform/errors.js';
-import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import { proposedBoolean } from '../../graph/impact/proposed-change.js';
 import type { UpdateRules } from '../../graph/impact/update-rules.js';
-import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
-import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
+import { edgeOwner, entityRows, unusedWhen } from '../../graph/kinds/kind-rows.js';
 import { functionDirection, protocolOf } from '../protocols/protocol-registry.js';
 import { connectionExchange } from './connection-exchange.js';
 
 /** A connection refers to nothing; its edges go with it, its functions' too (they are deleted with it). */
-const connectionEdges: EdgeOwner = {
-  ownerType: 'connection',
-  table: 'connections',
-  parts: ['function'],
-  async extract(trx, ids) {
-    const rows = await trx
-      .selectFrom('connections')
-      .select(['id', 'organization_id'])
-      .where('id', 'in', ids)
-      .execute();
-    return extractedById(rows, (row) => ({
-      organizationId: row.organization_id,
-      from: { type: 'connection', id: row.id },
-      references: [],
-      active: true,
-    }));
-  },
-};
+const connectionEdges = edgeOwner(
+  'connection',
+  'connections',
+  (trx, ids) =>
+    trx.selectFrom('connections').select(['id', 'organization_id']).where('id', 'in', ids).execute(),
+  () => ({ references: [] }),
+  { parts: ['function'] },
+);
 
 /** What an update of a connection changes, beside the connection as it is and its functions' directions. */
 interface ConnectionChange {
@@ -117,9 +106,8 @@ export const connectionKind: EntityKind = {
   actions: ['delete', 'stop', 'update'],
   update: connectionUpdateRules,
   exchange: connectionExchange,
-  async unused({ graph, entities }) {
-    return entities
-      .filter((e) => graph.dependentsOf(nodeKey('connection', e.id)).length === 0)
-      .map((e) => ({ id: e.id, reason: 'it has no functions and no pipeline uses it' }));
-  },
+  unused: unusedWhen(
+    'it has no functions and no pipeline uses it',
+    (graph, key) => graph.dependentsOf(key).length === 0,
+  ),
 };

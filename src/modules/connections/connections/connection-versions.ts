@@ -53,9 +53,7 @@ export function connectionStorage(deps: {
   return {
     entityType: CONNECTION_ENTITY,
     noun: 'connection',
-    edgeOwner: CONNECTION_ENTITY,
-    idOf: (c) => c.id,
-    versionOf: (c) => c.version,
+    edges: true,
     snapshot,
     compared: (c) => [snapshot(c), secretsOf(c)],
     summary: (before, after) =>

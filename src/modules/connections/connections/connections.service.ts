@@ -9,6 +9,7 @@ import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
 import type { VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
@@ -153,11 +154,7 @@ export class ConnectionsService {
       read_only: body.readOnly ? 1 : 0,
       auto_start: autoStart ? 1 : 0,
       desired_state: autoStart ? 'running' : 'stopped',
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
     await this.deps.db
       .transaction()
@@ -301,11 +298,7 @@ export class ConnectionsService {
       name: cloneName,
       secrets: this.seal(this.secretsOf(row), cloneId),
       desired_state: 'stopped',
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
     await this.deps.db.transaction().execute(async (trx) => {
       await this.lifecycle.create(trx, {

@@ -1,31 +1,24 @@
 import { badRequest } from '../../../platform/errors.js';
-import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import { isObject, parseJson } from '../../graph/edges/references.js';
 import type { UpdateRules, Verdict } from '../../graph/impact/update-rules.js';
-import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
-import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
+import { edgeOwner, entityRows, unusedWhen } from '../../graph/kinds/kind-rows.js';
 import { functionDirection, protocolOf } from '../protocols/protocol-registry.js';
 import { functionReferences } from './function-references.js';
 
 /** A function's edges: to its connection, and to the topics it publishes (its direction from the protocol). */
-const functionEdges: EdgeOwner = {
-  ownerType: 'function',
-  table: 'connection_functions',
-  async extract(trx, ids) {
-    const rows = await trx
+const functionEdges = edgeOwner(
+  'function',
+  'connection_functions',
+  (trx, ids) =>
+    trx
       .selectFrom('connection_functions as f')
       .leftJoin('connections as c', 'c.id', 'f.connection_id')
       .select(['f.id', 'f.organization_id', 'f.connection_id', 'f.type', 'f.uns', 'c.protocol'])
       .where('f.id', 'in', ids)
-      .execute();
-    return extractedById(rows, (row) => ({
-      organizationId: row.organization_id,
-      from: { type: 'function', id: row.id },
-      references: functionReferences(row, functionDirection(row.protocol, row.type)),
-      active: true,
-    }));
-  },
-};
+      .execute(),
+  (row) => ({ references: functionReferences(row, functionDirection(row.protocol, row.type)) }),
+);
 
 /** What an update of a function changes, beside the function as it is. */
 interface FunctionChange {
@@ -177,16 +170,10 @@ export const functionKind: EntityKind = {
   edges: [functionEdges],
   actions: ['delete', 'update'],
   update: functionUpdateRules,
-  async unused({ graph, entities }) {
-    return entities
-      .filter((e) => {
-        const key = nodeKey('function', e.id);
-        if (graph.dependentsOf(key).length > 0) return false;
-        return !graph.edges.some((x) => x.from === key && x.relation === 'publishes');
-      })
-      .map((e) => ({
-        id: e.id,
-        reason: 'no pipeline calls it or is triggered by it, and it publishes nothing to the UNS',
-      }));
-  },
+  unused: unusedWhen(
+    'no pipeline calls it or is triggered by it, and it publishes nothing to the UNS',
+    (graph, key) =>
+      graph.dependentsOf(key).length === 0 &&
+      !graph.edges.some((x) => x.from === key && x.relation === 'publishes'),
+  ),
 };

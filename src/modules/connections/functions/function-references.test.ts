@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { Reference } from '../../graph/edges/references.js';
+import { brief, C, F } from '../../../../test/helpers/references.js';
 import { functionReferences } from './function-references.js';
-
-const C = '11111111-1111-4111-8111-111111111111';
-const F = '22222222-2222-4222-8222-222222222222';
-
-const brief = (refs: Reference[]) =>
-  refs.map(
-    (r) =>
-      `${r.kind} ${r.targetType}:${r.targetId ?? `?${r.expression}`} via ${r.via}${r.dynamic ? ' dynamic' : ''}`,
-  );
 
 test('a function belongs to its connection and publishes its UNS topic (read) or below it (subscribe)', () => {
   const read = functionReferences({

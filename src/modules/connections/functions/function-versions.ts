@@ -44,9 +44,7 @@ export function functionStorage(
   return {
     entityType: FUNCTION_ENTITY,
     noun: 'function',
-    edgeOwner: FUNCTION_ENTITY,
-    idOf: (f) => f.id,
-    versionOf: (f) => f.version,
+    edges: true,
     snapshot: functionSnapshot,
     createdOf: (f) => ({ createdBy: f.created_by, createdAt: f.created_at }),
     async nameTaken(trx, f, except) {

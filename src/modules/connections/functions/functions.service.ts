@@ -8,6 +8,7 @@ import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
 import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
 import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import { auditConnection } from '../connections/connection-audit.js';
@@ -134,11 +135,7 @@ export class FunctionsService {
       config: JSON.stringify(body.config),
       parameters: JSON.stringify(body.parameters ?? []),
       uns: body.uns ? JSON.stringify(body.uns) : null,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
   }
 
@@ -246,11 +243,7 @@ export class FunctionsService {
       id: randomUUID(),
       name: cloneName,
       uns: null,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
     await this.write(organizationId, actor, (trx, stamp) =>
       this.lifecycle(connection).create(trx, { ...stamp, row: copy, changeType: 'clone' }),
@@ -266,11 +259,7 @@ export class FunctionsService {
       id: randomUUID(),
       organization_id: clone.organization_id,
       connection_id: clone.id,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     }));
     await this.lifecycle(clone).createMany(trx, {
       organizationId: clone.organization_id,

@@ -1,5 +1,12 @@
 import type { DashboardFolderTable, DashboardTable } from '../../../storage/tables.js';
-import type { BundleRef, ExchangeAdapter, WriteContext } from '../../graph/kinds/kind-exchange.js';
+import {
+  type BundleRef,
+  type ExchangeAdapter,
+  plannedRows,
+  type WriteContext,
+} from '../../graph/kinds/kind-exchange.js';
+import { entityRows } from '../../graph/kinds/kind-rows.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
 import { importVersions } from '../../versions/versioned-lifecycle.js';
 import { folderPaths } from '../folders/folder-exchange.js';
 import { normalizeDefinition, normalizeTags } from './dashboard-rules.js';
@@ -27,11 +34,7 @@ const lower = (s: string) => s.toLowerCase();
 export const dashboardExchange: ExchangeAdapter<DashboardTable[], BundleDashboard> = {
   section: 'dashboards',
   async read(db, organizationId) {
-    const rows = await db
-      .selectFrom('dashboards')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .execute();
+    const rows = await entityRows(db.selectFrom('dashboards').selectAll(), organizationId, null);
     return rows.sort((a, b) => a.title.localeCompare(b.title) || a.id.localeCompare(b.id));
   },
   entities(rows, catalog) {
@@ -72,12 +75,8 @@ export const dashboardExchange: ExchangeAdapter<DashboardTable[], BundleDashboar
     for (const d of items) unresolved(d.key, d.folder, 'its folder');
   },
   async write(items, rows, context: WriteContext) {
-    const { trx, organizationId, actor, now, action, writes, nameOf, idOf } = context;
-    const created: DashboardTable[] = [];
-    const updated: { current: DashboardTable; next: DashboardTable }[] = [];
-    for (const d of items) {
-      const a = action(d.key);
-      if (!writes(a)) continue;
+    const { trx, organizationId, actor, now, nameOf, idOf } = context;
+    const written = await plannedRows(items, context, async (d, a) => {
       let columns: Pick<DashboardTable, 'folder_id' | 'title' | 'description' | 'tags' | 'definition'>;
       try {
         const definition = normalizeDefinition(
@@ -97,29 +96,13 @@ export const dashboardExchange: ExchangeAdapter<DashboardTable[], BundleDashboar
       }
       const stamp = { updated_at: now, updated_by: actor.userId };
       const current = a.action === 'update' ? rows.find((r) => r.id === a.targetId) : undefined;
-      if (current)
-        updated.push({
-          current,
-          next: { ...current, ...columns, ...stamp, version: Number(current.version) + 1 },
-        });
-      else
-        created.push({
-          id: a.targetId,
-          organization_id: organizationId,
-          ...columns,
-          version: 1,
-          created_at: now,
-          created_by: actor.userId,
-          ...stamp,
-        });
-    }
-    await importVersions(trx, dashboardRows(new DashboardsRepository(trx)), context, {
-      organizationId,
-      actor,
-      at: now,
-      created,
-      updated,
+      const next: DashboardTable = current
+        ? { ...current, ...columns, ...stamp, version: Number(current.version) + 1 }
+        : { id: a.targetId, organization_id: organizationId, ...columns, ...createdColumns(actor, now) };
+      return { current, next };
     });
+    const dashboards = dashboardRows(new DashboardsRepository(trx));
+    await importVersions(trx, dashboards, context, { organizationId, actor, at: now, ...written });
     return undefined;
   },
 };

@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { Reference } from '../../graph/edges/references.js';
+import { brief } from '../../../../test/helpers/references.js';
 import { dashboardReferences, reachableFilter } from './dashboard-references.js';
-
-const brief = (refs: Reference[]) =>
-  refs.map(
-    (r) =>
-      `${r.kind} ${r.targetType}:${r.targetId ?? `?${r.expression}`} via ${r.via}${r.dynamic ? ' dynamic' : ''}`,
-  );
 
 test('a dashboard refers to its folder, its panel queries and its segment variables', () => {
   const refs = dashboardReferences({

@@ -24,9 +24,7 @@ export function dashboardRows(repo: DashboardsRepository): AuditedRows<Dashboard
   return {
     entityType: ENTITY_TYPE,
     noun: 'dashboard',
-    edgeOwner: ENTITY_TYPE,
-    idOf: (d) => d.id,
-    versionOf: (d) => Number(d.version),
+    edges: true,
     snapshot: contentOf,
     insert: (trx, rows) => repo.insertMany(trx, rows),
     async update(trx, next, basedOn) {

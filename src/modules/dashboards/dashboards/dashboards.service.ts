@@ -9,6 +9,7 @@ import type {
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
 import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import type { FoldersService } from '../folders/folders.service.js';
 import {
@@ -113,11 +114,7 @@ export class DashboardsService {
       id: randomUUID(),
       organization_id: organizationId,
       ...contentColumns(content),
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
     await this.deps.db
       .transaction()

@@ -1,5 +1,6 @@
 import type { DashboardFolderTable } from '../../../storage/tables.js';
 import type { BundleRef, ExchangeAdapter } from '../../graph/kinds/kind-exchange.js';
+import { byName, entityRows } from '../../graph/kinds/kind-rows.js';
 
 /** A folder in a bundle: its parent by bundle key. */
 export interface BundleFolder {
@@ -33,14 +34,8 @@ export function folderPaths(rows: readonly DashboardFolderTable[]): (id: string 
  */
 export const folderExchange: ExchangeAdapter<DashboardFolderTable[], BundleFolder> = {
   section: 'folders',
-  async read(db, organizationId) {
-    const rows = await db
-      .selectFrom('dashboard_folders')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .execute();
-    return rows.sort((a, b) => a.name.localeCompare(b.name));
-  },
+  read: async (db, organizationId) =>
+    byName(await entityRows(db.selectFrom('dashboard_folders').selectAll(), organizationId, null)),
   entities(rows) {
     const pathOf = folderPaths(rows);
     return rows.map((f) => ({

@@ -1,6 +1,6 @@
 import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
-import { entityRows } from '../../graph/kinds/kind-rows.js';
+import { entityRows, plainFacts } from '../../graph/kinds/kind-rows.js';
 import { folderExchange } from './folder-exchange.js';
 
 /** Dashboard folders as the graph, export and import handle them: dashboards are in them. */
@@ -14,7 +14,7 @@ export const folderKind: EntityKind = {
       organizationId,
       ids,
     );
-    return rows.map((r) => ({ type: 'folder', id: r.id, name: r.name, status: null, active: true }));
+    return plainFacts('folder', rows);
   },
   actions: ['delete', 'update'],
   // No rule reads a folder's members: any may be proposed.

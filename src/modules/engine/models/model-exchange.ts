@@ -3,15 +3,18 @@ import {
   type ExchangeAdapter,
   entityReferences,
   isBundleRef,
+  planNamed,
+  plannedRows,
   setAtPointer,
   type WriteContext,
 } from '../../graph/kinds/kind-exchange.js';
+import { byName, entityRows } from '../../graph/kinds/kind-rows.js';
 import { newRow, nextRow } from '../../versions/stamped-rows.js';
 import { importVersions } from '../../versions/versioned-lifecycle.js';
 import { checkContent } from './model-content.js';
 import { modelReferences } from './model-references.js';
 import { modelRows } from './model-versions.js';
-import { type ModelRow, ModelsRepository } from './models.repository.js';
+import { ModelsRepository } from './models.repository.js';
 
 /** A model in a bundle: model references are `{ $ref }` in place of `{ id, version }`. */
 export interface BundleModel {
@@ -45,14 +48,8 @@ export function bundleModelRefs(fields: unknown[]): { path: string; id: string }
  */
 export const modelExchange: ExchangeAdapter<ModelTable[], BundleModel> = {
   section: 'models',
-  async read(db, organizationId) {
-    const rows = await db
-      .selectFrom('models')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .execute();
-    return rows.sort((a, b) => a.name.localeCompare(b.name));
-  },
+  read: async (db, organizationId) =>
+    byName(await entityRows(db.selectFrom('models').selectAll(), organizationId, null)),
   entities(rows) {
     return rows.map((m) => ({
       ref: `model:${m.id}`,
@@ -79,18 +76,7 @@ export const modelExchange: ExchangeAdapter<ModelTable[], BundleModel> = {
       });
     return { items };
   },
-  plan(items, rows, { find, decide }) {
-    const names = new Set(rows.map((m) => m.name_key));
-    for (const m of items)
-      decide(
-        'model',
-        m.key,
-        m.name,
-        find(rows, m.sourceId, (r) => r.name_key === m.name.toLowerCase()),
-        names,
-        100,
-      );
-  },
+  plan: (items, rows, context) => planNamed('model', items, rows, context),
   check(items, { bundleKeys, problem }) {
     for (const m of items)
       for (const r of bundleModelRefs(m.fields ?? []))
@@ -102,13 +88,9 @@ export const modelExchange: ExchangeAdapter<ModelTable[], BundleModel> = {
           );
   },
   async write(items, _rows, context: WriteContext) {
-    const { trx, organizationId, actor, now, action, writes, nameOf } = context;
+    const { trx, organizationId, actor, now, action, nameOf } = context;
     const models = new ModelsRepository(trx);
-    const created: ModelRow[] = [];
-    const updated: { current: ModelRow; next: ModelRow }[] = [];
-    for (const m of items) {
-      const a = action(m.key);
-      if (!writes(a)) continue;
+    const rows = await plannedRows(items, context, async (m, a) => {
       const fields = structuredClone(m.fields ?? []);
       for (const r of bundleModelRefs(fields)) setAtPointer(fields, r.path, { id: action(r.id)?.targetId });
       let content: ReturnType<typeof checkContent>;
@@ -118,16 +100,12 @@ export const modelExchange: ExchangeAdapter<ModelTable[], BundleModel> = {
         context.entityError(m.key, error);
       }
       const current = a.action === 'update' ? await models.get(organizationId, a.targetId, trx) : undefined;
-      if (current) updated.push({ current, next: nextRow(current, content, actor, now) });
-      else created.push(newRow(organizationId, content, actor, now, a.targetId));
-    }
-    await importVersions(trx, modelRows(models), context, {
-      organizationId,
-      actor,
-      at: now,
-      created,
-      updated,
+      const next = current
+        ? nextRow(current, content, actor, now)
+        : newRow(organizationId, content, actor, now, a.targetId);
+      return { current, next };
     });
+    await importVersions(trx, modelRows(models), context, { organizationId, actor, at: now, ...rows });
     return undefined;
   },
 };

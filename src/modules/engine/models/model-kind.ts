@@ -1,45 +1,27 @@
 import { badRequest } from '../../../platform/errors.js';
-import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import { isObject, parseJson } from '../../graph/edges/references.js';
 import type { UpdateRules } from '../../graph/impact/update-rules.js';
-import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
-import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
+import { edgeOwner, entityRows, plainFacts, unusedWhen } from '../../graph/kinds/kind-rows.js';
 import { modelExchange } from './model-exchange.js';
 import { modelBindingReferences, modelReferences } from './model-references.js';
 
 /** A model's edges: to the models its `model` fields refer to. */
-const modelEdges: EdgeOwner = {
-  ownerType: 'model',
-  table: 'models',
-  async extract(trx, ids) {
-    const rows = await trx
-      .selectFrom('models')
-      .select(['id', 'organization_id', 'fields'])
-      .where('id', 'in', ids)
-      .execute();
-    return extractedById(rows, (row) => ({
-      organizationId: row.organization_id,
-      from: { type: 'model', id: row.id },
-      references: modelReferences(row),
-      active: true,
-    }));
-  },
-};
+const modelEdges = edgeOwner(
+  'model',
+  'models',
+  (trx, ids) =>
+    trx.selectFrom('models').select(['id', 'organization_id', 'fields']).where('id', 'in', ids).execute(),
+  (row) => ({ references: modelReferences(row) }),
+);
 
 /** A binding's edges go from its model: to each topic one of the model's leaf fields is bound to. */
-const modelBindingEdges: EdgeOwner = {
-  ownerType: 'model_binding',
-  table: 'model_bindings',
-  async extract(trx, ids) {
-    const rows = await trx.selectFrom('model_bindings').selectAll().where('id', 'in', ids).execute();
-    return extractedById(rows, (row) => ({
-      organizationId: row.organization_id,
-      from: { type: 'model', id: row.model_id },
-      references: modelBindingReferences(row),
-      active: true,
-    }));
-  },
-};
+const modelBindingEdges = edgeOwner(
+  'model_binding',
+  'model_bindings',
+  (trx, ids) => trx.selectFrom('model_bindings').selectAll().where('id', 'in', ids).execute(),
+  (row) => ({ from: { type: 'model', id: row.model_id }, references: modelBindingReferences(row) }),
+);
 
 interface FieldLike {
   name: string;
@@ -145,20 +127,19 @@ export const modelKind: EntityKind = {
   scopeFamily: 'models',
   table: 'models',
   async facts(db, organizationId, ids) {
-    const rows = await entityRows(db.selectFrom('models').select(['id', 'name']), organizationId, ids);
-    return rows.map((r) => ({ type: 'model', id: r.id, name: r.name, status: null, active: true }));
+    return plainFacts(
+      'model',
+      await entityRows(db.selectFrom('models').select(['id', 'name']), organizationId, ids),
+    );
   },
   edges: [modelEdges, modelBindingEdges],
   actions: ['delete', 'update'],
   update: modelUpdateRules,
   exchange: modelExchange,
-  async unused({ graph, entities }) {
-    return entities
-      .filter((e) => {
-        const key = nodeKey('model', e.id);
-        if (graph.dependentsOf(key).length > 0) return false;
-        return !graph.edges.some((x) => x.from === key && x.relation === 'binds-topic');
-      })
-      .map((e) => ({ id: e.id, reason: 'no pipeline or model uses it and it is bound to no topic' }));
-  },
+  unused: unusedWhen(
+    'no pipeline or model uses it and it is bound to no topic',
+    (graph, key) =>
+      graph.dependentsOf(key).length === 0 &&
+      !graph.edges.some((x) => x.from === key && x.relation === 'binds-topic'),
+  ),
 };

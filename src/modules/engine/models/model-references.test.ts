@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { Reference } from '../../graph/edges/references.js';
+import { brief, M, P } from '../../../../test/helpers/references.js';
 import { modelBindingReferences, modelReferences } from './model-references.js';
-
-const M = '33333333-3333-4333-8333-333333333333';
-const P = '44444444-4444-4444-8444-444444444444';
-
-const brief = (refs: Reference[]) =>
-  refs.map(
-    (r) =>
-      `${r.kind} ${r.targetType}:${r.targetId ?? `?${r.expression}`} via ${r.via}${r.dynamic ? ' dynamic' : ''}`,
-  );
 
 test('a model refers to the models of its model fields, nested in objects and arrays', () => {
   const refs = modelReferences({

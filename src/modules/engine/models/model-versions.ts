@@ -1,3 +1,4 @@
+import { namedRows } from '../../versions/stamped-rows.js';
 import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
 import { auditModel } from './model-bindings.service.js';
 import { modelChangeSummary } from './model-changes.js';
@@ -15,20 +16,9 @@ export const ENTITY_TYPE = 'model';
  */
 export function modelRows(repo: ModelsRepository): AuditedRows<ModelRow, ModelContent> {
   return {
-    entityType: ENTITY_TYPE,
-    noun: 'model',
-    edgeOwner: ENTITY_TYPE,
-    idOf: (m) => m.id,
-    versionOf: (m) => m.version,
+    ...namedRows(repo, 'models', ENTITY_TYPE),
     snapshot: snapshotOf,
     summary: modelChangeSummary,
-    async nameTaken(trx, m, except) {
-      if (!(await repo.nameTaken(m.organizationId, m.name, except?.id, trx))) return undefined;
-      return `a model named ${JSON.stringify(m.name)} exists in this organization (names ignore case)`;
-    },
-    insert: (trx, models) => repo.insertMany(trx, models),
-    update: (trx, next, basedOn) => repo.update(trx, next, basedOn),
-    delete: async (trx, m) => void (await repo.delete(trx, m.organizationId, m.id)),
     audit: (trx, at, c) =>
       auditModel(trx, at, {
         organizationId: c.organizationId,

@@ -6,21 +6,15 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
+import type { Stamped } from '../../versions/stamped-rows.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */
-export interface ModelRow {
-  id: string;
-  organizationId: string;
+export interface ModelRow extends Stamped {
   name: string;
   description: string | null;
   labels: string[];
   fields: ModelField[];
-  version: number;
-  createdAt: number;
-  createdBy: string | null;
-  updatedAt: number;
-  updatedBy: string | null;
 }
 
 export interface LeafBinding {

@@ -3,9 +3,12 @@ import {
   type ExchangeAdapter,
   entityReferences,
   isBundleRef,
+  planNamed,
+  plannedRows,
   setAtPointer,
   type WriteContext,
 } from '../../graph/kinds/kind-exchange.js';
+import { byName, entityRows } from '../../graph/kinds/kind-rows.js';
 import { newRow, nextRow } from '../../versions/stamped-rows.js';
 import { importVersions } from '../../versions/versioned-lifecycle.js';
 import { nodeType } from '../nodes/node-types.js';
@@ -13,7 +16,7 @@ import { checkContent } from './pipeline-content.js';
 import type { PipelineNode } from './pipeline-definition.js';
 import { pipelineReferences } from './pipeline-references.js';
 import { pipelineRows } from './pipeline-versions.js';
-import { type PipelineRow, PipelinesRepository } from './pipelines.repository.js';
+import { PipelinesRepository } from './pipelines.repository.js';
 
 /** A pipeline in a bundle: entity parameters (connectionId, functionId, modelId, pipelineId) are `{ $ref }` unless dynamic. */
 export interface BundlePipeline {
@@ -35,14 +38,8 @@ export interface BundlePipeline {
  */
 export const pipelineExchange: ExchangeAdapter<PipelineTable[], BundlePipeline> = {
   section: 'pipelines',
-  async read(db, organizationId) {
-    const rows = await db
-      .selectFrom('pipelines')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .execute();
-    return rows.sort((a, b) => a.name.localeCompare(b.name));
-  },
+  read: async (db, organizationId) =>
+    byName(await entityRows(db.selectFrom('pipelines').selectAll(), organizationId, null)),
   entities(rows) {
     return rows.map((p) => ({
       ref: `pipeline:${p.id}`,
@@ -74,18 +71,7 @@ export const pipelineExchange: ExchangeAdapter<PipelineTable[], BundlePipeline> 
       });
     return { items, requires: { nodeTypes: [...nodeTypes] } };
   },
-  plan(items, rows, { find, decide }) {
-    const names = new Set(rows.map((p) => p.name_key));
-    for (const p of items)
-      decide(
-        'pipeline',
-        p.key,
-        p.name,
-        find(rows, p.sourceId, (r) => r.name_key === p.name.toLowerCase()),
-        names,
-        100,
-      );
-  },
+  plan: (items, rows, context) => planNamed('pipeline', items, rows, context),
   check(items, { problem, unresolved }) {
     for (const p of items) {
       for (const node of p.nodes ?? []) {
@@ -101,13 +87,9 @@ export const pipelineExchange: ExchangeAdapter<PipelineTable[], BundlePipeline> 
     }
   },
   async write(items, _rows, context: WriteContext) {
-    const { trx, organizationId, actor, now, options, action, writes, nameOf, idOf } = context;
+    const { trx, organizationId, actor, now, options, nameOf, idOf } = context;
     const pipelines = new PipelinesRepository(trx);
-    const created: PipelineRow[] = [];
-    const updated: { current: PipelineRow; next: PipelineRow }[] = [];
-    for (const p of items) {
-      const a = action(p.key);
-      if (!writes(a)) continue;
+    const rows = await plannedRows(items, context, async (p, a) => {
       const nodes = (p.nodes ?? []).map((node) => {
         const parameters = { ...(node.parameters ?? {}) };
         for (const [name, value] of Object.entries(parameters))
@@ -125,16 +107,12 @@ export const pipelineExchange: ExchangeAdapter<PipelineTable[], BundlePipeline> 
       content.enabled = options.activate === true && p.enabled === true;
       const current =
         a.action === 'update' ? await pipelines.get(organizationId, a.targetId, trx) : undefined;
-      if (current) updated.push({ current, next: nextRow(current, content, actor, now) });
-      else created.push(newRow(organizationId, content, actor, now, a.targetId));
-    }
-    await importVersions(trx, pipelineRows(pipelines), context, {
-      organizationId,
-      actor,
-      at: now,
-      created,
-      updated,
+      const next = current
+        ? nextRow(current, content, actor, now)
+        : newRow(organizationId, content, actor, now, a.targetId);
+      return { current, next };
     });
+    await importVersions(trx, pipelineRows(pipelines), context, { organizationId, actor, at: now, ...rows });
     return undefined;
   },
 };

@@ -1,10 +1,9 @@
 import { badRequest } from '../../../platform/errors.js';
-import { nodeKey } from '../../graph/edges/dependency-graph.js';
 import { isObject, parseJson } from '../../graph/edges/references.js';
 import { proposedBoolean } from '../../graph/impact/proposed-change.js';
 import type { ReferringPart, UpdateRules } from '../../graph/impact/update-rules.js';
-import type { EdgeOwner, EntityKind } from '../../graph/kinds/entity-kinds.js';
-import { entityRows, extractedById } from '../../graph/kinds/kind-rows.js';
+import type { EntityKind } from '../../graph/kinds/entity-kinds.js';
+import { edgeOwner, entityRows, unusedWhen } from '../../graph/kinds/kind-rows.js';
 import { pipelineExchange } from './pipeline-exchange.js';
 import { pipelineReferences } from './pipeline-references.js';
 
@@ -12,25 +11,21 @@ import { pipelineReferences } from './pipeline-references.js';
  * A pipeline's edges, one or two per referencing node. Only an enabled pipeline must refer to entities
  * that exist: a disabled one may refer to what is not there yet (the graph shows it missing).
  */
-const pipelineEdges: EdgeOwner = {
-  ownerType: 'pipeline',
-  table: 'pipelines',
-  async extract(trx, ids) {
-    const rows = await trx
+const pipelineEdges = edgeOwner(
+  'pipeline',
+  'pipelines',
+  (trx, ids) =>
+    trx
       .selectFrom('pipelines')
       .select(['id', 'organization_id', 'nodes', 'enabled'])
       .where('id', 'in', ids)
-      .execute();
-    return extractedById(rows, (row) => ({
-      organizationId: row.organization_id,
-      from: { type: 'pipeline', id: row.id },
-      references: pipelineReferences(row),
-      active: Boolean(row.enabled),
-    }));
+      .execute(),
+  (row) => ({ references: pipelineReferences(row), active: Boolean(row.enabled) }),
+  {
+    refuseMissing: (ref) =>
+      `node '${ref.via}' refers to a ${ref.targetType} the organization does not have (${ref.targetId}); an enabled pipeline can only refer to existing ones`,
   },
-  refuseMissing: (ref) =>
-    `node '${ref.via}' refers to a ${ref.targetType} the organization does not have (${ref.targetId}); an enabled pipeline can only refer to existing ones`,
-};
+);
 
 /** What an update of a pipeline changes: its `enabled` flag, and the topics its nodes publish after it. */
 interface PipelineChange {
@@ -119,9 +114,8 @@ export const pipelineKind: EntityKind = {
   actions: ['delete', 'disable', 'update'],
   update: pipelineUpdateRules,
   exchange: pipelineExchange,
-  async unused({ graph, entities }) {
-    return entities
-      .filter((e) => !e.active && graph.dependentsOf(nodeKey('pipeline', e.id)).length === 0)
-      .map((e) => ({ id: e.id, reason: 'it is disabled and no pipeline runs it or waits for it' }));
-  },
+  unused: unusedWhen(
+    'it is disabled and no pipeline runs it or waits for it',
+    (graph, key, e) => !e.active && graph.dependentsOf(key).length === 0,
+  ),
 };

@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { distinctReferences, type Reference } from '../../graph/edges/references.js';
+import { brief, C, F, M, P } from '../../../../test/helpers/references.js';
+import { distinctReferences } from '../../graph/edges/references.js';
 import { pipelineReferences } from './pipeline-references.js';
-
-const C = '11111111-1111-4111-8111-111111111111';
-const F = '22222222-2222-4222-8222-222222222222';
-const M = '33333333-3333-4333-8333-333333333333';
-const P = '44444444-4444-4444-8444-444444444444';
-
-const brief = (refs: Reference[]) =>
-  refs.map(
-    (r) =>
-      `${r.kind} ${r.targetType}:${r.targetId ?? `?${r.expression}`} via ${r.via}${r.dynamic ? ' dynamic' : ''}`,
-  );
 
 test('a pipeline refers through its nodes, by the parameter names of the node contract', () => {
   const nodes = [

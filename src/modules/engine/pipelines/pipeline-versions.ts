@@ -1,3 +1,4 @@
+import { namedRows } from '../../versions/stamped-rows.js';
 import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
 import { auditPipeline } from './pipeline-audit.js';
 import { type PipelineContent, snapshotOf } from './pipeline-content.js';
@@ -9,19 +10,8 @@ export const ENTITY_TYPE = 'pipeline';
 /** How pipelines are stored, for the shared versioned lifecycle: names unique in the organization regardless of case. */
 export function pipelineRows(repo: PipelinesRepository): AuditedRows<PipelineRow, PipelineContent> {
   return {
-    entityType: ENTITY_TYPE,
-    noun: 'pipeline',
-    edgeOwner: ENTITY_TYPE,
-    idOf: (p) => p.id,
-    versionOf: (p) => p.version,
+    ...namedRows(repo, 'pipelines', ENTITY_TYPE),
     snapshot: snapshotOf,
-    async nameTaken(trx, p, except) {
-      if (!(await repo.nameTaken(p.organizationId, p.name, except?.id, trx))) return undefined;
-      return `a pipeline named ${JSON.stringify(p.name)} exists in this organization (names ignore case)`;
-    },
-    insert: (trx, pipelines) => repo.insertMany(trx, pipelines),
-    update: (trx, next, basedOn) => repo.update(trx, next, basedOn),
-    delete: async (trx, p) => void (await repo.delete(trx, p.organizationId, p.id)),
     audit: (trx, at, c) => auditPipeline(trx, at, c),
   };
 }

@@ -6,18 +6,11 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
+import type { Stamped } from '../../versions/stamped-rows.js';
 import type { PipelineContent } from './pipeline-content.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */
-export interface PipelineRow extends PipelineContent {
-  id: string;
-  organizationId: string;
-  version: number;
-  createdAt: number;
-  createdBy: string | null;
-  updatedAt: number;
-  updatedBy: string | null;
-}
+export interface PipelineRow extends PipelineContent, Stamped {}
 
 const toPipeline = (row: PipelineTable): PipelineRow => ({
   id: row.id,

@@ -204,3 +204,42 @@ export interface ExchangeAdapter<Rows = unknown, Item = unknown> {
   /** Writes what the plan decided; answers the entities to start once the import is committed. */
   write(items: Item[], rows: Rows, context: WriteContext): Promise<{ start?: string[] } | undefined>;
 }
+
+/**
+ * Plans a section whose names are unique in the organization regardless of case (`name_key`): each
+ * entity matched by source id or by name, a rename made unique among the organization's names.
+ */
+export function planNamed(
+  type: string,
+  items: readonly { key: string; name: string; sourceId: string }[],
+  rows: { id: string; name_key: string }[],
+  { find, decide }: PlanContext,
+): void {
+  const names = new Set(rows.map((r) => r.name_key));
+  for (const item of items) {
+    const existing = find(rows, item.sourceId, (r) => r.name_key === item.name.toLowerCase());
+    decide(type, item.key, item.name, existing, names, 100);
+  }
+}
+
+/**
+ * The rows a section's write stores, for the plan's creates and overwrites (skips and binds write
+ * nothing): `rowOf` builds each from its item and action, answering the row it replaces (`current`,
+ * for an overwrite) and the row to store (`next`).
+ */
+export async function plannedRows<Item extends { key: string }, Row>(
+  items: readonly Item[],
+  context: WriteContext,
+  rowOf: (item: Item, action: PlanAction) => Promise<{ current: Row | undefined; next: Row }>,
+): Promise<{ created: Row[]; updated: { current: Row; next: Row }[] }> {
+  const created: Row[] = [];
+  const updated: { current: Row; next: Row }[] = [];
+  for (const item of items) {
+    const action = context.action(item.key);
+    if (!context.writes(action)) continue;
+    const { current, next } = await rowOf(item, action);
+    if (current) updated.push({ current, next });
+    else created.push(next);
+  }
+  return { created, updated };
+}
