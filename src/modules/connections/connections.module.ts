@@ -6,7 +6,7 @@ import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
-import type { EdgeWriter } from '../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../versions/versioned-rows.js';
 import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import type { Storage } from '../../storage/database.js';
 import { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
-import type { EdgeWriter } from '../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../versions/versioned-rows.js';
 import { dashboardsRoutes } from './dashboards/dashboards.routes.js';
 import { DashboardsService } from './dashboards/dashboards.service.js';
 import { foldersRoutes } from './folders/folders.routes.js';

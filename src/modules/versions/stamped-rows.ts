@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Database } from '../../storage/tables.js';
 import { nameTakenInOrganization, type VersionedTable } from '../../storage/versioned-rows.js';
-import type { VersionedRows } from './versioned-lifecycle.js';
+import type { VersionedRows } from './versioned-rows.js';
 
 /** The bookkeeping members of a versioned row as a service holds it (models, pipelines). */
 export interface Stamped {

@@ -1,92 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../platform/actor.js';
 import { conflict } from '../../platform/errors.js';
 import type { Database } from '../../storage/tables.js';
-import type {
-  ChangeSummary,
-  ChangeType,
-  EntityVersionsRepository,
-  RecordVersion,
-} from './entity-versions.repository.js';
-import { type VersionedChange, VersionHistory } from './version-history.js';
+import type { ChangeType, EntityVersionsRepository } from './entity-versions.repository.js';
+import { importVersions } from './version-batches.js';
+import { VersionHistory } from './version-history.js';
+import type { AuditedRows, EdgeWriter, Save, Stamp, VersionedRow } from './versioned-rows.js';
 
-/** Rewrites the dependency-graph edges an entity's row holds (the graph's `DependencyEdges`). */
-export interface EdgeWriter {
-  sync(trx: Kysely<Database>, ownerType: string, id: string): Promise<void>;
-  syncMany(trx: Kysely<Database>, ownerType: string, ids: readonly string[]): Promise<void>;
-}
-
-/** A change to one entity for its audit log entry: the lifecycle's action and the rows before and after. */
-export interface AuditedChange<Row> {
-  organizationId: string;
-  actor: Actor;
-  /** `created`, `cloned`, `updated`, `reverted`, `deleted`, or the caller's own (`enabled`, `moved` ...). */
-  action: string;
-  id: string;
-  before: Row | null;
-  after: Row | null;
-  /** Why, as the caller gave it. */
-  reason?: string | null;
-  /** What the entry adds to the entity's view (a clone's source, a deleted model's bindings). */
-  note?: Record<string, unknown>;
-}
-
-/** What the lifecycle reads of every versioned row. */
-export interface VersionedRow {
-  id: string;
-  version: number;
-}
-
-/** How one versioned kind stores its rows: the hooks the shared lifecycle (and an import) calls. */
-export interface VersionedRows<Row extends VersionedRow, Snapshot = unknown> {
-  /** The stored entity type of its versions (`model`), and the owner type of its edges. */
-  entityType: string;
-  /** The noun of messages (`model`). */
-  noun: string;
-  /** Whether its rows hold references: their edges in the dependency graph follow every write. */
-  edges: boolean;
-  /** What a version holds and a revert restores; never a secret value. */
-  snapshot(row: Row): Snapshot;
-  /** What the unchanged-save rule compares (default: the snapshot; a connection adds its secrets). */
-  compared?(row: Row): unknown;
-  /** The summary a save's version records (default: the changed pointers between the snapshots). */
-  summary?(before: Row | undefined, after: Row): ChangeSummary | undefined;
-  /**
-   * For kinds versioned after their rows existed (connections, functions): who made a row and when.
-   * Their version 1 is recorded on first need (`ensureBaseline`), and each change is compared with the
-   * row it replaces.
-   */
-  createdOf?(row: Row): { createdBy: string | null; createdAt: number };
-  /** The message of the 409 when another entity (not `except`) has the row's name; undefined: free. */
-  nameTaken?(trx: Kysely<Database>, row: Row, except?: Row): Promise<string | undefined>;
-  insert(trx: Kysely<Database>, rows: Row[]): Promise<void>;
-  /** Saves `next` only while the stored version is `basedOn`; answers whether it did. */
-  update(trx: Kysely<Database>, next: Row, basedOn: number): Promise<boolean>;
-  delete(trx: Kysely<Database>, row: Row): Promise<void>;
-}
-
-/** The rows of a kind with its audit log entries: what the lifecycle of single changes needs. */
-export interface AuditedRows<Row extends VersionedRow, Snapshot = unknown>
-  extends VersionedRows<Row, Snapshot> {
-  /** Records the change in the audit log (the kind's own view of the rows, secrets reduced). */
-  audit(trx: Kysely<Database>, at: number, change: AuditedChange<Row>): Promise<unknown>;
-}
-
-interface Stamp {
-  organizationId: string;
-  actor: Actor;
-  at: number;
-}
-
-/** A save of `next` over `current`: how it came about, its audit action and reason, and rules that need the transaction. */
-type Save<Row> = Stamp & {
-  current: Row;
-  next: Row;
-  change?: VersionedChange;
-  action?: string;
-  reason?: string | null;
-  check?: () => Promise<void>;
-};
+export { importVersions } from './version-batches.js';
+export type { AuditedChange, AuditedRows, EdgeWriter, VersionedRows } from './versioned-rows.js';
 
 /**
  * The versioned lifecycle every configuration entity kind shares (models, pipelines, dashboards,
@@ -255,86 +176,4 @@ export class VersionedLifecycle<Row extends VersionedRow, Snapshot = unknown> {
   async createMany(trx: Kysely<Database>, c: Stamp & { rows: Row[]; changeType: ChangeType }): Promise<void> {
     await importVersions(trx, this.rows, this.deps, { ...c, created: c.rows, updated: [] });
   }
-}
-
-/** The version a row records. */
-function versionOf<Row extends VersionedRow>(
-  rows: VersionedRows<Row>,
-  c: Stamp,
-  row: Row,
-  changeType: ChangeType,
-  extra: Partial<RecordVersion>,
-): RecordVersion {
-  return {
-    organizationId: c.organizationId,
-    entityType: rows.entityType,
-    entityId: row.id,
-    version: Number(row.version),
-    changeType,
-    snapshot: rows.snapshot(row),
-    ...extra,
-    actor: c.actor,
-    at: c.at,
-  };
-}
-
-/**
- * What a configuration import decided for one kind, inside its transaction (the import's half of the
- * lifecycle): overwrites saved at their version, then the new rows in multi-row inserts, their edges,
- * and a version each (`import`; an overwritten row made before its kind was versioned gets its version
- * 1 first). No name check (the plan made the names unique) and no audit entry per entity (the import
- * records one for the whole).
- */
-export async function importVersions<Row extends VersionedRow>(
-  trx: Kysely<Database>,
-  rows: VersionedRows<Row>,
-  deps: { versions: EntityVersionsRepository; edges: EdgeWriter },
-  c: Stamp & {
-    created: Row[];
-    updated: { current: Row; next: Row; summary?: ChangeSummary }[];
-    /** What the versions record (default `import`; a bulk copy records `clone`). */
-    changeType?: ChangeType;
-  },
-): Promise<void> {
-  const changeType = c.changeType ?? 'import';
-  const versions: RecordVersion[] = [];
-  for (const { current, next, summary } of c.updated) {
-    if (!(await rows.update(trx, next, Number(current.version))))
-      throw conflict(`the ${rows.noun} changed meanwhile; nothing was imported`);
-    if (rows.edges) await deps.edges.sync(trx, rows.entityType, next.id);
-    versions.push(
-      versionOf(rows, c, next, changeType, {
-        ...(rows.createdOf ? { previous: rows.snapshot(current) } : {}),
-        ...(summary ? { summary } : {}),
-      }),
-    );
-  }
-  if (c.created.length > 0) {
-    await rows.insert(trx, c.created);
-    if (rows.edges)
-      await deps.edges.syncMany(
-        trx,
-        rows.entityType,
-        c.created.map((row) => row.id),
-      );
-  }
-  for (const row of c.created) versions.push(versionOf(rows, c, row, changeType, { previous: null }));
-  const createdOf = rows.createdOf;
-  if (createdOf) {
-    const baselines = c.updated
-      .filter(({ current }) => Number(current.version) === 1)
-      .map(({ current }) => {
-        const made = createdOf(current);
-        return {
-          ...versionOf(rows, c, current, 'create', { previous: null }),
-          actor: { userId: made.createdBy },
-          at: made.createdAt,
-        };
-      });
-    await deps.versions.recordMany(
-      trx,
-      await deps.versions.withoutFirstVersion(trx, c.organizationId, baselines),
-    );
-  }
-  await deps.versions.recordMany(trx, versions);
 }

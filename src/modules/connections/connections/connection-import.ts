@@ -1,7 +1,7 @@
 import { badRequest } from '../../../platform/errors.js';
 import type { ConnectionFunctionTable, ConnectionTable } from '../../../storage/tables.js';
 import type { WriteContext } from '../../graph/kinds/kind-exchange.js';
-import { importVersions } from '../../versions/versioned-lifecycle.js';
+import { importVersions } from '../../versions/version-batches.js';
 import { functionStorage } from '../functions/function-versions.js';
 import { FunctionsRepository } from '../functions/functions.repository.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';

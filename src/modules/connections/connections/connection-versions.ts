@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
-import type { AuditedRows, VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import {

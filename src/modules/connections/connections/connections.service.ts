@@ -11,7 +11,8 @@ import { changeReason } from '../../organizations/settings/settings-values.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { createdColumns } from '../../versions/stamped-rows.js';
 import type { VersionedChange, VersionHistory } from '../../versions/version-history.js';
-import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import {

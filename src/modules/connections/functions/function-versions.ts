@@ -1,4 +1,4 @@
-import type { AuditedRows, VersionedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { UnsTarget } from './function-definition.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';

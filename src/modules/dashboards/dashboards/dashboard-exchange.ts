@@ -7,7 +7,7 @@ import {
 } from '../../graph/kinds/kind-exchange.js';
 import { entityRows } from '../../graph/kinds/kind-rows.js';
 import { createdColumns } from '../../versions/stamped-rows.js';
-import { importVersions } from '../../versions/versioned-lifecycle.js';
+import { importVersions } from '../../versions/version-batches.js';
 import { folderPaths } from '../folders/folder-exchange.js';
 import { normalizeDefinition, normalizeTags } from './dashboard-rules.js';
 import { dashboardRows } from './dashboard-versions.js';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { conflict, notFound } from '../../../platform/errors.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
 import { entityAudit } from '../../audit/record-change.js';
-import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-rows.js';
 import { contentOf, type DashboardContent, ENTITY_TYPE, toDashboard } from './dashboard-model.js';
 import type { DashboardsRepository } from './dashboards.repository.js';
 

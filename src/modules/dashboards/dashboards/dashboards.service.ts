@@ -10,7 +10,8 @@ import type {
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
 import { createdColumns } from '../../versions/stamped-rows.js';
-import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { FoldersService } from '../folders/folders.service.js';
 import {
   contentOf,

@@ -8,7 +8,7 @@ import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
 import { entityAudit, recordChange } from '../../audit/record-change.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
-import type { EdgeWriter } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { toDashboard } from '../dashboards/dashboard-model.js';
 
 /** The audit log's target type for folders. */

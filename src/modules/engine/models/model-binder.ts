@@ -6,7 +6,7 @@ import { type SchemaVersion, validateSchemaDefinition } from '../../uns/schemas/
 import { parseTopicPath } from '../../uns/topics/topic-path.js';
 import { splitTopicText } from '../../uns/topics/topic-text.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
-import type { EdgeWriter } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { ModelField } from './model-fields.js';
 import type { ModelLookup, ResolvedModel } from './model-json-schema.js';
 import type { LeafBinding, ModelBindingRow, ModelsRepository } from './models.repository.js';

@@ -10,7 +10,7 @@ import {
 } from '../../graph/kinds/kind-exchange.js';
 import { byName, entityRows } from '../../graph/kinds/kind-rows.js';
 import { newRow, nextRow } from '../../versions/stamped-rows.js';
-import { importVersions } from '../../versions/versioned-lifecycle.js';
+import { importVersions } from '../../versions/version-batches.js';
 import { checkContent } from './model-content.js';
 import { modelReferences } from './model-references.js';
 import { modelRows } from './model-versions.js';

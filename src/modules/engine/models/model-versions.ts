@@ -1,5 +1,5 @@
 import { namedRows } from '../../versions/stamped-rows.js';
-import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-rows.js';
 import { auditModel } from './model-bindings.service.js';
 import { modelChangeSummary } from './model-changes.js';
 import { type ModelContent, snapshotOf } from './model-content.js';

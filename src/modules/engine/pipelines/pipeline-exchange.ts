@@ -10,7 +10,7 @@ import {
 } from '../../graph/kinds/kind-exchange.js';
 import { byName, entityRows } from '../../graph/kinds/kind-rows.js';
 import { newRow, nextRow } from '../../versions/stamped-rows.js';
-import { importVersions } from '../../versions/versioned-lifecycle.js';
+import { importVersions } from '../../versions/version-batches.js';
 import { nodeType } from '../nodes/node-types.js';
 import { checkContent } from './pipeline-content.js';
 import type { PipelineNode } from './pipeline-definition.js';

@@ -1,5 +1,5 @@
 import { namedRows } from '../../versions/stamped-rows.js';
-import type { AuditedRows } from '../../versions/versioned-lifecycle.js';
+import type { AuditedRows } from '../../versions/versioned-rows.js';
 import { auditPipeline } from './pipeline-audit.js';
 import { type PipelineContent, snapshotOf } from './pipeline-content.js';
 import type { PipelineRow, PipelinesRepository } from './pipelines.repository.js';

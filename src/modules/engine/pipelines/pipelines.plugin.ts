@@ -6,7 +6,7 @@ import type { Storage } from '../../../storage/database.js';
 import { parsePublishRecord } from '../../uns/data/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
-import type { EdgeWriter } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { ExecutionEngine } from '../executions/engine.js';
 import { registerEngineMetrics } from '../executions/engine-metrics.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';

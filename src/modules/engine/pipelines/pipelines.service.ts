@@ -12,7 +12,8 @@ import type {
 } from '../../versions/entity-versions.repository.js';
 import { newRow, nextRow } from '../../versions/stamped-rows.js';
 import { revertOf, type VersionedChange, type VersionHistory } from '../../versions/version-history.js';
-import { type EdgeWriter, VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
 import {
