@@ -17,7 +17,13 @@ type Overwrite<Row> = { current: Row; next: Row };
  * as inputs, an overwrite keeping the stored secrets (under the same protocol) unless inputs replace
  * them; each config checked against its protocol with its secrets. Answers the connections to start.
  */
-function connectionRowsOf(items: BundleConnection[], rows: ConnectionRows, context: WriteContext) {
+function connectionRowsOf(
+  items: BundleConnection[],
+  rows: ConnectionRows,
+  context: WriteContext,
+  /** The secrets each row to write holds: its version shows which are set, and they were just sealed. */
+  sealed: WeakMap<ConnectionTable, Record<string, string>>,
+) {
   const { organizationId, actor, now, options, inputs, action, writes, nameOf } = context;
   const kek = context.keyEncryptionKey;
   const created: ConnectionTable[] = [];
@@ -57,16 +63,19 @@ function connectionRowsOf(items: BundleConnection[], rows: ConnectionRows, conte
       updated_at: now,
       updated_by: actor.userId,
     };
-    if (existing) updated.push({ current: existing, next: { ...existing, ...values } });
-    else
-      created.push({
-        id: a.targetId,
-        organization_id: organizationId,
-        ...values,
-        desired_state: desired,
-        created_at: now,
-        created_by: actor.userId,
-      });
+    const next: ConnectionTable = existing
+      ? { ...existing, ...values }
+      : {
+          id: a.targetId,
+          organization_id: organizationId,
+          ...values,
+          desired_state: desired,
+          created_at: now,
+          created_by: actor.userId,
+        };
+    sealed.set(next, secrets);
+    if (existing) updated.push({ current: existing, next });
+    else created.push(next);
     if (desired === 'running') start.push(a.targetId);
   }
   return { created, updated, start };
@@ -121,12 +130,14 @@ export async function writeConnections(
 ): Promise<{ start: string[] }> {
   const { trx, organizationId, actor, now } = context;
   const kek = context.keyEncryptionKey;
+  const stamp = { organizationId, actor, at: now };
+  const sealed = new WeakMap<ConnectionTable, Record<string, string>>();
+  const written = connectionRowsOf(items, rows, context, sealed);
   const connections = connectionStorage({
     repository: new ConnectionsRepository(trx),
-    secretsOf: (row) => (row.secrets ? openSecrets(row.secrets, row.id, kek) : {}),
+    // A row to write holds the secrets just sealed; only an overwritten row's are opened.
+    secretsOf: (row) => sealed.get(row) ?? (row.secrets ? openSecrets(row.secrets, row.id, kek) : {}),
   });
-  const stamp = { organizationId, actor, at: now };
-  const written = connectionRowsOf(items, rows, context);
   await importVersions(trx, connections, context, {
     ...stamp,
     created: written.created,
