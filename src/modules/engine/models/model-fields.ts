@@ -1,3 +1,4 @@
+import { PointerError } from '../../../platform/errors.js';
 import { compileSafeRegExp, UnsafePatternError } from '../../../platform/safe-regexp.js';
 import { isControlCode, MAX_SEGMENT_CHARS } from '../../uns/topics/topic-text.js';
 
@@ -51,14 +52,7 @@ export interface ModelField extends FieldShape {
 }
 
 /** A refused model, naming the JSON pointer (into the request body) of what is wrong. */
-export class ModelInputError extends Error {
-  constructor(
-    readonly path: string,
-    reason: string,
-  ) {
-    super(`${path}: ${reason}`);
-  }
-}
+export class ModelInputError extends PointerError {}
 
 export const MAX_FIELDS = 500;
 export const MAX_DEPTH = 10;

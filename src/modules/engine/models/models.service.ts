@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { asBadRequest, checkBody, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
@@ -18,13 +18,7 @@ import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { ModelBinder } from './model-binder.js';
 import { bindingDependent, ModelBindingsService } from './model-bindings.service.js';
 import { breakingChanges } from './model-changes.js';
-import {
-  asBadRequest,
-  checkContent,
-  type ModelContent,
-  type ModelInput,
-  snapshotOf,
-} from './model-content.js';
+import { checkContent, type ModelContent, type ModelInput, snapshotOf } from './model-content.js';
 import { referencesOf } from './model-fields.js';
 import {
   checkDefaults,
@@ -146,11 +140,7 @@ export class ModelsService {
   }
 
   private content(input: ModelInput): ModelContent {
-    try {
-      return checkContent(input);
-    } catch (error) {
-      throw asBadRequest(error);
-    }
+    return checkBody(() => checkContent(input));
   }
 
   async create(organizationId: string, input: ModelInput, actor: Actor, changeType: ChangeType = 'create') {

@@ -1,4 +1,3 @@
-import { badRequest, withDetails } from '../../../platform/errors.js';
 import {
   checkEdges,
   checkNodes,
@@ -21,10 +20,6 @@ export interface PipelineContent {
 }
 
 export type PipelineInput = Partial<Record<keyof PipelineContent | 'version', unknown>>;
-
-/** A content error as the API answers it: 400 with the JSON pointer at fault. */
-export const asBadRequest = (error: unknown) =>
-  error instanceof PipelineInputError ? withDetails(badRequest(error.message), { path: error.path }) : error;
 
 /** The content of a pipeline (a row, or content): what its version snapshot holds. */
 export const snapshotOf = (p: PipelineContent): PipelineContent => ({

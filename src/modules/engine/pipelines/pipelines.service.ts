@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { type ApiError, badRequest, notFound, withDetails } from '../../../platform/errors.js';
+import { type ApiError, badRequest, checkBody, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
@@ -16,13 +16,7 @@ import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
 import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
-import {
-  asBadRequest,
-  checkContent,
-  type PipelineContent,
-  type PipelineInput,
-  snapshotOf,
-} from './pipeline-content.js';
+import { checkContent, type PipelineContent, type PipelineInput, snapshotOf } from './pipeline-content.js';
 import { type GraphProblem, graphProblems, type PipelineNode } from './pipeline-definition.js';
 import { ENTITY_TYPE, pipelineRows } from './pipeline-versions.js';
 import type { PipelineRow, PipelinesRepository } from './pipelines.repository.js';
@@ -88,11 +82,7 @@ export class PipelinesService {
   }
 
   private content(input: PipelineInput): PipelineContent {
-    try {
-      return checkContent(input);
-    } catch (error) {
-      throw asBadRequest(error);
-    }
+    return checkBody(() => checkContent(input));
   }
 
   async create(
