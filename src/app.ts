@@ -2,28 +2,38 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config/config.schema.js';
+import { installBundles } from './modules/bundles/bundle.module.js';
+import { connectionKind } from './modules/connections/connections/connection-kind.js';
 import {
   type ConnectionRuntimeOptions,
   installConnections,
 } from './modules/connections/connections.module.js';
+import { functionKind } from './modules/connections/functions/function-kind.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { dashboardKind } from './modules/dashboards/dashboards/dashboard-kind.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
-import { installBundles } from './modules/dependencies/bundle/bundle.module.js';
-import { installDependencies } from './modules/dependencies/dependencies.module.js';
+import { folderKind } from './modules/dashboards/folders/folder-kind.js';
+import { modelKind } from './modules/engine/models/model-kind.js';
 import { ModelsRepository } from './modules/engine/models/models.repository.js';
 import { modelsRoutes } from './modules/engine/models/models.routes.js';
 import { ModelsService } from './modules/engine/models/models.service.js';
+import { pipelineKind } from './modules/engine/pipelines/pipeline-kind.js';
 import { installPipelines } from './modules/engine/pipelines/pipelines.plugin.js';
+import { DependencyEdges } from './modules/graph/edges/edges.repository.js';
+import { installGraph } from './modules/graph/graph.module.js';
+import { EntityKinds } from './modules/graph/kinds/entity-kinds.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
 import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
 import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { settingsKind } from './modules/organizations/settings/settings-exchange.js';
 import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
 import type { RollupJobOptions } from './modules/uns/data/rollup-job.js';
+import { topicKind } from './modules/uns/topics/topic-kind.js';
 import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -161,19 +171,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     readiness,
     rollupJob: deps.rollupJob,
   });
-  await installDependencies(app, { storage, clock });
+  // Every configuration entity kind, in the order an import writes them (each after what it refers to):
+  // what the dependency graph, export and import know of each, implemented beside its module.
+  const kinds = new EntityKinds([
+    folderKind,
+    connectionKind,
+    functionKind,
+    modelKind,
+    pipelineKind,
+    dashboardKind,
+    topicKind,
+    settingsKind,
+  ]);
+  const edges = new DependencyEdges(kinds);
+  await installGraph(app, { storage, clock, kinds, edges });
   const versions = new EntityVersionsRepository(db);
   const models = new ModelsService({
     db,
     repo: new ModelsRepository(db),
     versions,
+    edges,
     bus,
     clock,
     topicPrefix: config.topicPrefix,
   });
   await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
-  await installPipelines(app, { config, storage, clock, versions, models, metrics });
-  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix });
+  await installPipelines(app, { config, storage, clock, versions, edges, models, metrics });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges });
   // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
   const ownPorts = () => {
     const address = app.server.address();
@@ -189,6 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bus,
     versions,
     egress: egressPolicyOf(config, ownPorts, deps.egressLookup),
+    edges,
   });
   await installBundles(app, {
     config,
@@ -196,6 +221,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     bus,
     versions,
+    edges,
+    kinds,
     meridianVersion: deps.version ?? VERSION,
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).

@@ -56,6 +56,32 @@ export function withDetails(error: ApiError, details: Record<string, unknown>): 
   return error;
 }
 
+/**
+ * A body rule broken at a JSON pointer (`/nodes/2/parameters/topic`), thrown by the domain code that
+ * checks a body at any depth (models, pipelines): answered as 400 naming the pointer (`asBadRequest`).
+ */
+export class PointerError extends Error {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+  }
+}
+
+/** A PointerError as the API answers it: 400 with `path`; any other error as it is. */
+export const asBadRequest = (error: unknown) =>
+  error instanceof PointerError ? withDetails(badRequest(error.message), { path: error.path }) : error;
+
+/** Runs a domain check of a body; a PointerError it throws becomes 400 naming the pointer. */
+export function checkBody<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    throw asBadRequest(error);
+  }
+}
+
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
 

@@ -79,3 +79,10 @@ export function isScopePermitted(
   if (tokenScopes && !tokenScopes.has(scope)) return false;
   return allowed.has(scope) || !KNOWN.has(scope);
 }
+
+const CUSTOM_SCOPE = /^[a-z][a-z0-9:._-]{0,63}$/;
+
+/** True for a well-formed administrator-defined scope: 1-64 of [a-z0-9:._-], starting with a letter. */
+export function isValidCustomScope(scope: string): boolean {
+  return typeof scope === 'string' && CUSTOM_SCOPE.test(scope);
+}

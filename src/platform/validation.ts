@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { badRequest, withDetails } from './errors.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext resolution.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -29,6 +30,27 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
+
+/**
+ * For routes whose bodies the domain code checks, naming the JSON pointer at fault at any depth (models,
+ * pipelines): the TypeBox body schema documents the body, and path and query parameters are validated
+ * as usual.
+ */
+export const domainBody: FastifySchemaCompiler<unknown> = (context) =>
+  context.httpPart === 'body' ? () => true : validatorCompiler(context);
+
+/** The body as an object; with `allowed`, holding only those members, else 400 naming the member. */
+export function bodyObject(body: unknown, allowed?: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('body must be a JSON object');
+  const extra = allowed && Object.keys(body).find((key) => !allowed.includes(key));
+  if (extra !== undefined)
+    throw withDetails(
+      badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed!.join(', ')}`),
+      { path: `/${extra.slice(0, 60)}` },
+    );
+  return body as Record<string, unknown>;
+}
 
 const PART_LABEL: Record<string, string> = {
   body: '',

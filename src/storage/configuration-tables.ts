@@ -276,7 +276,7 @@ export interface EngineNodeStateTable {
   updated_at: number;
 }
 
-/** A generated configuration export (modules/dependencies/bundle); `bundle` is its JSON text, without secrets. */
+/** A generated configuration export (modules/bundles); `bundle` is its JSON text, without secrets. */
 export interface DependencyExportTable {
   id: string;
   organization_id: string;
@@ -291,7 +291,7 @@ export interface DependencyExportTable {
   expires_at: number;
 }
 
-/** A validated import (modules/dependencies/bundle): bundle, options and plan as JSON text; never the inputs. */
+/** A validated import (modules/bundles): bundle, options and plan as JSON text; never the inputs. */
 export interface DependencyImportPlanTable {
   id: string;
   organization_id: string;
@@ -342,7 +342,7 @@ export interface WebhookTables {
   engine_webhook_replays: EngineWebhookReplayTable;
 }
 
-/** One outgoing reference of a configuration entity (modules/dependencies/graph), owned by what wrote it. */
+/** One outgoing reference of a configuration entity (modules/graph), owned by what wrote it. */
 export interface DependencyEdgeTable {
   organization_id: string;
   /** `connection`, `function`, `model`, `model_binding`, `pipeline`, `dashboard`: whose save wrote the row. */

@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { checksumOf } from '../../src/modules/dependencies/bundle/bundle-format.js';
+import { checksumOf } from '../../src/modules/bundles/bundle-format.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { connectionCredentials } from '../../src/storage/migrations/0024-connection-credentials.js';
 import { exportBundle, IMPORT, validate } from '../dependencies/bundle-helpers.js';

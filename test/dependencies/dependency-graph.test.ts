@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rebuildEdgesIfStale } from '../../src/modules/dependencies/graph/edges.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import { buildOrganization } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';
@@ -379,14 +378,14 @@ for (const dialect of testDialects()) {
       const db = server.storage.db;
       await db.deleteFrom('dependency_edges').execute();
       assert.equal(
-        await rebuildEdgesIfStale(db, Date.now()),
+        await server.app.dependencyGraph.edges.rebuildIfStale(db, Date.now()),
         false,
         'the extraction is current: nothing to do',
       );
       await db.updateTable('dependency_graph_state').set({ extraction_version: 0 }).execute();
-      assert.equal(await rebuildEdgesIfStale(db, Date.now()), true);
+      assert.equal(await server.app.dependencyGraph.edges.rebuildIfStale(db, Date.now()), true);
       assert.deepEqual(await storedEdges(server, server.orgId), before);
-      assert.equal(await rebuildEdgesIfStale(db, Date.now()), false);
+      assert.equal(await server.app.dependencyGraph.edges.rebuildIfStale(db, Date.now()), false);
     });
   });
 }

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { syncEdges } from '../../src/modules/dependencies/graph/edges.repository.js';
-import { lockForChange } from '../../src/modules/dependencies/graph/entity-locks.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -167,7 +165,7 @@ for (const dialect of testDialects()) {
             .set({ nodes: JSON.stringify(nodes) } as never)
             .where('id', '=', s.pipelineId)
             .execute();
-          await syncEdges(trx, 'pipeline', s.pipelineId);
+          await server.app.dependencyGraph.edges.sync(trx, 'pipeline', s.pipelineId);
           locked();
           await held;
         });
@@ -188,10 +186,10 @@ for (const dialect of testDialects()) {
         let locked!: () => void;
         const lockTaken = new Promise<void>((r) => (locked = r));
         const deletion = server.storage.db.transaction().execute(async (trx) => {
-          await lockForChange(trx, 'connection', s.connectionId);
+          await server.app.dependencyGraph.lockForChange(trx, { type: 'connection', id: s.connectionId });
           await trx.deleteFrom('connection_functions').where('connection_id', '=', s.connectionId).execute();
           await trx.deleteFrom('connections').where('id', '=', s.connectionId).execute();
-          await syncEdges(trx, 'connection', s.connectionId);
+          await server.app.dependencyGraph.edges.sync(trx, 'connection', s.connectionId);
           locked();
           await held;
         });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { checksumOf } from '../../src/modules/dependencies/bundle/bundle-format.js';
+import { checksumOf } from '../../src/modules/bundles/bundle-format.js';
 import { testDialects } from '../helpers/dialects.js';
 import { buildOrganization } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -4,9 +4,10 @@ import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EgressPolicy } from '../../platform/egress/egress-policy.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
+import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
-import { resolveKeyEncryptionKey } from '../oauth2/keys/key-encryption-key.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../versions/versioned-rows.js';
 import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
@@ -65,6 +66,8 @@ export async function installConnections(
     versions: EntityVersionsRepository;
     /** The policy every outbound connection of a connection passes (and a config is saved against). */
     egress: EgressPolicy;
+    /** The dependency graph's edges, rewritten on every save. */
+    edges: EdgeWriter;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
@@ -80,6 +83,7 @@ export async function installConnections(
     keyEncryptionKey,
     versions: deps.versions,
     egress: deps.egress,
+    edges: deps.edges,
   });
   const functionsRepository = new FunctionsRepository(db);
   const history = new StateHistoryRepository(db);
@@ -103,6 +107,7 @@ export async function installConnections(
     connections,
     clock,
     versions: deps.versions,
+    edges: deps.edges,
     topicPrefix: config.topicPrefix,
     executor: () => supervisor,
     changes: (id) => supervisor.changed(id),
@@ -110,7 +115,7 @@ export async function installConnections(
   connections.changes = {
     changed: (id) => supervisor.changed(id),
     deleted: (id) => supervisor.deleted(id),
-    cloned: (from, to, organizationId, actor, trx) => functions.copyAll(from, to, organizationId, actor, trx),
+    cloned: (from, clone, actor, trx) => functions.copyAll(from, clone, actor, trx),
   };
   const module: ConnectionsModule = { connections, egress: deps.egress, functions, supervisor, history };
   app.decorate('connectors', module);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import type { Storage } from '../../storage/database.js';
 import { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../versions/versioned-rows.js';
 import { dashboardsRoutes } from './dashboards/dashboards.routes.js';
 import { DashboardsService } from './dashboards/dashboards.service.js';
 import { foldersRoutes } from './folders/folders.routes.js';
@@ -14,13 +15,13 @@ import { DashboardQueryService } from './query/dashboard-query.service.js';
  */
 export async function installDashboards(
   app: FastifyInstance,
-  deps: { storage: Storage; clock: Clock; topicPrefix: string },
+  deps: { storage: Storage; clock: Clock; topicPrefix: string; edges: EdgeWriter },
 ): Promise<void> {
-  const { storage, clock, topicPrefix } = deps;
+  const { storage, clock, topicPrefix, edges } = deps;
   const db = storage.db;
   const versions = new EntityVersionsRepository(db);
-  const folders = new FoldersService({ db, clock, versions });
-  const dashboards = new DashboardsService({ db, clock, versions, folders, topicPrefix });
+  const folders = new FoldersService({ db, clock, versions, edges });
+  const dashboards = new DashboardsService({ db, clock, versions, edges, folders, topicPrefix });
   const query = new DashboardQueryService({
     db,
     clock,

@@ -10,11 +10,10 @@ import {
   isWellFormedOpaqueToken,
   TOKEN_PREFIX,
 } from '../../platform/opaque-token.js';
-import { ALL_SCOPES } from '../../platform/permissions.js';
+import { ALL_SCOPES, isValidCustomScope } from '../../platform/permissions.js';
 import { isoTime } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { actorAudit } from '../audit/audit.repository.js';
-import { isValidCustomScope } from '../oauth2/checks/check-scope.js';
 import { type PatRow, type PatStatusFilter, TokensRepository } from './tokens.repository.js';
 import type { CreatePatBody, ListPatsQuery, PersonalAccessToken } from './tokens.schemas.js';
 

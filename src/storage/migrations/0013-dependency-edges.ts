@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { MeridianMigration } from '../migrator.js';
 
 /**
- * The dependency graph (modules/dependencies/graph): one row per outgoing reference of a connection,
+ * The dependency graph (modules/graph): one row per outgoing reference of a connection,
  * function, model, model binding, pipeline or dashboard, rewritten in the same transaction as each
  * save or delete of its owner. `to_id` is an entity id or a topic path or filter, null for a dynamic
  * (`{{ expr }}`) reference. `dependency_graph_state` records which extraction wrote the rows: a newer

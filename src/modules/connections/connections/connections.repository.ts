@@ -1,7 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { RuntimeState } from './connections.schemas.js';
 
 export type ConnectionRow = Selectable<ConnectionTable>;
@@ -51,8 +50,13 @@ export class ConnectionsRepository {
     return (await query.executeTakeFirst()) !== undefined;
   }
 
-  async insert(row: ConnectionRow): Promise<void> {
-    await this.db.insertInto('connections').values(row).execute();
+  /** New connections, in multi-row inserts of 100 rows. */
+  async insertMany(rows: ConnectionRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 100)
+      await this.db
+        .insertInto('connections')
+        .values(rows.slice(i, i + 100))
+        .execute();
   }
 
   async update(id: string, patch: Partial<ConnectionRow>): Promise<void> {
@@ -90,7 +94,6 @@ export class ConnectionsRepository {
     await db.deleteFrom('connection_runtime').where('connection_id', '=', id).execute();
     await db.deleteFrom('connection_functions').where('connection_id', '=', id).execute();
     await db.deleteFrom('connections').where('id', '=', id).execute();
-    await syncEdges(db, 'connection', id);
   }
 
   async list(organizationId: string, filters: ConnectionFilters, params: ListParams) {

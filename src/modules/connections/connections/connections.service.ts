@@ -3,25 +3,23 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
-import { badRequest, conflict, notFound } from '../../../platform/errors.js';
+import { badRequest, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
-import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
+import type { VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { splitCheckedConfig } from '../protocols/egress-targets.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import { keptSecrets, missingSecrets, splitConfig, withSecretValues } from './connection-secrets.js';
-import {
-  CONNECTION_ENTITY,
-  type ConnectionSnapshot,
-  connectionChangeSummary,
-  connectionSnapshot,
-} from './connection-snapshot.js';
+import { type ConnectionSnapshot, connectionSnapshot } from './connection-snapshot.js';
+import { connectionRows } from './connection-versions.js';
 import type {
   ConnectionFilters,
   ConnectionRow,
@@ -35,13 +33,8 @@ import { openSecrets, sealSecrets } from './secret-box.js';
 export interface ConnectionChanges {
   changed(connectionId: string): void;
   deleted(connectionId: string): Promise<void>;
-  cloned?(
-    sourceId: string,
-    cloneId: string,
-    organizationId: string,
-    actor: Actor,
-    trx: Kysely<Database>,
-  ): Promise<void>;
+  /** A clone was made, inside its transaction: its functions follow. */
+  cloned?(sourceId: string, clone: ConnectionRow, actor: Actor, trx: Kysely<Database>): Promise<void>;
 }
 
 /** A runtime action as the API names it. */
@@ -54,6 +47,8 @@ export interface ConnectionsServiceDeps {
   keyEncryptionKey: Buffer;
   versions: EntityVersionsRepository;
   egress: EgressPolicy;
+  /** The dependency graph's edges, rewritten on every save. */
+  edges: EdgeWriter;
   changes?: ConnectionChanges;
 }
 
@@ -63,9 +58,16 @@ export interface ConnectionsServiceDeps {
  */
 export class ConnectionsService {
   readonly history: VersionHistory;
+  private readonly lifecycle: VersionedLifecycle<ConnectionRow, ConnectionSnapshot>;
 
   constructor(private readonly deps: ConnectionsServiceDeps) {
-    this.history = new VersionHistory(deps.versions, CONNECTION_ENTITY, 'connection');
+    const rows = connectionRows({
+      repository: deps.repository,
+      secretsOf: (row) => this.secretsOf(row),
+      auditView: (row) => this.auditView(row),
+    });
+    this.lifecycle = new VersionedLifecycle(rows, deps);
+    this.history = this.lifecycle.history;
   }
 
   set changes(changes: ConnectionChanges) {
@@ -107,14 +109,7 @@ export class ConnectionsService {
 
   /** Records version 1 of a row made before connections were versioned (see `ensureBaseline`). */
   ensureBaseline(db: Kysely<Database>, row: ConnectionRow): Promise<void> {
-    return this.history.ensureBaseline(db, {
-      organizationId: row.organization_id,
-      entityId: row.id,
-      version: row.version,
-      snapshot: this.snapshotOf(row),
-      createdBy: row.created_by,
-      createdAt: row.created_at,
-    });
+    return this.lifecycle.ensureBaseline(db, row.organization_id, row);
   }
 
   /** The full config a driver needs: stored fields with the secrets put back. Never leaves the server. */
@@ -143,9 +138,6 @@ export class ConnectionsService {
     actor: Actor,
   ): Promise<ConnectionWithState> {
     const { config, secrets } = await splitCheckedConfig(body.protocol, body.config, {}, this.deps.egress);
-    if (await this.deps.repository.nameTaken(organizationId, body.name)) {
-      throw conflict(`a connection named '${body.name}' already exists in this organization`);
-    }
     const id = randomUUID();
     const now = this.deps.clock.now();
     const autoStart = body.autoStart ?? false;
@@ -161,32 +153,11 @@ export class ConnectionsService {
       read_only: body.readOnly ? 1 : 0,
       auto_start: autoStart ? 1 : 0,
       desired_state: autoStart ? 'running' : 'stopped',
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.repository.in(trx).insert(row);
-      await this.history.record(trx, {
-        organizationId,
-        entityId: id,
-        version: 1,
-        snapshot: this.snapshotOf(row),
-        actor,
-        at: now,
-      });
-      await auditConnection(trx, now, {
-        organizationId,
-        actor,
-        action: 'created',
-        connectionId: id,
-        before: null,
-        after: this.auditView(row),
-        protocols: [row.protocol],
-      });
-    });
+    await this.deps.db
+      .transaction()
+      .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now }));
     if (autoStart) this.deps.changes?.changed(id);
     return this.get(organizationId, id);
   }
@@ -225,47 +196,19 @@ export class ConnectionsService {
       patch.config = JSON.stringify(split.config);
       patch.secrets = this.seal(split.secrets, id);
     }
-    if (body.name !== undefined && body.name !== row.name) {
-      if (await this.deps.repository.nameTaken(organizationId, body.name, id)) {
-        throw conflict(`a connection named '${body.name}' already exists in this organization`);
-      }
-      patch.name = body.name;
-    }
+    if (body.name !== undefined) patch.name = body.name;
     if (body.description !== undefined) patch.description = body.description;
     if (body.labels !== undefined) patch.labels = JSON.stringify(body.labels);
     if (body.readOnly !== undefined) patch.read_only = body.readOnly ? 1 : 0;
     if (body.autoStart !== undefined) patch.auto_start = body.autoStart ? 1 : 0;
     const next = { ...row, ...patch };
-    const [secretsBefore, secretsAfter] = [this.secretsOf(row), this.secretsOf(next)];
-    const [before, after] = [connectionSnapshot(row, secretsBefore), connectionSnapshot(next, secretsAfter)];
     // Nothing to save: no version, and a running connection is not restarted.
-    if (VersionHistory.unchanged([before, secretsBefore], [after, secretsAfter])) return row;
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.ensureBaseline(trx, row);
-      if (!(await this.deps.repository.in(trx).updateAtVersion(id, patch, row.version)))
-        this.history.changedMeanwhile();
-      await syncEdges(trx, 'connection', id);
-      await this.history.record(trx, {
-        organizationId,
-        entityId: id,
-        version: next.version,
-        snapshot: after,
-        change,
-        summary: connectionChangeSummary(before, secretsBefore, after, secretsAfter),
-        actor,
-        at: now,
-      });
-      await auditConnection(trx, now, {
-        organizationId,
-        actor,
-        action: change.changeType === 'revert' ? 'reverted' : 'updated',
-        connectionId: id,
-        before: this.auditView(row),
-        after: this.auditView(next),
-        reason,
-        protocols: [row.protocol, protocol],
-      });
-    });
+    if (this.lifecycle.unchanged(row, next)) return row;
+    await this.deps.db
+      .transaction()
+      .execute((trx) =>
+        this.lifecycle.save(trx, { organizationId, current: row, next, change, reason, actor, at: now }),
+      );
     this.deps.changes?.changed(id);
     return this.get(organizationId, id);
   }
@@ -298,16 +241,7 @@ export class ConnectionsService {
     await this.deps.changes?.deleted(id);
     await this.deps.db.transaction().execute(async (trx) => {
       await check?.(trx);
-      await this.deps.repository.in(trx).delete(id);
-      await auditConnection(trx, this.deps.clock.now(), {
-        organizationId,
-        actor,
-        action: 'deleted',
-        connectionId: id,
-        before: this.auditView(row),
-        after: null,
-        protocols: [row.protocol],
-      });
+      await this.lifecycle.delete(trx, { organizationId, row, actor, at: this.deps.clock.now() });
     });
   }
 
@@ -351,9 +285,6 @@ export class ConnectionsService {
   ): Promise<ConnectionWithState> {
     const row = await this.get(organizationId, id);
     const cloneName = name ?? `${row.name} (copy)`.slice(0, 100);
-    if (await this.deps.repository.nameTaken(organizationId, cloneName)) {
-      throw conflict(`a connection named '${cloneName}' already exists in this organization`);
-    }
     const cloneId = randomUUID();
     const now = this.deps.clock.now();
     const { state: _state, ...stored } = row;
@@ -363,33 +294,18 @@ export class ConnectionsService {
       name: cloneName,
       secrets: this.seal(this.secretsOf(row), cloneId),
       desired_state: 'stopped',
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
     await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.repository.in(trx).insert(copy);
-      await this.history.record(trx, {
+      await this.lifecycle.create(trx, {
         organizationId,
-        entityId: cloneId,
-        version: 1,
-        snapshot: this.snapshotOf(copy),
-        change: { changeType: 'clone' },
+        row: copy,
         actor,
         at: now,
+        changeType: 'clone',
+        note: { clonedFrom: id },
       });
-      await this.deps.changes?.cloned?.(id, cloneId, organizationId, actor, trx);
-      await auditConnection(trx, now, {
-        organizationId,
-        actor,
-        action: 'cloned',
-        connectionId: cloneId,
-        before: null,
-        after: { ...this.auditView(copy), clonedFrom: id },
-        protocols: [copy.protocol],
-      });
+      await this.deps.changes?.cloned?.(id, copy, actor, trx);
     });
     return this.get(organizationId, cloneId);
   }

@@ -1,9 +1,7 @@
-import type { Kysely } from 'kysely';
-import type { Actor } from '../../../platform/actor.js';
-import type { Database } from '../../../storage/tables.js';
-import type { VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
+import { auditConnection } from '../connections/connection-audit.js';
 import type { UnsTarget } from './function-definition.js';
-import type { FunctionRow } from './functions.repository.js';
+import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { FunctionParameter } from './placeholders.js';
 
 /** The stored entity type of function versions. */
@@ -30,48 +28,58 @@ export function functionSnapshot(row: FunctionRow): FunctionSnapshot {
   };
 }
 
+/** The columns a save of a function writes (a function stays in its connection). */
+function contentColumns(row: FunctionRow): Partial<FunctionRow> {
+  const { id: _id, organization_id: _o, connection_id: _c, created_at: _a, created_by: _b, ...content } = row;
+  return content;
+}
+
 /**
- * Records the versions of one write of function rows, in its transaction: a row in `after` and not in
- * `before` is a new function (version 1, `create` unless `change` says `clone` or `import`); a row in
- * both is a change (its version 1 recorded first when it predates versions); a row only in `before`
- * was deleted, and its history goes with it.
+ * How functions are stored, for the shared versioned lifecycle and an import: names unique in their
+ * connection as written; rows made before functions were versioned get their version 1 on first need.
  */
-export async function recordFunctionVersions(
-  history: VersionHistory,
-  trx: Kysely<Database>,
-  write: {
-    organizationId: string;
-    before: FunctionRow[];
-    after: FunctionRow[];
-    change?: VersionedChange;
-    actor: Actor;
-    at: number;
-  },
-): Promise<void> {
-  const { organizationId, actor, at } = write;
-  const before = new Map(write.before.map((row) => [row.id, row]));
-  for (const row of write.after) {
-    const previous = before.get(row.id);
-    if (previous)
-      await history.ensureBaseline(trx, {
-        organizationId,
-        entityId: row.id,
-        version: previous.version,
-        snapshot: functionSnapshot(previous),
-        createdBy: previous.created_by,
-        createdAt: previous.created_at,
-      });
-    await history.record(trx, {
-      organizationId,
-      entityId: row.id,
-      version: row.version,
-      snapshot: functionSnapshot(row),
-      ...(previous ? { previous: functionSnapshot(previous) } : {}),
-      ...(write.change ? { change: write.change } : {}),
-      actor,
-      at,
-    });
-  }
-  const kept = new Set(write.after.map((row) => row.id));
-  for (const row of write.before) if (!kept.has(row.id)) await history.deleteAll(trx, organizationId, row.id);
+export function functionStorage(
+  repository: FunctionsRepository,
+): VersionedRows<FunctionRow, FunctionSnapshot> {
+  return {
+    entityType: FUNCTION_ENTITY,
+    noun: 'function',
+    edges: true,
+    snapshot: functionSnapshot,
+    createdOf: (f) => ({ createdBy: f.created_by, createdAt: f.created_at }),
+    async nameTaken(trx, f, except) {
+      if (except?.name === f.name) return undefined;
+      if (!(await repository.in(trx).namesOf(f.connection_id)).has(f.name)) return undefined;
+      return `a function named '${f.name}' already exists in this connection`;
+    },
+    insert: (trx, rows) => repository.in(trx).insert(rows),
+    update: (trx, next, basedOn) => repository.in(trx).update(next.id, contentColumns(next), basedOn),
+    delete: (trx, f) => repository.in(trx).delete(f.id),
+  };
+}
+
+/**
+ * `functionStorage` with the audit log entries: each change recorded in its connection's log
+ * (`function_created` ..., the functions as the API shows them under `/functions/<id>`).
+ */
+export function functionRows(
+  repository: FunctionsRepository,
+  /** The function as the API shows it (its direction from the connection's protocol). */
+  view: (row: FunctionRow) => unknown,
+): AuditedRows<FunctionRow, FunctionSnapshot> {
+  const functions = (rows: FunctionRow[]) => ({
+    functions: Object.fromEntries(rows.map((row) => [row.id, view(row)])),
+  });
+  return {
+    ...functionStorage(repository),
+    audit: (trx, at, c) =>
+      auditConnection(trx, at, {
+        organizationId: c.organizationId,
+        actor: c.actor,
+        action: `function_${c.action}`,
+        connectionId: (c.after ?? c.before)!.connection_id,
+        before: functions(c.before ? [c.before] : []),
+        after: functions(c.after ? [c.after] : []),
+      }),
+  };
 }

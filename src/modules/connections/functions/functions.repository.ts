@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { ConnectionFunctionTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 
 export type FunctionRow = Selectable<ConnectionFunctionTable>;
 
@@ -49,7 +48,6 @@ export class FunctionsRepository {
           .values(rows.slice(i, i + 100))
           .execute();
       }
-      for (const row of rows) await syncEdges(trx, 'function', row.id);
     };
     await this.inTransaction(insert);
   }
@@ -70,7 +68,6 @@ export class FunctionsRepository {
         .where('version', '=', basedOn)
         .executeTakeFirst();
       saved = Number(result.numUpdatedRows) === 1;
-      if (saved) await syncEdges(trx, 'function', id);
     });
     return saved;
   }
@@ -78,7 +75,6 @@ export class FunctionsRepository {
   async delete(id: string): Promise<void> {
     await this.inTransaction(async (trx) => {
       await trx.deleteFrom('connection_functions').where('id', '=', id).execute();
-      await syncEdges(trx, 'function', id);
     });
   }
 

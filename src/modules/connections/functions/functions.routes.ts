@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { dataEnvelope, errorResponse, IdParams } from '../../../platform/schemas.js';
-import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { impactCheck } from '../../dependencies/graph/guard-impact.js';
+import { ForceQuery, ImpactConflictBody } from '../../graph/graph.schemas.js';
+import { impactCheck } from '../../graph/impact/guard-impact.js';
 import {
   ConnectorFunction,
   CreateFunctionBody,

@@ -6,9 +6,12 @@ import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type { EntityVersion, EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
 import { type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
@@ -16,12 +19,7 @@ import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
 import { importRows } from './function-import.js';
-import {
-  FUNCTION_ENTITY,
-  type FunctionSnapshot,
-  functionSnapshot,
-  recordFunctionVersions,
-} from './function-versions.js';
+import { FUNCTION_ENTITY, type FunctionSnapshot, functionRows } from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
 import { type FunctionParameter, resolveParameters, substitute } from './placeholders.js';
@@ -47,6 +45,8 @@ export interface FunctionsServiceDeps {
   connections: ConnectionsService;
   clock: Clock;
   versions: EntityVersionsRepository;
+  /** The dependency graph's edges, rewritten on every save. */
+  edges: EdgeWriter;
   topicPrefix: string;
   executor: () => FunctionExecutor;
   changes?: (connectionId: string) => void;
@@ -82,44 +82,24 @@ export class FunctionsService {
     };
   }
 
-  /**
-   * Writes function rows with `write` and records the change in the connection's audit log and as
-   * versions of the functions, in one transaction: each function under `/functions/<id>`, as the API
-   * shows it, before and after.
-   */
-  private async audited(
-    change: {
-      organizationId: string;
-      connection: ConnectionRow;
-      actor: Actor;
-      action: string;
-      before: FunctionRow[];
-      after: FunctionRow[];
-      change?: VersionedChange;
-    },
-    write: (repository: FunctionsRepository) => Promise<void>,
-    /** Runs first in the transaction (the dependency graph's refusal of a delete). */
-    check?: ImpactCheck,
+  /** The versioned lifecycle of the functions of `connection` (their audit entries are the connection's). */
+  private lifecycle(connection: ConnectionRow): VersionedLifecycle<FunctionRow, FunctionSnapshot> {
+    const rows = functionRows(this.deps.repository, (row) => this.toFunction(row, connection.protocol));
+    return new VersionedLifecycle(rows, this.deps);
+  }
+
+  /** Runs `work` in a transaction: the stamp of the change (who, when) and the transaction. */
+  private write(
+    organizationId: string,
+    actor: Actor,
+    work: (
+      trx: Kysely<Database>,
+      stamp: { organizationId: string; actor: Actor; at: number },
+    ) => Promise<void>,
   ): Promise<void> {
-    const view = (rows: FunctionRow[]) => ({
-      functions: Object.fromEntries(
-        rows.map((row) => [row.id, this.toFunction(row, change.connection.protocol)]),
-      ),
-    });
-    await this.deps.db.transaction().execute(async (trx) => {
-      await check?.(trx);
-      const at = this.deps.clock.now();
-      await write(this.deps.repository.in(trx));
-      await recordFunctionVersions(this.history, trx, { ...change, at });
-      await auditConnection(trx, at, {
-        organizationId: change.organizationId,
-        actor: change.actor,
-        action: change.action,
-        connectionId: change.connection.id,
-        before: view(change.before),
-        after: view(change.after),
-      });
-    });
+    return this.deps.db
+      .transaction()
+      .execute((trx) => work(trx, { organizationId, actor, at: this.deps.clock.now() }));
   }
 
   private async connectionOf(organizationId: string, connectionId: string) {
@@ -156,11 +136,7 @@ export class FunctionsService {
       config: JSON.stringify(body.config),
       parameters: JSON.stringify(body.parameters ?? []),
       uns: body.uns ? JSON.stringify(body.uns) : null,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
   }
 
@@ -176,13 +152,9 @@ export class FunctionsService {
       },
       this.deps.topicPrefix,
     );
-    if ((await this.deps.repository.namesOf(connectionId)).has(body.name)) {
-      throw conflict(`a function named '${body.name}' already exists in this connection`);
-    }
     const row = this.newRow(organizationId, connectionId, body, actor);
-    await this.audited(
-      { organizationId, connection, actor, action: 'function_created', before: [], after: [row] },
-      (repository) => repository.insert([row]),
+    await this.write(organizationId, actor, (trx, stamp) =>
+      this.lifecycle(connection).create(trx, { ...stamp, row }),
     );
     if (row.uns) this.deps.changes?.(connectionId);
     return this.toFunction(row, connection.protocol);
@@ -206,13 +178,6 @@ export class FunctionsService {
       uns: (body.uns === undefined ? current.uns : body.uns) as UnsTarget | null,
     };
     checkDefinition(connection.protocol, next, this.deps.topicPrefix);
-    if (
-      body.name !== undefined &&
-      body.name !== row.name &&
-      (await this.deps.repository.namesOf(connectionId)).has(body.name)
-    ) {
-      throw conflict(`a function named '${body.name}' already exists in this connection`);
-    }
     const patch: Partial<FunctionRow> = {
       name: body.name ?? row.name,
       description: body.description ?? row.description,
@@ -224,25 +189,15 @@ export class FunctionsService {
       updated_at: this.deps.clock.now(),
       updated_by: actor.userId,
     };
+    const saved = { ...row, ...patch };
+    const lifecycle = this.lifecycle(connection);
     // Nothing to save: no version, and the connection's subscriptions are left alone.
-    if (VersionHistory.unchanged(functionSnapshot(row), functionSnapshot({ ...row, ...patch })))
-      return current;
-    await this.audited(
-      {
-        organizationId,
-        connection,
-        actor,
-        action: change.changeType === 'revert' ? 'function_reverted' : 'function_updated',
-        before: [row],
-        after: [{ ...row, ...patch }],
-        change,
-      },
-      async (repository) => {
-        if (!(await repository.update(id, patch, row.version))) this.history.changedMeanwhile();
-      },
+    if (lifecycle.unchanged(row, saved)) return current;
+    await this.write(organizationId, actor, (trx, stamp) =>
+      lifecycle.save(trx, { ...stamp, current: row, next: saved, change }),
     );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
-    return this.toFunction({ ...row, ...patch }, connection.protocol);
+    return this.toFunction(saved, connection.protocol);
   }
 
   /** Restores `version`'s content as a new version of the function (history is never rewritten). */
@@ -267,11 +222,10 @@ export class FunctionsService {
 
   async remove(organizationId: string, connectionId: string, id: string, actor: Actor, check?: ImpactCheck) {
     const { connection, row } = await this.get(organizationId, connectionId, id);
-    await this.audited(
-      { organizationId, connection, actor, action: 'function_deleted', before: [row], after: [] },
-      (repository) => repository.delete(id),
-      check,
-    );
+    await this.write(organizationId, actor, async (trx, stamp) => {
+      await check?.(trx);
+      await this.lifecycle(connection).delete(trx, { ...stamp, row });
+    });
     if (row.uns) this.deps.changes?.(connectionId);
   }
 
@@ -284,56 +238,34 @@ export class FunctionsService {
   ) {
     const { connection, row } = await this.get(organizationId, connectionId, id);
     const cloneName = name ?? `${row.name} (copy)`.slice(0, 100);
-    if ((await this.deps.repository.namesOf(connectionId)).has(cloneName)) {
-      throw conflict(`a function named '${cloneName}' already exists in this connection`);
-    }
     const now = this.deps.clock.now();
     const copy: FunctionRow = {
       ...row,
       id: randomUUID(),
       name: cloneName,
       uns: null,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...createdColumns(actor, now),
     };
-    await this.audited(
-      {
-        organizationId,
-        connection,
-        actor,
-        action: 'function_cloned',
-        before: [],
-        after: [copy],
-        change: { changeType: 'clone' },
-      },
-      (repository) => repository.insert([copy]),
+    await this.write(organizationId, actor, (trx, stamp) =>
+      this.lifecycle(connection).create(trx, { ...stamp, row: copy, changeType: 'clone' }),
     );
     return this.toFunction(copy, connection.protocol);
   }
 
-  /** Copies every function of one connection to another (connection clone). */
-  async copyAll(fromId: string, toId: string, organizationId: string, actor: Actor, trx: Kysely<Database>) {
+  /** Copies every function of one connection to its clone, inside the clone's transaction. */
+  async copyAll(fromId: string, clone: ConnectionRow, actor: Actor, trx: Kysely<Database>) {
     const now = this.deps.clock.now();
     const rows = (await this.deps.repository.in(trx).allOf(fromId)).map((row) => ({
       ...row,
       id: randomUUID(),
-      organization_id: organizationId,
-      connection_id: toId,
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      organization_id: clone.organization_id,
+      connection_id: clone.id,
+      ...createdColumns(actor, now),
     }));
-    await this.deps.repository.in(trx).insert(rows);
-    await recordFunctionVersions(this.history, trx, {
-      organizationId,
-      before: [],
-      after: rows,
-      change: { changeType: 'clone' },
+    await this.lifecycle(clone).createMany(trx, {
+      organizationId: clone.organization_id,
+      rows,
+      changeType: 'clone',
       actor,
       at: now,
     });
@@ -351,18 +283,19 @@ export class FunctionsService {
     const { bodies, errors } = importRows(input, names, connection.protocol, this.deps.topicPrefix);
     const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
-    await this.audited(
-      {
+    await this.write(organizationId, actor, async (trx, stamp) => {
+      await this.lifecycle(connection).createMany(trx, { ...stamp, rows, changeType: 'import' });
+      await auditConnection(trx, stamp.at, {
         organizationId,
-        connection,
         actor,
         action: 'functions_imported',
-        before: [],
-        after: rows,
-        change: { changeType: 'import' },
-      },
-      (repository) => repository.insert(rows),
-    );
+        connectionId,
+        before: { functions: {} },
+        after: {
+          functions: Object.fromEntries(rows.map((r) => [r.id, this.toFunction(r, connection.protocol)])),
+        },
+      });
+    });
     return rows.map((r) => this.toFunction(r, connection.protocol));
   }
 

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { badRequest } from '../../../platform/errors.js';
 import { describeValidationError } from '../../../platform/validation.js';
-import type { FunctionType, ProtocolDriver } from '../drivers/driver.js';
+import type { FunctionDirection, FunctionType, ProtocolDriver } from '../drivers/driver.js';
 import { modbusTcpDriver } from '../drivers/modbus-tcp.driver.js';
 import { mqttDriver } from '../drivers/mqtt.driver.js';
 import { mysqlDriver } from '../drivers/mysql.driver.js';
@@ -92,6 +92,15 @@ export function protocolOf(id: string, field = 'protocol'): CompiledProtocol {
     );
   }
   return protocol;
+}
+
+/** The direction of a function type of a protocol; undefined when either is unknown. */
+export function functionDirection(
+  protocol: string | null | undefined,
+  type: string,
+): FunctionDirection | undefined {
+  if (!protocol) return undefined;
+  return compiled.get(protocol)?.functionTypes.get(type)?.type.direction;
 }
 
 /** Throws 400 naming the first wrong field under `prefix` (e.g. `config.port must be integer`). */

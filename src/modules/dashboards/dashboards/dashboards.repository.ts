@@ -1,13 +1,20 @@
 import type { Kysely } from 'kysely';
 import { type ListParams, runListQuery } from '../../../platform/list-query.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 
 export interface DashboardListFilter extends ListParams {
   /** A folder id, `root` for dashboards outside any folder, or undefined for all. */
   folderId?: string | undefined;
   tag?: string | undefined;
 }
+
+/** The rows of a dashboard's tags (`tags` holds them as JSON). */
+const tagRows = (row: DashboardTable) =>
+  (JSON.parse(row.tags) as string[]).map((tag) => ({
+    dashboard_id: row.id,
+    organization_id: row.organization_id,
+    tag,
+  }));
 
 /** Dashboard rows and their tags. Plain rows; nothing HTTP. */
 export class DashboardsRepository {
@@ -26,35 +33,35 @@ export class DashboardsRepository {
       .executeTakeFirst();
   }
 
-  async insert(trx: Kysely<Database>, row: DashboardTable, tags: string[]): Promise<void> {
-    await trx.insertInto('dashboards').values(row).execute();
-    await this.writeTags(trx, row.organization_id, row.id, tags);
-    await syncEdges(trx, 'dashboard', row.id);
+  /** New dashboards with their tags, in multi-row inserts of 100 rows. */
+  async insertMany(trx: Kysely<Database>, rows: DashboardTable[]): Promise<void> {
+    const tags = rows.flatMap((row) => tagRows(row));
+    for (let i = 0; i < rows.length; i += 100)
+      await trx
+        .insertInto('dashboards')
+        .values(rows.slice(i, i + 100))
+        .execute();
+    for (let i = 0; i < tags.length; i += 100)
+      await trx
+        .insertInto('dashboard_tags')
+        .values(tags.slice(i, i + 100))
+        .execute();
   }
 
-  /** Saves a change when the row is still at `basedOn`; false when it has moved on (or is gone). */
-  async update(
-    trx: Kysely<Database>,
-    organizationId: string,
-    id: string,
-    basedOn: number,
-    values: Pick<
-      DashboardTable,
-      'folder_id' | 'title' | 'description' | 'tags' | 'definition' | 'updated_at' | 'updated_by'
-    >,
-    tags: string[],
-  ): Promise<boolean> {
+  /** Saves `next` (its tags too) when the row is still at `basedOn`; false when it has moved on (or is gone). */
+  async update(trx: Kysely<Database>, next: DashboardTable, basedOn: number): Promise<boolean> {
+    const { id, organization_id, created_at: _c, created_by: _b, ...values } = next;
     const result = await trx
       .updateTable('dashboards')
-      .set({ ...values, version: basedOn + 1 })
-      .where('organization_id', '=', organizationId)
+      .set(values)
+      .where('organization_id', '=', organization_id)
       .where('id', '=', id)
       .where('version', '=', basedOn)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) return false;
     await trx.deleteFrom('dashboard_tags').where('dashboard_id', '=', id).execute();
-    await this.writeTags(trx, organizationId, id, tags);
-    await syncEdges(trx, 'dashboard', id);
+    const tags = tagRows(next);
+    if (tags.length > 0) await trx.insertInto('dashboard_tags').values(tags).execute();
     return true;
   }
 
@@ -65,16 +72,7 @@ export class DashboardsRepository {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .executeTakeFirst();
-    await syncEdges(trx, 'dashboard', id);
     return Number(result.numDeletedRows) > 0;
-  }
-
-  private async writeTags(trx: Kysely<Database>, organizationId: string, id: string, tags: string[]) {
-    if (tags.length === 0) return;
-    await trx
-      .insertInto('dashboard_tags')
-      .values(tags.map((tag) => ({ dashboard_id: id, organization_id: organizationId, tag })))
-      .execute();
   }
 
   /** One page of the organization's dashboards: filter by folder and tag, search title and description. */

@@ -4,20 +4,20 @@ import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
-import { entityAudit } from '../../audit/record-change.js';
 import type {
   ChangeType,
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
-import { VersionHistory } from '../../versions/version-history.js';
+import { createdColumns } from '../../versions/stamped-rows.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { FoldersService } from '../folders/folders.service.js';
 import {
   contentOf,
   type Dashboard,
   type DashboardContent,
   type DashboardInput,
-  ENTITY_TYPE,
   toDashboard,
   toDashboardSummary,
 } from './dashboard-model.js';
@@ -28,12 +28,27 @@ import {
   type Panel,
   type PanelInput,
 } from './dashboard-rules.js';
+import { dashboardRows } from './dashboard-versions.js';
 import { type DashboardListFilter, DashboardsRepository } from './dashboards.repository.js';
+
+/** The stored columns of a dashboard's content. */
+function contentColumns(content: DashboardContent) {
+  const { title, description, folderId, tags, ...definition } = content;
+  return {
+    folder_id: folderId,
+    title,
+    description,
+    tags: JSON.stringify(tags),
+    definition: JSON.stringify(definition),
+  };
+}
 
 export interface DashboardsDeps {
   db: Kysely<Database>;
   clock: Clock;
   versions: EntityVersionsRepository;
+  /** The dependency graph's edges, rewritten on every save. */
+  edges: EdgeWriter;
   folders: FoldersService;
   topicPrefix: string;
 }
@@ -45,9 +60,11 @@ export interface DashboardsDeps {
  */
 export class DashboardsService {
   readonly repository: DashboardsRepository;
+  private readonly lifecycle: VersionedLifecycle<DashboardTable, DashboardContent>;
 
   constructor(private readonly deps: DashboardsDeps) {
     this.repository = new DashboardsRepository(deps.db);
+    this.lifecycle = new VersionedLifecycle(dashboardRows(this.repository), deps);
   }
 
   async list(organizationId: string, filter: DashboardListFilter) {
@@ -94,42 +111,15 @@ export class DashboardsService {
   ): Promise<Dashboard> {
     const content = await this.check(organizationId, input);
     const now = this.deps.clock.now();
-    const { title, description, folderId, tags, ...definition } = content;
     const row: DashboardTable = {
       id: randomUUID(),
       organization_id: organizationId,
-      folder_id: folderId,
-      title,
-      description,
-      tags: JSON.stringify(tags),
-      definition: JSON.stringify(definition),
-      version: 1,
-      created_at: now,
-      created_by: actor.userId,
-      updated_at: now,
-      updated_by: actor.userId,
+      ...contentColumns(content),
+      ...createdColumns(actor, now),
     };
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.repository.insert(trx, row, tags);
-      await this.deps.versions.record(trx, {
-        organizationId,
-        entityType: ENTITY_TYPE,
-        entityId: row.id,
-        version: 1,
-        changeType,
-        snapshot: content,
-        actor,
-        at: now,
-      });
-      await this.audit(trx, now, {
-        organizationId,
-        actor,
-        action: changeType === 'clone' ? 'cloned' : 'created',
-        id: row.id,
-        before: null,
-        after: toDashboard(row),
-      });
-    });
+    await this.deps.db
+      .transaction()
+      .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now, changeType }));
     return toDashboard(row);
   }
 
@@ -154,46 +144,27 @@ export class DashboardsService {
       );
     if (Number(row.version) !== basedOn) throw stale();
     const content = await this.check(organizationId, edit(contentOf(row)));
-    if (VersionHistory.unchanged(contentOf(row), content)) return toDashboard(row);
     const now = this.deps.clock.now();
-    const { title, description, folderId, tags, ...definition } = content;
-    const values = {
-      folder_id: folderId,
-      title,
-      description,
-      tags: JSON.stringify(tags),
-      definition: JSON.stringify(definition),
+    const next: DashboardTable = {
+      ...row,
+      ...contentColumns(content),
+      version: basedOn + 1,
       updated_at: now,
       updated_by: actor.userId,
     };
-    await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.repository.update(trx, organizationId, id, basedOn, values, tags))) {
-        const current = await this.repository.find(organizationId, id, trx);
-        if (!current) throw notFound('dashboard');
-        throw conflict(
-          `version: the dashboard is at version ${current.version}, not ${basedOn}; reload it and apply the change again`,
-        );
-      }
-      await this.deps.versions.record(trx, {
+    if (this.lifecycle.unchanged(row, next)) return toDashboard(row);
+    const { action, ...change } = options;
+    await this.deps.db.transaction().execute((trx) =>
+      this.lifecycle.save(trx, {
         organizationId,
-        entityType: ENTITY_TYPE,
-        entityId: id,
-        version: basedOn + 1,
-        changeType: options.changeType ?? 'update',
-        snapshot: content,
-        revertedFrom: options.revertedFrom ?? null,
+        current: row,
+        next,
+        change,
+        ...(action ? { action } : {}),
         actor,
         at: now,
-      });
-      await this.audit(trx, now, {
-        organizationId,
-        actor,
-        action: options.action ?? (options.changeType === 'revert' ? 'reverted' : 'updated'),
-        id,
-        before: toDashboard(row),
-        after: toDashboard({ ...row, ...values, version: basedOn + 1 }),
-      });
-    });
+      }),
+    );
     return this.get(organizationId, id);
   }
 
@@ -257,16 +228,8 @@ export class DashboardsService {
   async remove(organizationId: string, id: string, actor: Actor): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
       const row = await this.repository.find(organizationId, id, trx);
-      if (!row || !(await this.repository.delete(trx, organizationId, id))) throw notFound('dashboard');
-      await this.deps.versions.deleteAll(trx, organizationId, ENTITY_TYPE, id);
-      await this.audit(trx, this.deps.clock.now(), {
-        organizationId,
-        actor,
-        action: 'deleted',
-        id,
-        before: toDashboard(row),
-        after: null,
-      });
+      if (!row) throw notFound('dashboard');
+      await this.lifecycle.delete(trx, { organizationId, row, actor, at: this.deps.clock.now() });
     });
   }
 
@@ -325,9 +288,6 @@ export class DashboardsService {
     const dashboard = await this.get(organizationId, id);
     if (!dashboard.panels.some((p) => p.id === panelId)) throw notFound(`panel ${JSON.stringify(panelId)}`);
   }
-
-  /** Records a change to a dashboard in the audit log, inside the change's transaction. */
-  private readonly audit = entityAudit(ENTITY_TYPE);
 
   /** Checks a panel alone (the editor's preview) against a dashboard's variables. */
   checkPanel(panel: PanelInput, variables: string[]): Panel {

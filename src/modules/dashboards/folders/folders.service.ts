@@ -7,8 +7,8 @@ import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
 import { entityAudit, recordChange } from '../../audit/record-change.js';
-import { syncEdges } from '../../dependencies/graph/edges.repository.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { toDashboard } from '../dashboards/dashboard-model.js';
 
 /** The audit log's target type for folders. */
@@ -39,7 +39,13 @@ export function toFolder(row: DashboardFolderTable & { dashboard_count?: number 
 /** Dashboard folders: nested, names unique among siblings, deleted with their content only when asked. */
 export class FoldersService {
   constructor(
-    private readonly deps: { db: Kysely<Database>; clock: Clock; versions: EntityVersionsRepository },
+    private readonly deps: {
+      db: Kysely<Database>;
+      clock: Clock;
+      versions: EntityVersionsRepository;
+      /** The dependency graph's edges: a deleted dashboard's go with it. */
+      edges: EdgeWriter;
+    },
   ) {}
 
   private rows(organizationId: string, db: Kysely<Database> = this.deps.db) {
@@ -299,7 +305,7 @@ export class FoldersService {
           .where('organization_id', '=', organizationId)
           .where('folder_id', 'in', folders)
           .execute();
-        for (const dashboard of dashboards) await syncEdges(trx, 'dashboard', dashboard.id);
+        for (const dashboard of dashboards) await this.deps.edges.sync(trx, 'dashboard', dashboard.id);
       }
       // Deepest first is not needed: parent ids are not foreign keys; the whole subtree goes at once.
       await trx

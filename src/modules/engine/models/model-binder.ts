@@ -6,6 +6,7 @@ import { type SchemaVersion, validateSchemaDefinition } from '../../uns/schemas/
 import { parseTopicPath } from '../../uns/topics/topic-path.js';
 import { splitTopicText } from '../../uns/topics/topic-text.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { ModelField } from './model-fields.js';
 import type { ModelLookup, ResolvedModel } from './model-json-schema.js';
 import type { LeafBinding, ModelBindingRow, ModelsRepository } from './models.repository.js';
@@ -111,7 +112,15 @@ export function checkTopicPrefix(topicPrefix: unknown, versionPrefix: string): s
  * `uns.bindings.changed` after the commit.
  */
 export class ModelBinder {
-  constructor(private readonly deps: { repo: ModelsRepository; versionPrefix: string; now: () => number }) {}
+  constructor(
+    private readonly deps: {
+      repo: ModelsRepository;
+      /** The dependency graph's edges: a binding's go from its model to the topics it binds. */
+      edges: EdgeWriter;
+      versionPrefix: string;
+      now: () => number;
+    },
+  ) {}
 
   async apply(
     trx: Kysely<Database>,
@@ -193,6 +202,7 @@ export class ModelBinder {
       updatedAt: now,
     };
     await this.deps.repo.saveBinding(trx, row);
+    await this.deps.edges.sync(trx, 'model_binding', row.id);
     return { binding: row, skipped };
   }
 
@@ -204,6 +214,7 @@ export class ModelBinder {
       binding.leaves.map((l) => l.filter),
     );
     await this.deps.repo.deleteBinding(trx, binding.organizationId, binding.id);
+    await this.deps.edges.sync(trx, 'model_binding', binding.id);
   }
 
   private async unbindFilters(trx: Kysely<Database>, organizationId: string, filters: string[]) {

@@ -1,4 +1,3 @@
-import { badRequest, withDetails } from '../../../platform/errors.js';
 import { checkFields, type ModelField, ModelInputError } from './model-fields.js';
 
 /** At most this many labels on a model. */
@@ -18,9 +17,6 @@ export interface ModelInput {
   labels?: unknown;
   fields?: unknown;
 }
-
-export const asBadRequest = (error: unknown) =>
-  error instanceof ModelInputError ? withDetails(badRequest(error.message), { path: error.path }) : error;
 
 export const snapshotOf = (m: ModelContent): ModelContent => ({
   name: m.name,

@@ -1,3 +1,4 @@
+import { PointerError } from '../../../platform/errors.js';
 import { compileSafeRegExp, UnsafePatternError } from '../../../platform/safe-regexp.js';
 import { describeMixedScripts } from '../../uns/topics/segment-scripts.js';
 import { describeLookalikeText, isControlCode, MAX_SEGMENT_CHARS } from '../../uns/topics/topic-text.js';
@@ -52,14 +53,7 @@ export interface ModelField extends FieldShape {
 }
 
 /** A refused model, naming the JSON pointer (into the request body) of what is wrong. */
-export class ModelInputError extends Error {
-  constructor(
-    readonly path: string,
-    reason: string,
-  ) {
-    super(`${path}: ${reason}`);
-  }
-}
+export class ModelInputError extends PointerError {}
 
 export const MAX_FIELDS = 500;
 export const MAX_DEPTH = 10;

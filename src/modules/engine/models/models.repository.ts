@@ -6,22 +6,15 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
+import type { Stamped } from '../../versions/stamped-rows.js';
 import type { ModelField } from './model-fields.js';
 
 /** A model as the service handles it: JSON columns parsed. */
-export interface ModelRow {
-  id: string;
-  organizationId: string;
+export interface ModelRow extends Stamped {
   name: string;
   description: string | null;
   labels: string[];
   fields: ModelField[];
-  version: number;
-  createdAt: number;
-  createdBy: string | null;
-  updatedAt: number;
-  updatedBy: string | null;
 }
 
 export interface LeafBinding {
@@ -135,37 +128,23 @@ export class ModelsRepository {
     return { rows: rows.map(toModel), pagination };
   }
 
-  /** `insert` for many new models: multi-row inserts of 100 rows, then their edges in a few statements. */
+  /** New models, in multi-row inserts of 100 rows. */
   async insertMany(trx: Kysely<Database>, models: ModelRow[]): Promise<void> {
     for (let i = 0; i < models.length; i += 100)
       await trx
         .insertInto('models')
         .values(models.slice(i, i + 100).map(fromModel))
         .execute();
-    await syncEdgesMany(
-      trx,
-      'model',
-      models.map((row) => row.id),
-    );
-  }
-
-  async insert(trx: Kysely<Database>, model: ModelRow): Promise<void> {
-    await trx.insertInto('models').values(fromModel(model)).execute();
-    await syncEdges(trx, 'model', model.id);
   }
 
   /** Saves `model` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, model: ModelRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromModel(model);
-    const saved = await updateAtVersion(trx, 'models', organization_id, model.id, changes, basedOn);
-    if (saved) await syncEdges(trx, 'model', model.id);
-    return saved;
+    return updateAtVersion(trx, 'models', organization_id, model.id, changes, basedOn);
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    const deleted = await deleteInOrganization(trx, 'models', organizationId, id);
-    if (deleted) await syncEdges(trx, 'model', id);
-    return deleted;
+    return deleteInOrganization(trx, 'models', organizationId, id);
   }
 
   nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {
@@ -220,7 +199,6 @@ export class ModelsRepository {
         }),
       )
       .execute();
-    await syncEdges(trx, 'model_binding', b.id);
   }
 
   async deleteBinding(trx: Kysely<Database>, organizationId: string, id: string): Promise<void> {
@@ -229,6 +207,5 @@ export class ModelsRepository {
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .execute();
-    await syncEdges(trx, 'model_binding', id);
   }
 }

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams } from '../../../platform/schemas.js';
-import { validatorCompiler } from '../../../platform/validation.js';
-import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { impactCheck } from '../../dependencies/graph/guard-impact.js';
+import { bodyObject, domainBody } from '../../../platform/validation.js';
+import { ForceQuery, ImpactConflictBody } from '../../graph/graph.schemas.js';
+import { impactCheck } from '../../graph/impact/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { toBinding, toModel } from './model-views.js';
@@ -32,28 +31,6 @@ import { ENTITY_TYPE, type ModelInput, type ModelsService } from './models.servi
 const tags = ['Models'];
 const read = { access: { scope: 'models:read' } };
 const write = { access: { scope: 'models:write' } };
-
-/**
- * Model bodies are checked by the domain code (model-fields.ts), which names the JSON pointer at fault
- * at any depth; the TypeBox body schema documents them. Path and query parameters are validated as usual.
- */
-const domainBody: FastifySchemaCompiler<unknown> = (context) =>
-  context.httpPart === 'body' ? () => true : validatorCompiler(context);
-
-/** The body as an object with only `allowed` members, else 400 naming the member. */
-function bodyObject(body: unknown, allowed: string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw badRequest('body must be a JSON object');
-  const extra = Object.keys(body).find((key) => !allowed.includes(key));
-  if (extra !== undefined)
-    throw withDetails(
-      badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed.join(', ')}`),
-      {
-        path: `/${extra.slice(0, 60)}`,
-      },
-    );
-  return body as Record<string, unknown>;
-}
 
 export { toModel };
 

@@ -1,28 +1,24 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { asBadRequest, checkBody, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type {
   ChangeType,
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
-import { revertOf, type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { newRow, nextRow } from '../../versions/stamped-rows.js';
+import { revertOf, type VersionedChange, type VersionHistory } from '../../versions/version-history.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { ModelBinder } from './model-binder.js';
-import { auditModel, bindingDependent, ModelBindingsService } from './model-bindings.service.js';
-import { breakingChanges, modelChangeSummary } from './model-changes.js';
-import {
-  asBadRequest,
-  checkContent,
-  type ModelContent,
-  type ModelInput,
-  snapshotOf,
-} from './model-content.js';
+import { bindingDependent, ModelBindingsService } from './model-bindings.service.js';
+import { breakingChanges } from './model-changes.js';
+import { checkContent, type ModelContent, type ModelInput, snapshotOf } from './model-content.js';
 import { referencesOf } from './model-fields.js';
 import {
   checkDefaults,
@@ -34,13 +30,13 @@ import {
   type ValueError,
   valueErrors,
 } from './model-json-schema.js';
-import { toBinding, toModel } from './model-views.js';
-import type { ModelRow, ModelsRepository } from './models.repository.js';
+import { ENTITY_TYPE, modelRows } from './model-versions.js';
+import { toBinding } from './model-views.js';
+import type { ModelBindingRow, ModelRow, ModelsRepository } from './models.repository.js';
 
-export const ENTITY_TYPE = 'model';
 export { AUDIT_TARGET } from './model-bindings.service.js';
-
 export { checkContent, type ModelContent, type ModelInput } from './model-content.js';
+export { ENTITY_TYPE };
 /**
  * The rules of data models: validation (field rules, references and their cycles, defaults), versions
  * (every create, update, revert and clone recorded with its snapshot in the same transaction; stale
@@ -48,6 +44,7 @@ export { checkContent, type ModelContent, type ModelInput } from './model-conten
  */
 export class ModelsService {
   private readonly binder: ModelBinder;
+  private readonly lifecycle: VersionedLifecycle<ModelRow, ModelContent>;
   private readonly history: VersionHistory;
   /** Bindings of models to UNS topic prefixes: list, bind, unbind. */
   readonly binding: ModelBindingsService;
@@ -57,15 +54,19 @@ export class ModelsService {
       db: Kysely<Database>;
       repo: ModelsRepository;
       versions: EntityVersionsRepository;
+      /** The dependency graph's edges, rewritten on every save. */
+      edges: EdgeWriter;
       bus: InvalidationBus;
       clock: Clock;
       /** The UNS topic version prefix (`v1`). */
       topicPrefix: string;
     },
   ) {
-    this.history = new VersionHistory(deps.versions, ENTITY_TYPE, 'model');
+    this.lifecycle = new VersionedLifecycle(modelRows(deps.repo), deps);
+    this.history = this.lifecycle.history;
     this.binder = new ModelBinder({
       repo: deps.repo,
+      edges: deps.edges,
       versionPrefix: deps.topicPrefix,
       now: () => deps.clock.now(),
     });
@@ -139,59 +140,23 @@ export class ModelsService {
   }
 
   private content(input: ModelInput): ModelContent {
-    try {
-      return checkContent(input);
-    } catch (error) {
-      throw asBadRequest(error);
-    }
-  }
-
-  private async ensureNameFree(
-    trx: Kysely<Database>,
-    organizationId: string,
-    name: string,
-    exceptId?: string,
-  ) {
-    if (await this.deps.repo.nameTaken(organizationId, name, exceptId, trx))
-      throw conflict(`a model named ${JSON.stringify(name)} exists in this organization (names ignore case)`);
+    return checkBody(() => checkContent(input));
   }
 
   async create(organizationId: string, input: ModelInput, actor: Actor, changeType: ChangeType = 'create') {
     const content = this.content(input);
     const now = this.deps.clock.now();
-    const model: ModelRow = {
-      id: randomUUID(),
-      organizationId,
-      ...content,
-      version: 1,
-      createdAt: now,
-      createdBy: actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.ensureNameFree(trx, organizationId, model.name);
-      await this.checkAgainstModels(trx, organizationId, model);
-      await this.deps.repo.insert(trx, model);
-      await this.history.record(trx, {
+    const model: ModelRow = newRow(organizationId, content, actor, now);
+    await this.deps.db.transaction().execute((trx) =>
+      this.lifecycle.create(trx, {
         organizationId,
-        entityId: model.id,
-        version: 1,
-        change: { changeType },
-        snapshot: snapshotOf(model),
-        summary: modelChangeSummary(undefined, model),
+        row: model,
         actor,
         at: now,
-      });
-      await auditModel(trx, now, {
-        organizationId,
-        actor,
-        action: changeType === 'clone' ? 'cloned' : 'created',
-        id: model.id,
-        before: null,
-        after: toModel(model),
-      });
-    });
+        changeType,
+        check: () => this.checkAgainstModels(trx, organizationId, model),
+      }),
+    );
     return model;
   }
 
@@ -215,57 +180,28 @@ export class ModelsService {
     options: VersionedChange & { acknowledgeBreaking?: boolean } = {},
   ): Promise<ModelRow> {
     const content = this.content(input);
-    const changeType = VersionHistory.changeTypeOf(options);
+    const changeType = options.changeType ?? 'update';
     let rebound = false;
     const saved = await this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('model');
       this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
-      if (VersionHistory.unchanged(snapshotOf(current), snapshotOf(content))) return current;
       const now = this.deps.clock.now();
-      const next: ModelRow = {
-        ...current,
-        ...content,
-        version: current.version + 1,
-        updatedAt: now,
-        updatedBy: actor.userId,
-      };
-      await this.ensureNameFree(trx, organizationId, next.name, id);
-      await this.checkAgainstModels(trx, organizationId, next);
-      const breaking = breakingChanges(current.fields, next.fields);
-      const { bindings, dependents } = await this.dependentBindings(trx, organizationId, id);
-      if (breaking.length > 0 && dependents.length > 0 && !options.acknowledgeBreaking) {
-        throw withDetails(
-          conflict(
-            `this change breaks ${breaking.length} field rule(s) (${breaking
-              .slice(0, 5)
-              .map((b) => `${b.field}: ${b.reason}`)
-              .join(
-                '; ',
-              )}) of a model bound to ${dependents.map((d) => d.topicPrefix).join(', ')}; send acknowledgeBreaking=true to apply it`,
-          ),
-          { breakingChanges: breaking, dependents },
-        );
-      }
-      if (!(await this.deps.repo.update(trx, next, current.version))) this.history.changedMeanwhile();
-      await this.history.record(trx, {
+      const next = nextRow(current, content, actor, now);
+      let bindings: ModelBindingRow[] = [];
+      const saved = await this.lifecycle.update(trx, {
         organizationId,
-        entityId: id,
-        version: next.version,
+        current,
+        next,
         change: options,
-        snapshot: snapshotOf(next),
-        summary: modelChangeSummary(current, next),
         actor,
         at: now,
+        check: async () => {
+          await this.checkAgainstModels(trx, organizationId, next);
+          bindings = await this.checkBreaking(trx, current, next, options.acknowledgeBreaking);
+        },
       });
-      await auditModel(trx, now, {
-        organizationId,
-        actor,
-        action: changeType === 'revert' ? 'reverted' : 'updated',
-        id,
-        before: toModel(current),
-        after: toModel(next),
-      });
+      if (!saved) return current;
       const lookup = this.lookup(organizationId, trx, next);
       for (const binding of bindings) {
         const model = binding.modelId === id ? next : (await lookup(binding.modelId))!;
@@ -329,18 +265,43 @@ export class ModelsService {
         );
       for (const binding of bindings) await this.binder.remove(trx, binding);
       unbound = bindings.length > 0;
-      await this.history.deleteAll(trx, organizationId, id);
-      await this.deps.repo.delete(trx, organizationId, id);
-      await auditModel(trx, this.deps.clock.now(), {
+      await this.lifecycle.delete(trx, {
         organizationId,
+        row: model,
+        note: { bindings: bindings.map(toBinding) },
         actor,
-        action: 'deleted',
-        id,
-        before: { ...toModel(model), bindings: bindings.map(toBinding) },
-        after: null,
+        at: this.deps.clock.now(),
       });
     });
     if (unbound) await this.announceBindings(organizationId);
+  }
+
+  /**
+   * 409 listing the changes and the dependents when `next` breaks a field rule of a model that a
+   * binding follows, unless acknowledged; answers the bindings to remake after the save.
+   */
+  private async checkBreaking(
+    trx: Kysely<Database>,
+    current: ModelRow,
+    next: ModelRow,
+    acknowledged: boolean | undefined,
+  ): Promise<ModelBindingRow[]> {
+    const breaking = breakingChanges(current.fields, next.fields);
+    const { bindings, dependents } = await this.dependentBindings(trx, current.organizationId, current.id);
+    if (breaking.length > 0 && dependents.length > 0 && !acknowledged) {
+      throw withDetails(
+        conflict(
+          `this change breaks ${breaking.length} field rule(s) (${breaking
+            .slice(0, 5)
+            .map((b) => `${b.field}: ${b.reason}`)
+            .join(
+              '; ',
+            )}) of a model bound to ${dependents.map((d) => d.topicPrefix).join(', ')}; send acknowledgeBreaking=true to apply it`,
+        ),
+        { breakingChanges: breaking, dependents },
+      );
+    }
+    return bindings;
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Database } from '../../../storage/tables.js';
 import { recordChange } from '../../audit/record-change.js';
+import { snapshotOf } from './pipeline-content.js';
 import type { PipelineRow } from './pipelines.repository.js';
 
 /** The audit log's target type for pipelines. */
@@ -9,17 +10,7 @@ export const AUDIT_TARGET = 'pipeline';
 
 /** A pipeline as the audit log records it: its content with id and version (no timestamps). */
 function auditView(p: PipelineRow) {
-  return {
-    id: p.id,
-    version: p.version,
-    name: p.name,
-    description: p.description,
-    labels: p.labels,
-    enabled: p.enabled,
-    settings: p.settings,
-    nodes: p.nodes,
-    edges: p.edges,
-  };
+  return { id: p.id, version: p.version, ...snapshotOf(p) };
 }
 
 /**

@@ -1,16 +1,10 @@
 import jsonata from 'jsonata';
+import { PointerError } from '../../../platform/errors.js';
 import { nodeType, outputsOf, parameterErrors } from '../nodes/node-types.js';
 import { loopProblems } from './loop-bodies.js';
 
 /** A malformed pipeline body: `path` is the JSON pointer of the member at fault. */
-export class PipelineInputError extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(`${path}: ${message}`);
-  }
-}
+export class PipelineInputError extends PointerError {}
 
 export interface RetrySettings {
   maxTries: number;

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope } from '../../../platform/schemas.js';
-import { validatorCompiler } from '../../../platform/validation.js';
+import { bodyObject, domainBody } from '../../../platform/validation.js';
 import { type NodeTestDeps, runNodeTest, SANDBOX_TEST_LIMITS } from '../nodes/node-test.js';
 import { TestResult } from '../nodes/nodes.routes.js';
 import type { PipelineNodesService } from './pipeline-nodes.service.js';
@@ -13,16 +12,6 @@ import { Pipeline, PipelineEdgeSchema, PipelineErrorBody, PipelineNodeSchema } f
 
 const tags = ['Nodes'];
 const write = { access: { scope: 'pipelines:write' } };
-
-/** Bodies are checked by the domain code, which names the JSON pointer at fault; TypeBox documents them. */
-const domainBody: FastifySchemaCompiler<unknown> = (context) =>
-  context.httpPart === 'body' ? () => true : validatorCompiler(context);
-
-function bodyObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw badRequest('body must be a JSON object');
-  return body as Record<string, unknown>;
-}
 
 const Version = Type.Integer({
   description: 'The pipeline version this change is based on; another one answers 409.',

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../../config/config.schema.js';
 import type { Clock } from '../../../platform/clock.js';
+import { resolveKeyEncryptionKey } from '../../../platform/key-encryption-key.js';
 import type { Storage } from '../../../storage/database.js';
-import { resolveKeyEncryptionKey } from '../../oauth2/keys/key-encryption-key.js';
 import { parsePublishRecord } from '../../uns/data/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { ExecutionEngine } from '../executions/engine.js';
 import { registerEngineMetrics } from '../executions/engine-metrics.js';
 import { ExecutionsRepository } from '../executions/executions.repository.js';
@@ -43,6 +44,8 @@ export async function installPipelines(
     storage: Storage;
     clock: Clock;
     versions: EntityVersionsRepository;
+    /** The dependency graph's edges, rewritten on every save. */
+    edges: EdgeWriter;
     models: ModelsService;
     /** The app's Prometheus registry: the engine's counts are read from it (registerEngineMetrics). */
     metrics?: Registry;
@@ -99,6 +102,7 @@ export async function installPipelines(
     db,
     repo: pipelinesRepo,
     versions: deps.versions,
+    edges: deps.edges,
     executions,
     clock,
     onQueued: () => engine.wake(),

@@ -6,26 +6,11 @@ import {
   nameTakenInOrganization,
   updateAtVersion,
 } from '../../../storage/versioned-rows.js';
-import { syncEdges, syncEdgesMany } from '../../dependencies/graph/edges.repository.js';
-import type { PipelineEdge, PipelineNode, PipelineSettings } from './pipeline-definition.js';
+import type { Stamped } from '../../versions/stamped-rows.js';
+import type { PipelineContent } from './pipeline-content.js';
 
 /** A pipeline as the service handles it: JSON columns parsed. */
-export interface PipelineRow {
-  id: string;
-  organizationId: string;
-  name: string;
-  description: string | null;
-  labels: Record<string, string>;
-  enabled: boolean;
-  settings: PipelineSettings;
-  nodes: PipelineNode[];
-  edges: PipelineEdge[];
-  version: number;
-  createdAt: number;
-  createdBy: string | null;
-  updatedAt: number;
-  updatedBy: string | null;
-}
+export interface PipelineRow extends PipelineContent, Stamped {}
 
 const toPipeline = (row: PipelineTable): PipelineRow => ({
   id: row.id,
@@ -117,37 +102,23 @@ export class PipelinesRepository {
     return { rows: rows.map(toPipeline), pagination };
   }
 
-  /** `insert` for many new pipelines: multi-row inserts of 100 rows, then their edges in a few statements. */
+  /** New pipelines, in multi-row inserts of 100 rows. */
   async insertMany(trx: Kysely<Database>, pipelines: PipelineRow[]): Promise<void> {
     for (let i = 0; i < pipelines.length; i += 100)
       await trx
         .insertInto('pipelines')
         .values(pipelines.slice(i, i + 100).map(fromPipeline))
         .execute();
-    await syncEdgesMany(
-      trx,
-      'pipeline',
-      pipelines.map((row) => row.id),
-    );
-  }
-
-  async insert(trx: Kysely<Database>, pipeline: PipelineRow): Promise<void> {
-    await trx.insertInto('pipelines').values(fromPipeline(pipeline)).execute();
-    await syncEdges(trx, 'pipeline', pipeline.id);
   }
 
   /** Saves `pipeline` only while the stored version is `basedOn`; answers whether it did. */
   async update(trx: Kysely<Database>, pipeline: PipelineRow, basedOn: number): Promise<boolean> {
     const { id: _, organization_id, created_at: _c, created_by: _b, ...changes } = fromPipeline(pipeline);
-    const saved = await updateAtVersion(trx, 'pipelines', organization_id, pipeline.id, changes, basedOn);
-    if (saved) await syncEdges(trx, 'pipeline', pipeline.id);
-    return saved;
+    return updateAtVersion(trx, 'pipelines', organization_id, pipeline.id, changes, basedOn);
   }
 
   async delete(trx: Kysely<Database>, organizationId: string, id: string): Promise<boolean> {
-    const deleted = await deleteInOrganization(trx, 'pipelines', organizationId, id);
-    if (deleted) await syncEdges(trx, 'pipeline', id);
-    return deleted;
+    return deleteInOrganization(trx, 'pipelines', organizationId, id);
   }
 
   nameTaken(organizationId: string, name: string, exceptId?: string, db: Kysely<Database> = this.db) {

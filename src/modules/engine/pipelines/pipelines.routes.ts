@@ -1,16 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
-import { validatorCompiler } from '../../../platform/validation.js';
-import { ForceQuery, ImpactConflictBody } from '../../dependencies/graph/graph.schemas.js';
-import { impactCheck } from '../../dependencies/graph/guard-impact.js';
+import { bodyObject, domainBody } from '../../../platform/validation.js';
+import { ForceQuery, ImpactConflictBody } from '../../graph/graph.schemas.js';
+import { impactCheck } from '../../graph/impact/guard-impact.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import { versionRoutes } from '../../versions/versions.routes.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
 import type { NodeTestDeps } from '../nodes/node-test.js';
+import { snapshotOf } from './pipeline-content.js';
 import { pipelineNodesRoutes } from './pipeline-nodes.routes.js';
 import type { PipelineNodesService } from './pipeline-nodes.service.js';
 import type { PipelineRow } from './pipelines.repository.js';
@@ -29,22 +29,6 @@ import { ENTITY_TYPE, type PipelineInput, type PipelinesService } from './pipeli
 const tags = ['Pipelines'];
 const read = { access: { scope: 'pipelines:read' } };
 const write = { access: { scope: 'pipelines:write' } };
-
-/** Bodies are checked by the domain code, which names the JSON pointer at fault; TypeBox documents them. */
-const domainBody: FastifySchemaCompiler<unknown> = (context) =>
-  context.httpPart === 'body' ? () => true : validatorCompiler(context);
-
-function bodyObject(body: unknown, allowed: string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw badRequest('body must be a JSON object');
-  const extra = Object.keys(body).find((key) => !allowed.includes(key));
-  if (extra !== undefined)
-    throw withDetails(
-      badRequest(`/${extra.slice(0, 60)}: is not a known member; allowed: ${allowed.join(', ')}`),
-      { path: `/${extra.slice(0, 60)}` },
-    );
-  return body as Record<string, unknown>;
-}
 
 const MEMBERS = ['name', 'description', 'labels', 'enabled', 'settings', 'nodes', 'edges'];
 
@@ -67,13 +51,7 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
   const org = (request: { organization?: { id: string } | null }) => request.organization!.id;
   const toPipeline = (p: PipelineRow) => ({
     id: p.id,
-    name: p.name,
-    description: p.description,
-    labels: p.labels,
-    enabled: p.enabled,
-    settings: p.settings,
-    nodes: p.nodes,
-    edges: p.edges,
+    ...snapshotOf(p),
     problems: pipelines.problems(p),
     version: p.version,
     createdAt: isoTime(p.createdAt),

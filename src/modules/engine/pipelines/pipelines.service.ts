@@ -1,116 +1,28 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
-import { type ApiError, badRequest, conflict, notFound, withDetails } from '../../../platform/errors.js';
+import { type ApiError, badRequest, checkBody, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ImpactCheck } from '../../dependencies/graph/guard-impact.js';
+import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import type {
   ChangeType,
   EntityVersion,
   EntityVersionsRepository,
 } from '../../versions/entity-versions.repository.js';
-import { revertOf, type VersionedChange, VersionHistory } from '../../versions/version-history.js';
+import { newRow, nextRow } from '../../versions/stamped-rows.js';
+import { revertOf, type VersionedChange, type VersionHistory } from '../../versions/version-history.js';
+import { VersionedLifecycle } from '../../versions/versioned-lifecycle.js';
+import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { nodeType } from '../nodes/node-types.js';
-import { auditPipeline } from './pipeline-audit.js';
-import {
-  checkEdges,
-  checkNodes,
-  checkSettings,
-  type GraphProblem,
-  graphProblems,
-  type PipelineEdge,
-  PipelineInputError,
-  type PipelineNode,
-  type PipelineSettings,
-} from './pipeline-definition.js';
+import { checkContent, type PipelineContent, type PipelineInput, snapshotOf } from './pipeline-content.js';
+import { type GraphProblem, graphProblems, type PipelineNode } from './pipeline-definition.js';
+import { ENTITY_TYPE, pipelineRows } from './pipeline-versions.js';
 import type { PipelineRow, PipelinesRepository } from './pipelines.repository.js';
 
-export const ENTITY_TYPE = 'pipeline';
-
-/** What a pipeline's content is: what a version snapshot holds and what a revert restores. */
-export interface PipelineContent {
-  name: string;
-  description: string | null;
-  labels: Record<string, string>;
-  enabled: boolean;
-  settings: PipelineSettings;
-  nodes: PipelineNode[];
-  edges: PipelineEdge[];
-}
-
-export type PipelineInput = Partial<Record<keyof PipelineContent | 'version', unknown>>;
-
-const asBadRequest = (error: unknown) =>
-  error instanceof PipelineInputError ? withDetails(badRequest(error.message), { path: error.path }) : error;
-
-const snapshotOf = (p: PipelineContent): PipelineContent => ({
-  name: p.name,
-  description: p.description,
-  labels: p.labels,
-  enabled: p.enabled,
-  settings: p.settings,
-  nodes: p.nodes,
-  edges: p.edges,
-});
-
-function checkName(input: unknown): string {
-  if (typeof input !== 'string' || [...input].length < 3 || [...input].length > 100)
-    throw new PipelineInputError('/name', 'is required: a string of 3 to 100 characters');
-  if (input.trim() !== input) throw new PipelineInputError('/name', 'must not start or end with white space');
-  if ([...input].some((c) => c.codePointAt(0)! < 0x20 || c.codePointAt(0) === 0x7f))
-    throw new PipelineInputError('/name', 'must not contain control characters');
-  return input;
-}
-
-function checkDescription(input: unknown): string | null {
-  if (input === undefined || input === null) return null;
-  if (typeof input !== 'string' || [...input].length > 500 || input.includes('\u0000'))
-    throw new PipelineInputError('/description', 'must be a string of at most 500 characters, or null');
-  return input;
-}
-
-function checkLabels(input: unknown): Record<string, string> {
-  if (input === undefined) return {};
-  if (typeof input !== 'object' || input === null || Array.isArray(input))
-    throw new PipelineInputError('/labels', 'must be an object of string values');
-  const entries = Object.entries(input);
-  if (entries.length > 20) throw new PipelineInputError('/labels', 'must have at most 20 labels');
-  for (const [key, value] of entries) {
-    if (!/^[A-Za-z0-9_.-]{1,63}$/.test(key))
-      throw new PipelineInputError(
-        `/labels/${key.slice(0, 60)}`,
-        'keys are 1 to 63 characters of A-Z, a-z, 0-9, _ . -',
-      );
-    if (typeof value !== 'string' || [...value].length > 100 || value.includes('"') || value.includes('\\'))
-      throw new PipelineInputError(
-        `/labels/${key}`,
-        'must be a string of at most 100 characters without " or \\',
-      );
-  }
-  return input as Record<string, string>;
-}
-
-function checkEnabled(input: unknown): boolean {
-  if (input === undefined) return false;
-  if (typeof input !== 'boolean') throw new PipelineInputError('/enabled', 'must be a boolean');
-  return input;
-}
-
-/** Checks every member of a pipeline body; the graph itself may be invalid (checked on enable). */
-export function checkContent(input: PipelineInput): PipelineContent {
-  return {
-    name: checkName(input.name),
-    description: checkDescription(input.description),
-    labels: checkLabels(input.labels),
-    enabled: checkEnabled(input.enabled),
-    settings: checkSettings(input.settings),
-    nodes: checkNodes(input.nodes),
-    edges: checkEdges(input.edges),
-  };
-}
+export { checkContent, type PipelineContent, type PipelineInput } from './pipeline-content.js';
+export { ENTITY_TYPE };
 
 /** 400 listing every graph problem, each with its node. */
 function invalidGraph(problems: GraphProblem[]): ApiError {
@@ -127,6 +39,7 @@ function invalidGraph(problems: GraphProblem[]): ApiError {
 
 /** The rules of pipelines: validation, versions (every change recorded in its transaction), enable and manual runs. */
 export class PipelinesService {
+  private readonly lifecycle: VersionedLifecycle<PipelineRow, PipelineContent>;
   private readonly history: VersionHistory;
 
   constructor(
@@ -134,13 +47,16 @@ export class PipelinesService {
       db: Kysely<Database>;
       repo: PipelinesRepository;
       versions: EntityVersionsRepository;
+      /** The dependency graph's edges, rewritten on every save. */
+      edges: EdgeWriter;
       executions: ExecutionsRepository;
       clock: Clock;
       /** Called after an execution was queued (wakes the engine). */
       onQueued?: () => void;
     },
   ) {
-    this.history = new VersionHistory(deps.versions, ENTITY_TYPE, 'pipeline');
+    this.lifecycle = new VersionedLifecycle(pipelineRows(deps.repo), deps);
+    this.history = this.lifecycle.history;
   }
 
   async get(organizationId: string, id: string): Promise<PipelineRow> {
@@ -166,23 +82,7 @@ export class PipelinesService {
   }
 
   private content(input: PipelineInput): PipelineContent {
-    try {
-      return checkContent(input);
-    } catch (error) {
-      throw asBadRequest(error);
-    }
-  }
-
-  private async ensureNameFree(
-    trx: Kysely<Database>,
-    organizationId: string,
-    name: string,
-    exceptId?: string,
-  ) {
-    if (await this.deps.repo.nameTaken(organizationId, name, exceptId, trx))
-      throw conflict(
-        `a pipeline named ${JSON.stringify(name)} exists in this organization (names ignore case)`,
-      );
+    return checkBody(() => checkContent(input));
   }
 
   async create(
@@ -197,38 +97,12 @@ export class PipelinesService {
       if (problems.length > 0) throw invalidGraph(problems);
     }
     const now = this.deps.clock.now();
-    const pipeline: PipelineRow = {
-      id: randomUUID(),
-      organizationId,
-      ...content,
-      version: 1,
-      createdAt: now,
-      createdBy: actor.userId,
-      updatedAt: now,
-      updatedBy: actor.userId,
-    };
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.ensureNameFree(trx, organizationId, pipeline.name);
-      await this.deps.repo.insert(trx, pipeline);
-      await this.history.record(trx, {
-        organizationId,
-        entityId: pipeline.id,
-        version: 1,
-        change: { changeType },
-        snapshot: snapshotOf(pipeline),
-        actor,
-        at: now,
-      });
-      const action = changeType === 'clone' ? 'cloned' : 'created';
-      await auditPipeline(trx, now, {
-        organizationId,
-        actor,
-        action,
-        id: pipeline.id,
-        before: null,
-        after: pipeline,
-      });
-    });
+    const pipeline: PipelineRow = newRow(organizationId, content, actor, now);
+    await this.deps.db
+      .transaction()
+      .execute((trx) =>
+        this.lifecycle.create(trx, { organizationId, row: pipeline, actor, at: now, changeType }),
+      );
     return pipeline;
   }
 
@@ -263,35 +137,25 @@ export class PipelinesService {
     return this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
-      const changeType = VersionHistory.changeTypeOf(options);
+      const changeType = options.changeType ?? 'update';
       this.history.checkBasedOn(current.version, changeType === 'revert' ? current.version : input.version);
       if (content.enabled) {
         const problems = this.problems(content);
         if (problems.length > 0) throw invalidGraph(problems);
       }
-      if (VersionHistory.unchanged(snapshotOf(current), snapshotOf(content))) return current;
       const now = this.deps.clock.now();
-      const next: PipelineRow = {
-        ...current,
-        ...content,
-        version: current.version + 1,
-        updatedAt: now,
-        updatedBy: actor.userId,
-      };
-      await this.ensureNameFree(trx, organizationId, next.name, id);
-      if (!(await this.deps.repo.update(trx, next, current.version))) this.history.changedMeanwhile();
-      await this.history.record(trx, {
+      const next = nextRow(current, content, actor, now);
+      const { auditAction: action, ...change } = options;
+      const saved = await this.lifecycle.update(trx, {
         organizationId,
-        entityId: id,
-        version: next.version,
-        change: options,
-        snapshot: snapshotOf(next),
+        current,
+        next,
+        change,
+        ...(action ? { action } : {}),
         actor,
         at: now,
       });
-      const action = options.auditAction ?? (changeType === 'revert' ? 'reverted' : 'updated');
-      await auditPipeline(trx, now, { organizationId, actor, action, id, before: current, after: next });
-      return next;
+      return saved ? next : current;
     });
   }
 
@@ -332,16 +196,7 @@ export class PipelinesService {
       await check?.(trx);
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
-      await this.history.deleteAll(trx, organizationId, id);
-      await this.deps.repo.delete(trx, organizationId, id);
-      await auditPipeline(trx, this.deps.clock.now(), {
-        organizationId,
-        actor,
-        action: 'deleted',
-        id,
-        before: current,
-        after: null,
-      });
+      await this.lifecycle.delete(trx, { organizationId, row: current, actor, at: this.deps.clock.now() });
     });
     await this.deps.executions.cancelQueued(organizationId, id, this.deps.clock.now());
   }

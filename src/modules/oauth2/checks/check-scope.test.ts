@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isValidCustomScope } from '../../../platform/permissions.js';
 import { InvalidScopeError } from '../oauth2-errors.js';
 import {
   formatScope,
   isKnownScope,
-  isValidCustomScope,
   KNOWN_SCOPES,
   OIDC_SCOPES,
   parseScope,

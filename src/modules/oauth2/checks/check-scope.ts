@@ -41,7 +41,6 @@ const KNOWN_SCOPE_NAMES = new Set(KNOWN_SCOPES.map((scope) => scope.name));
 
 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-const CUSTOM_SCOPE = /^[a-z][a-z0-9:._-]{0,63}$/;
 
 /**
  * Parses a scope parameter (RFC 6749 §3.3): tokens separated by single spaces. An absent or empty
@@ -102,9 +101,4 @@ export function formatScope(scopes: readonly string[]): string {
 /** True for a built-in scope. */
 export function isKnownScope(scope: string): boolean {
   return KNOWN_SCOPE_NAMES.has(scope);
-}
-
-/** True for a well-formed administrator-defined scope: 1-64 of [a-z0-9:._-], starting with a letter. */
-export function isValidCustomScope(scope: string): boolean {
-  return typeof scope === 'string' && CUSTOM_SCOPE.test(scope);
 }

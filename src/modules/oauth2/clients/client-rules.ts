@@ -1,5 +1,6 @@
+import { isValidCustomScope } from '../../../platform/permissions.js';
 import { MAX_REDIRECT_URI_LENGTH, validateRedirectUriForRegistration } from '../checks/check-redirect-uri.js';
-import { isKnownScope, isValidCustomScope } from '../checks/check-scope.js';
+import { isKnownScope } from '../checks/check-scope.js';
 
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
