@@ -10,11 +10,7 @@ export type ConfigKind =
   | 'proxy'
   | 'egress';
 
-/**
- * Which proxies' X-Forwarded-For is believed: `false` none, a number of hops (the client address is that
- * many entries from the right), or the proxies' addresses and CIDRs (Fastify's `trustProxy` takes each).
- */
-export type TrustProxySetting = false | number | string[];
+export type { TrustProxySetting } from '../platform/trust-proxy.js';
 
 export interface ConfigKeyDescriptor<K extends ConfigKind = ConfigKind> {
   env: string;

@@ -1,4 +1,8 @@
-import type { TrustProxySetting } from '../config/config.schema.js';
+/**
+ * Which proxies' X-Forwarded-For is believed: `false` none, a number of hops (the client address is that
+ * many entries from the right), or the proxies' addresses and CIDRs (Fastify's `trustProxy` takes each).
+ */
+export type TrustProxySetting = false | number | string[];
 
 /**
  * Fastify's `trustProxy` for MERIDIAN_TRUST_PROXY. Addresses and CIDRs are passed as they are. A hop count

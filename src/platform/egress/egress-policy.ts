@@ -1,7 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import type { Config } from '../../config/config.schema.js';
 import {
   type IpAddress,
   type IpRange,
@@ -170,7 +169,7 @@ function denialMessage(
  * DATABASE_URL's and MQTT_URL's servers as its own. `ownPorts` answers the ports it listens on now.
  */
 export function egressPolicyOf(
-  config: Pick<Config, 'egressAllow' | 'egressDeny' | 'databaseUrl' | 'mqttUrl'>,
+  config: { egressAllow: string[]; egressDeny: string[]; databaseUrl?: string; mqttUrl?: string },
   ownPorts: () => readonly number[],
   lookup?: LookupAll,
 ): EgressPolicy {

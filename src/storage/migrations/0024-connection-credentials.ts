@@ -1,6 +1,37 @@
 import type { Kysely } from 'kysely';
-import { splitUrlCredentials } from '../../platform/url-credentials.js';
 import type { MeridianMigration } from '../migrator.js';
+
+// The URL userinfo split as it was when this migration was written (platform/url-credentials.ts): a
+// migration keeps the code it ran with, and storage sits below platform.
+// scheme://userinfo@rest: the authority ends at the first / ? or #; its last @ ends the userinfo
+// (RFC 3986 §3.2; WHATWG URL reads a stray @ in a password the same way).
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Splits the userinfo (`user:password@`) out of an absolute URL, keeping the rest as written (no
+ * normalization: the URL a user gave stays recognisable). Null when the URL holds no userinfo.
+ */
+function splitUrlCredentials(text: string): { url: string; username?: string; password?: string } | null {
+  const match = USERINFO.exec(text);
+  if (!match) return null;
+  const userinfo = match[2]!;
+  const colon = userinfo.indexOf(':');
+  const user = colon < 0 ? userinfo : userinfo.slice(0, colon);
+  const password = colon < 0 ? '' : userinfo.slice(colon + 1);
+  return {
+    url: match[1]! + text.slice(match[0].length),
+    ...(user ? { username: decoded(user) } : {}),
+    ...(password ? { password: decoded(password) } : {}),
+  };
+}
 
 /** Where versions before this one kept credentials in a connection's config in plain text. */
 const HEADERS = { rest: 'headers' } as Record<string, string>;
