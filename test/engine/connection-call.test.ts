@@ -235,41 +235,47 @@ for (const dialect of testDialects()) {
       ]);
       const pipeline = (await api.get(`${PIPELINES}/${id}`)).body.data as PipelineRow;
       // A replica that died in the write: its execution running with an expired lease, the run marked.
+      // The engine is stopped meanwhile, so that it cannot claim the execution while it is still queued.
       const repo = new ExecutionsRepository(server.storage.db);
       const now = Date.now();
-      const execution = await repo.enqueue({
-        organizationId: server.orgId,
-        pipeline: { ...pipeline, settings: { ...pipeline.settings, historyDetail: 'full' } },
-        trigger: { type: 'manual', nodeId: 'start', firedAt: now, source: {} },
-        input: null,
-        now,
-      });
-      await repo.saveNodeRun({
-        id: 'interrupted-write',
-        executionId: execution.id,
-        nodeId: 'write',
-        nodeName: 'write',
-        type: 'connection.call',
-        runIndex: 0,
-        status: 'running',
-        port: null,
-        attempts: [],
-        input: null,
-        output: null,
-        error: null,
-        startedAt: now,
-        finishedAt: null,
-        durationMs: null,
-        iteration: null,
-        iterationKey: null,
-        sideEffect: 'writes-device',
-      });
-      await server.storage.db
-        .updateTable('engine_executions')
-        .set({ status: 'running', locked_by: 'dead-replica', lease_until: now - 1, started_at: now })
-        .where('id', '=', execution.id)
-        .execute();
-      server.app.engine.wake();
+      await server.app.engine.stop();
+      let execution: { id: string };
+      try {
+        execution = await repo.enqueue({
+          organizationId: server.orgId,
+          pipeline: { ...pipeline, settings: { ...pipeline.settings, historyDetail: 'full' } },
+          trigger: { type: 'manual', nodeId: 'start', firedAt: now, source: {} },
+          input: null,
+          now,
+        });
+        await repo.saveNodeRun({
+          id: 'interrupted-write',
+          executionId: execution.id,
+          nodeId: 'write',
+          nodeName: 'write',
+          type: 'connection.call',
+          runIndex: 0,
+          status: 'running',
+          port: null,
+          attempts: [],
+          input: null,
+          output: null,
+          error: null,
+          startedAt: now,
+          finishedAt: null,
+          durationMs: null,
+          iteration: null,
+          iterationKey: null,
+          sideEffect: 'writes-device',
+        });
+        await server.storage.db
+          .updateTable('engine_executions')
+          .set({ status: 'running', locked_by: 'dead-replica', lease_until: now - 1, started_at: now })
+          .where('id', '=', execution.id)
+          .execute();
+      } finally {
+        server.app.engine.start();
+      }
       const ended = await finished(api, execution.id);
       assert.equal(ended.status, 'failed');
       assert.equal(ended.error!.code, 'interrupted');
