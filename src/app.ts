@@ -42,6 +42,7 @@ import { EntityVersionsRepository } from './modules/versions/entity-versions.rep
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { egressPolicyOf, type LookupAll } from './platform/egress/egress-policy.js';
+import { EntityEvents } from './platform/entity-events.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
 import { unavailable } from './platform/errors.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
@@ -196,7 +197,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     topicPrefix: config.topicPrefix,
   });
   await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
-  await installPipelines(app, { config, storage, clock, versions, edges, models, metrics });
+  const events = new EntityEvents(bus, (error, change) =>
+    app.log.warn({ err: error, change }, 'an entity change was not applied everywhere'),
+  );
+  app.addHook('onClose', async () => events.close());
+  await installPipelines(app, { config, storage, clock, events, versions, edges, models, metrics });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges });
   // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
   const ownPorts = () => {
@@ -220,6 +225,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     storage,
     clock,
     bus,
+    events,
     versions,
     edges,
     kinds,

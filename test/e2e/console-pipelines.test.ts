@@ -212,6 +212,29 @@ describe('console: pipelines', () => {
     assert.deepEqual(errors, []);
   });
 
+  it('in maintenance shows the reason where "Run now" is, and "Run anyway" runs it', async () => {
+    const MAINTENANCE = '/api/v1/organizations/settings/maintenance';
+    const on = await server.admin.post(MAINTENANCE, { enabled: true, reason: 'line 4 retrofit' });
+    assert.equal(on.status, 200, on.text);
+    try {
+      await page.goto(`${server.url}/engine/pipelines/${pipelineId}`);
+      const notice = page.getByTestId('run-in-maintenance');
+      await notice.getByText('line 4 retrofit').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Run now' }).count(), 0);
+      await screenshot(page, 'pipeline-run-in-maintenance');
+      await notice.getByRole('button', { name: 'Run anyway' }).click();
+      await page
+        .locator('.execution-inspector[data-execution-status="completed"]')
+        .waitFor({ timeout: 20_000 });
+      const runs = (await server.admin.get(`/api/v1/engine/executions?pipelineId=${pipelineId}`)).body.data;
+      assert.equal(runs[0].status, 'completed', 'forced: it ran');
+    } finally {
+      await server.admin.post(MAINTENANCE, { enabled: false, reason: 'retrofit done' });
+    }
+    await page.getByRole('button', { name: 'Run now' }).waitFor();
+    assert.deepEqual(errors, []);
+  });
+
   it('lists pipelines and opens the editor on a narrow screen', async () => {
     const narrow = await openPage(browser, NARROW);
     await signIn(narrow.page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/engine/pipelines');

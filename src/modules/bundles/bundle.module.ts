@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
+import type { EntityEvents } from '../../platform/entity-events.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
@@ -24,6 +25,8 @@ export async function installBundles(
     storage: Storage;
     clock: Clock;
     bus: InvalidationBus;
+    /** Every kind an import may have written is announced changed (the engine's triggers listen). */
+    events: EntityEvents;
     versions: EntityVersionsRepository;
     edges: DependencyEdges;
     /** The entity kinds: each writes its section of a bundle. */
@@ -57,6 +60,8 @@ export async function installBundles(
     imported: async (organizationId, effects) => {
       for (const id of effects.start) app.connectors.supervisor.changed(id);
       if (effects.settings) await deps.bus.publish({ topic: SETTINGS_CHANGED, id: organizationId });
+      for (const kind of kinds.all())
+        if (kind.exchange) await deps.events.changed({ type: kind.type, organizationId });
     },
   });
   await app.register(bundleRoutes, {

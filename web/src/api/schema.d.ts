@@ -11396,7 +11396,7 @@ export interface paths {
         put?: never;
         /**
          * Run a pipeline from its manual trigger
-         * @description Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it.
+         * @description Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it. While the organization is in maintenance the run is recorded as `skipped` with the reason `maintenance` (202 with that execution) unless the body says `"force": true`, which Owners and Admins may.
          *
          *     Requires the scope `pipelines:write`.
          */
@@ -11420,6 +11420,8 @@ export interface paths {
                         input?: unknown;
                         /** @description Which manual trigger (default: the first). */
                         nodeId?: string;
+                        /** @description Run even while the organization is in maintenance (otherwise the run is recorded as `skipped` with the reason `maintenance`). Owners and Admins only: 403 for other roles. */
+                        force?: boolean;
                     };
                 };
             };
@@ -11502,7 +11504,7 @@ export interface paths {
                         "application/json": components["schemas"]["def-1"];
                     };
                 };
-                /** @description The credential lacks the required scope or role. */
+                /** @description `force` from a role below Admin (`insufficient_scope`). */
                 403: {
                     headers: {
                         [name: string]: unknown;

@@ -88,6 +88,33 @@ export class ExecutionsRepository extends ExecutionReads {
     return inserted ? execution() : undefined;
   }
 
+  /**
+   * Enqueues with an idempotency key in one transaction with `current`, which answers the pipeline as
+   * it is now (its row locked on PostgreSQL) or undefined when the execution must not be queued (the
+   * pipeline was disabled meanwhile): a change committed before this call is always seen. Answers the
+   * execution, or undefined when it was not queued (refused, or an execution with the key exists).
+   */
+  async enqueueIf(
+    input: EnqueueInput & { idempotencyKey: string },
+    current: (trx: Kysely<Database>) => Promise<EnqueueInput['pipeline'] | undefined>,
+  ): Promise<ExecutionRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const pipeline = await current(trx);
+      if (!pipeline) return undefined;
+      const now = { ...input, pipeline };
+      const row = executionRow(now);
+      const definition = definitionRow(now);
+      await storeDefinitions(trx, [definition]);
+      const inserted = await trx
+        .insertInto('engine_executions')
+        .values(row)
+        .onConflict((oc) => oc.column('idempotency_key').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return inserted ? executionWith(row, definition.definition) : undefined;
+    });
+  }
+
   /** Enqueues several executions (without idempotency keys) in one statement; answers their ids. */
   async enqueueMany(inputs: EnqueueInput[]): Promise<string[]> {
     if (inputs.length === 0) return [];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../../config/config.schema.js';
 import type { Clock } from '../../../platform/clock.js';
+import type { EntityEvents } from '../../../platform/entity-events.js';
 import { resolveKeyEncryptionKey } from '../../../platform/key-encryption-key.js';
 import type { Storage } from '../../../storage/database.js';
 import { parsePublishRecord } from '../../uns/data/publish-record.js';
@@ -43,6 +44,8 @@ export async function installPipelines(
     config: Config;
     storage: Storage;
     clock: Clock;
+    /** Pipeline changes: announced by the pipelines service, applied by the triggers and schedules. */
+    events: EntityEvents;
     versions: EntityVersionsRepository;
     /** The dependency graph's edges, rewritten on every save. */
     edges: EdgeWriter;
@@ -98,6 +101,9 @@ export async function installPipelines(
     registerEngineMetrics(deps.metrics, engine);
     registerSandboxMetrics(deps.metrics, sandbox);
   }
+  // Maintenance mode: triggers and manual runs are recorded as skipped with the reason (organizations/maintenance).
+  const skipReason = async (organizationId: string) =>
+    app.hasDecorator('maintenance') ? app.maintenance.skipReason(organizationId) : null;
   const pipelines = new PipelinesService({
     db,
     repo: pipelinesRepo,
@@ -106,6 +112,8 @@ export async function installPipelines(
     executions,
     clock,
     onQueued: () => engine.wake(),
+    events: deps.events,
+    skipReason,
   });
   await app.register(pipelinesRoutes, {
     prefix: '/api/v1/engine/pipelines',
@@ -130,6 +138,7 @@ export async function installPipelines(
     executions,
     pipelines: pipelinesRepo,
     clock,
+    events: deps.events,
     topicPrefix: config.topicPrefix,
     onQueued: () => engine.wake(),
     enqueue: (inputs) => engine.enqueue(inputs),
@@ -146,10 +155,9 @@ export async function installPipelines(
     clock,
     log: app.log,
     onQueued: () => engine.wake(),
-    // Maintenance mode: a due schedule is recorded as skipped with the reason (organizations/maintenance).
-    skipReason: async (organizationId) =>
-      app.hasDecorator('maintenance') ? app.maintenance.skipReason(organizationId) : null,
+    skipReason,
   });
+  const stopSchedules = deps.events.on('pipeline', () => schedules.refresh());
   // Retention per organization: on start and hourly.
   const purge = () =>
     void executions
@@ -165,6 +173,7 @@ export async function installPipelines(
   });
   app.addHook('onClose', async () => {
     if (retention) clearInterval(retention);
+    stopSchedules();
     schedules.stop();
     await engine.stop();
     await sandbox.close();

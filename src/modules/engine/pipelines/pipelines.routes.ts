@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
-import { badRequest, withDetails } from '../../../platform/errors.js';
-import { dataEnvelope, IdParams, isoTime } from '../../../platform/schemas.js';
+import { badRequest, insufficientScope, withDetails } from '../../../platform/errors.js';
+import { dataEnvelope, errorResponse, IdParams, isoTime } from '../../../platform/schemas.js';
 import { bodyObject, domainBody } from '../../../platform/validation.js';
 import { ForceQuery, ImpactConflictBody } from '../../graph/graph.schemas.js';
 import { impactCheck } from '../../graph/impact/guard-impact.js';
@@ -225,20 +225,28 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
         tags,
         summary: 'Run a pipeline from its manual trigger',
         description:
-          'Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it.',
+          'Queues an execution of the current version (202); the engine runs it. `GET /api/v1/engine/executions/{id}` follows it. While the organization is in maintenance the run is recorded as `skipped` with the reason `maintenance` (202 with that execution) unless the body says `"force": true`, which Owners and Admins may.',
         params: IdParams,
         body: Type.Optional(ExecuteBody),
-        response: { 202: dataEnvelope(Execution), 400: errors[400] },
+        response: {
+          202: dataEnvelope(Execution),
+          400: errors[400],
+          403: errorResponse('`force` from a role below Admin (`insufficient_scope`).'),
+        },
       },
     },
     async (request, reply) => {
       const body = request.body ?? {};
+      const force = body.force === true;
+      if (force && !request.isSystemAdmin && !['Owner', 'Admin'].includes(request.organization?.role ?? ''))
+        throw insufficientScope('the Owner or Admin role to run during maintenance (force)');
       const execution = await pipelines.execute(
         org(request),
         request.params.id,
         body.input,
         body.nodeId,
         actorOf(request),
+        force,
       );
       return reply.code(202).send({ data: toExecution(execution) });
     },

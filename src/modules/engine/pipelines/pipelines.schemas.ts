@@ -98,6 +98,12 @@ export const ExecuteBody = Type.Object(
   {
     input: Type.Optional(Type.Unknown({ description: "The manual trigger's output." })),
     nodeId: Type.Optional(Type.String({ description: 'Which manual trigger (default: the first).' })),
+    force: Type.Optional(
+      Type.Boolean({
+        description:
+          'Run even while the organization is in maintenance (otherwise the run is recorded as `skipped` with the reason `maintenance`). Owners and Admins only: 403 for other roles.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

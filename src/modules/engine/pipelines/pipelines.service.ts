@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
+import type { EntityEvents } from '../../../platform/entity-events.js';
 import { type ApiError, badRequest, checkBody, notFound, withDetails } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import type { Database } from '../../../storage/tables.js';
@@ -53,6 +54,13 @@ export class PipelinesService {
       clock: Clock;
       /** Called after an execution was queued (wakes the engine). */
       onQueued?: () => void;
+      /**
+       * Where every committed change is announced: the triggers apply it before the service answers,
+       * other replicas as the invalidation bus tells them.
+       */
+      events?: EntityEvents;
+      /** Why the organization's runs are recorded as skipped right now (maintenance), or null. */
+      skipReason?: (organizationId: string) => Promise<string | null>;
     },
   ) {
     this.lifecycle = new VersionedLifecycle(pipelineRows(deps.repo), deps);
@@ -103,7 +111,13 @@ export class PipelinesService {
       .execute((trx) =>
         this.lifecycle.create(trx, { organizationId, row: pipeline, actor, at: now, changeType }),
       );
+    await this.announce(organizationId, pipeline.id);
     return pipeline;
+  }
+
+  /** Tells the triggers (here, before the answer, and on every other replica) that a pipeline changed. */
+  private announce(organizationId: string, id: string): Promise<void> {
+    return this.deps.events?.changed({ type: ENTITY_TYPE, organizationId, id }) ?? Promise.resolve();
   }
 
   /** A copy under "X (copy)" (or "X (copy n)"), disabled, version 1, node ids kept. */
@@ -134,7 +148,7 @@ export class PipelinesService {
     } = {},
   ): Promise<PipelineRow> {
     const content = this.content(input);
-    return this.deps.db.transaction().execute(async (trx) => {
+    const outcome = await this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('pipeline');
       const changeType = options.changeType ?? 'update';
@@ -155,8 +169,10 @@ export class PipelinesService {
         actor,
         at: now,
       });
-      return saved ? next : current;
+      return { pipeline: saved ? next : current, saved };
     });
+    if (outcome.saved) await this.announce(organizationId, id);
+    return outcome.pipeline;
   }
 
   /** Enables or disables (a new version); enabling needs a valid graph. Disabling cancels queued executions. */
@@ -198,12 +214,15 @@ export class PipelinesService {
       if (!current) throw notFound('pipeline');
       await this.lifecycle.delete(trx, { organizationId, row: current, actor, at: this.deps.clock.now() });
     });
+    await this.announce(organizationId, id);
     await this.deps.executions.cancelQueued(organizationId, id, this.deps.clock.now());
   }
 
   /**
    * Queues a manual run of the pipeline's current version from its manual trigger (the first one, or
-   * `nodeId`). Needs a valid graph; a disabled pipeline can be run by hand.
+   * `nodeId`). Needs a valid graph; a disabled pipeline can be run by hand. While the organization is in
+   * maintenance the run is recorded as skipped with the reason, unless `force` (an Owner's or Admin's,
+   * which the route checks).
    */
   async execute(
     organizationId: string,
@@ -211,6 +230,7 @@ export class PipelinesService {
     input: unknown,
     nodeId: string | undefined,
     actor: Actor,
+    force = false,
   ) {
     const pipeline = await this.get(organizationId, id);
     const problems = this.problems(pipeline);
@@ -226,15 +246,22 @@ export class PipelinesService {
         ),
         { path: '/nodeId' },
       );
+    const skipped = force ? null : await this.deps.skipReason?.(organizationId);
     const now = this.deps.clock.now();
     const execution = await this.deps.executions.enqueue({
       organizationId,
       pipeline,
-      trigger: { type: 'manual', nodeId: trigger.id, firedAt: now, source: { userId: actor.userId } },
+      trigger: {
+        type: 'manual',
+        nodeId: trigger.id,
+        firedAt: now,
+        source: force ? { userId: actor.userId, force: true } : { userId: actor.userId },
+      },
       input,
       now,
+      ...(skipped ? { skippedBecause: skipped } : {}),
     });
-    this.deps.onQueued?.();
+    if (!skipped) this.deps.onQueued?.();
     return execution;
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import type { EntityEvents } from '../../../platform/entity-events.js';
 import type { Database } from '../../../storage/tables.js';
 import type { EnqueueInput, ExecutionsRepository } from '../executions/executions.repository.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
@@ -24,6 +25,8 @@ export async function installTriggers(
     executions: ExecutionsRepository;
     pipelines: PipelinesRepository;
     clock: Clock;
+    /** Pipeline changes, announced by the service that made them (here and from other replicas). */
+    events: EntityEvents;
     topicPrefix: string;
     onQueued: () => void;
     /** Stores the value triggers' executions with the engine's next turn (ExecutionEngine.enqueue). */
@@ -81,18 +84,13 @@ export async function installTriggers(
     await valueTriggers.start();
     if (app.hasDecorator('uns')) app.uns.committedListeners.add(listener);
   });
-  // A pipeline changed on this replica is listened for at once (other replicas re-read within a second).
-  app.addHook('onResponse', async (request, reply) => {
-    if (
-      request.method !== 'GET' &&
-      reply.statusCode < 400 &&
-      request.url.startsWith('/api/v1/engine/pipelines')
-    ) {
-      pipelineTriggers.invalidate();
-      void valueTriggers.refresh().catch((error) => app.log.warn({ err: error }, 'value triggers not read'));
-    }
+  // A pipeline change is applied before the answer on the replica that made it, as the bus tells the others.
+  const stopListening = deps.events.on('pipeline', async () => {
+    pipelineTriggers.invalidate();
+    await valueTriggers.refresh();
   });
   app.addHook('onClose', async () => {
+    stopListening();
     if (app.hasDecorator('uns')) app.uns.committedListeners.delete(listener);
     valueTriggers.stop();
   });

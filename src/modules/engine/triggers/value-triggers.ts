@@ -13,6 +13,8 @@ import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.re
 interface Listener {
   pipeline: PipelineRow;
   nodeId: string;
+  /** When the pipeline's current version was saved (its creation, enable or edit), epoch microseconds. */
+  liveSinceUs: number;
   type: 'uns' | 'connection';
   /** The connection and function of a connection trigger (values carry `source: connection:<id>`). */
   connection?: { connectionId: string; functionId: string; source: string };
@@ -33,14 +35,32 @@ export interface ValueTriggersDeps {
   /** Why an organization's triggers are recorded as skipped right now (maintenance), or null. */
   skipReason?: (organizationId: string) => Promise<string | null>;
   refreshMs?: number;
+  /** How long this replica remembers its commits for catching up (default RECENT_MS). */
+  recentMs?: number;
 }
+
+/**
+ * How long commits are remembered for a trigger that becomes live on this replica after they were
+ * committed: more than the time another replica's change takes to arrive here (the invalidation bus,
+ * milliseconds; the periodic re-read, `refreshMs`, if a notification was lost).
+ */
+const RECENT_MS = 3000;
 
 /**
  * `trigger.uns` and `trigger.connection`: every value committed to the UNS on this replica (HTTP, MQTT,
  * a connection's subscribe function) that an enabled pipeline listens for enqueues one execution of it.
  * Only the replica that committed a value sees it here, so each value starts each pipeline once across
- * replicas. The listeners are indexed by organization and re-read every `refreshMs` (and at once after a
- * change on this replica): a commit of an organization nobody listens to costs one map lookup.
+ * replicas. The listeners are indexed by organization: a commit of an organization nobody listens to
+ * costs one map lookup (and a place in the list of recent commits).
+ *
+ * Live from the answer on: a pipeline change is applied by `refresh`, which the replica that made the
+ * change awaits before answering (EntityEvents) and the others run when the bus tells them (and every
+ * `refreshMs`, in case a notification was lost). A trigger that becomes live here after values were
+ * committed here since its version was saved (a publish that beat the notification) catches up: the
+ * commits of the last `recentMs` are kept, and those received since the trigger's version was saved are
+ * matched when the new listener is installed. Installing and matching happen in one synchronous step on
+ * the event loop, and each commit is told to the listeners in one step too, so each value is matched by
+ * the live listener or by the catch-up, never both: once per value, without a key to guard it.
  *
  * The executions of values committed in one burst are inserted together right after the commit; the
  * publish is acknowledged once they are stored. A crash between the commit and that insert (a few
@@ -55,6 +75,12 @@ export class ValueTriggers {
   private timer: NodeJS.Timeout | undefined;
   /** Refreshes started; a refresh that finishes after a later one began is discarded. */
   private generation = 0;
+  /** The newest refresh: a discarded one waits for it, so that a change is applied when refresh() resolves. */
+  private latest: Promise<void> = Promise.resolve();
+  /** This replica's commits of the last `recentMs`, oldest first from `recentStart`. */
+  private recent: CommitJob[] = [];
+  private recentStart = 0;
+  private commits = 0;
   private readonly pipelines: PipelinesRepository;
 
   constructor(private readonly deps: ValueTriggersDeps) {
@@ -74,6 +100,8 @@ export class ValueTriggers {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.recent = [];
+    this.recentStart = 0;
   }
 
   /** Whether any enabled pipeline of the organization listens for values (tests, benches). */
@@ -81,9 +109,17 @@ export class ValueTriggers {
     return this.byOrganization.has(organizationId);
   }
 
-  /** Re-reads the enabled pipelines with value triggers. */
-  async refresh(): Promise<void> {
-    const generation = ++this.generation;
+  /**
+   * Re-reads the enabled pipelines with value triggers; resolves once what it read (or what a refresh
+   * started after it read) is installed.
+   */
+  refresh(): Promise<void> {
+    const run = this.read(++this.generation);
+    this.latest = run;
+    return run;
+  }
+
+  private async read(generation: number): Promise<void> {
     const next = new Map<string, Listener[]>();
     const add = (listener: Listener) => {
       const list = next.get(listener.pipeline.organizationId) ?? [];
@@ -95,7 +131,13 @@ export class ValueTriggers {
         if (node.type !== 'trigger.uns' || node.disabled) continue;
         try {
           const filter = parseTopicFilter(node.parameters.filter, this.deps.topicPrefix);
-          add({ pipeline, nodeId: node.id, type: 'uns', matches: (topic) => filter.matches(topic) });
+          add({
+            pipeline,
+            nodeId: node.id,
+            liveSinceUs: pipeline.updatedAt * 1000,
+            type: 'uns',
+            matches: (topic) => filter.matches(topic),
+          });
         } catch (error) {
           this.deps.log.warn({ err: error, pipeline: pipeline.id, node: node.id }, 'invalid UNS filter');
         }
@@ -120,12 +162,66 @@ export class ValueTriggers {
         add({
           pipeline,
           nodeId: node.id,
+          liveSinceUs: pipeline.updatedAt * 1000,
           type: 'connection',
           connection: { connectionId, functionId, source: `connection:${connectionId}` },
           matches: (topic) => topic === target.topic || topic.startsWith(below) || items.has(topic),
         });
       }
-    if (generation === this.generation) this.byOrganization = next;
+    if (generation !== this.generation) return this.latest;
+    this.catchUp(this.byOrganization, next);
+    this.byOrganization = next;
+  }
+
+  /**
+   * Matches the remembered commits against the listeners that are new in `next` (or whose pipeline
+   * version is new): those received since the listener's version was saved, that the listener it
+   * replaces did not match already.
+   */
+  private catchUp(previous: Map<string, Listener[]>, next: Map<string, Listener[]>): void {
+    this.forgetOld();
+    if (this.recentStart === this.recent.length) return;
+    const at = this.deps.clock.now();
+    const before = this.pending.length;
+    for (const [organizationId, listeners] of next) {
+      const old = new Map(
+        (previous.get(organizationId) ?? []).map((l) => [`${l.pipeline.id}:${l.nodeId}`, l]),
+      );
+      for (const listener of listeners) {
+        const replaced = old.get(`${listener.pipeline.id}:${listener.nodeId}`);
+        if (replaced?.pipeline.version === listener.pipeline.version) continue;
+        for (let i = this.recentStart; i < this.recent.length; i++) {
+          const job = this.recent[i]!;
+          if (job.organizationId !== organizationId || job.receivedUs < listener.liveSinceUs) continue;
+          for (const record of job.records)
+            if (this.accepts(listener, record) && !(replaced && this.accepts(replaced, record)))
+              this.pending.push({ listener, record, at });
+        }
+      }
+    }
+    if (this.pending.length > before) {
+      this.deps.log.info(
+        { values: this.pending.length - before },
+        'value triggers caught up on recent commits',
+      );
+      this.flushSoon();
+    }
+  }
+
+  private accepts(listener: Listener, record: AcceptedRecord): boolean {
+    if (listener.connection && record.record.source !== listener.connection.source) return false;
+    return listener.matches(record.record.topic);
+  }
+
+  /** Drops the remembered commits older than `recentMs`. */
+  private forgetOld(): void {
+    const horizonUs = (this.deps.clock.now() - (this.deps.recentMs ?? RECENT_MS)) * 1000;
+    while (this.recentStart < this.recent.length && this.recent[this.recentStart]!.receivedUs < horizonUs)
+      this.recent[this.recentStart++] = undefined as unknown as CommitJob;
+    if (this.recentStart > 1024 && this.recentStart * 2 > this.recent.length) {
+      this.recent = this.recent.slice(this.recentStart);
+      this.recentStart = 0;
+    }
   }
 
   /**
@@ -134,16 +230,21 @@ export class ValueTriggers {
    * acknowledged only then, so that an acknowledged value's executions survive a crash.
    */
   committed(job: CommitJob): Promise<void> | undefined {
+    this.recent.push(job);
+    if ((++this.commits & 255) === 0) this.forgetOld();
     const listeners = this.byOrganization.get(job.organizationId);
     if (listeners === undefined) return undefined;
     const at = this.deps.clock.now();
     const before = this.pending.length;
     for (const record of job.records)
-      for (const listener of listeners) {
-        if (listener.connection && record.record.source !== listener.connection.source) continue;
-        if (listener.matches(record.record.topic)) this.pending.push({ listener, record, at });
-      }
+      for (const listener of listeners)
+        if (this.accepts(listener, record)) this.pending.push({ listener, record, at });
     if (this.pending.length === before) return undefined;
+    return this.flushSoon();
+  }
+
+  /** Stores what is pending with the engine's next turn; answers the promise that settles once it is. */
+  private flushSoon(): Promise<void> {
     if (!this.pendingStored) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => {

@@ -2,8 +2,10 @@ import { ReactFlowProvider } from '@xyflow/react';
 import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../../api/client';
 import { Link } from '../../app/router';
+import { useSession } from '../../app/session';
 import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
+import { useMaintenance } from '../admin/maintenance-banner';
 import { graphLink } from '../dependencies/dependencies-api';
 import type { CanvasNode } from './canvas-node';
 import { ExecutionsPanel } from './executions-panel';
@@ -58,6 +60,13 @@ export function PipelineEditorPage({ id }: { id: string }) {
   const [openExecution, setOpenExecution] = useState<string | null>(null);
   const [runStatus, setRunStatus] = useState<Record<string, string>>({});
   const canvas = useRef<CanvasHandle>(null);
+  const { session, organization } = useSession();
+  const maintenance = useMaintenance(organization?.id ?? null);
+  // A run in maintenance is recorded as skipped unless forced, which Owners and Admins may.
+  const mayForce =
+    (session?.user.isSystemAdmin ?? false) ||
+    organization?.role === 'Owner' ||
+    organization?.role === 'Admin';
 
   const load = async (fresh?: Pipeline) => {
     setError(null);
@@ -121,10 +130,10 @@ export function PipelineEditorPage({ id }: { id: string }) {
     }
   };
 
-  const run = async () => {
+  const run = async (force = false) => {
     setError(null);
     try {
-      const execution = await runPipeline(pipeline.id, undefined);
+      const execution = await runPipeline(pipeline.id, undefined, force);
       setOpenExecution(execution.id);
       setTab('executions');
     } catch (failure) {
@@ -172,9 +181,22 @@ export function PipelineEditorPage({ id }: { id: string }) {
           <button type="button" className="button" onClick={toggleEnabled} disabled={dirty}>
             {pipeline.enabled ? 'Disable' : 'Enable'}
           </button>
-          <button type="button" className="button" onClick={run} disabled={dirty}>
-            Run now
-          </button>
+          {maintenance?.enabled ? (
+            <span className="run-in-maintenance" data-testid="run-in-maintenance">
+              <span className="muted">
+                Maintenance: {maintenance.reason}. A run now is recorded as skipped.
+              </span>{' '}
+              {mayForce && (
+                <button type="button" className="button" onClick={() => run(true)} disabled={dirty}>
+                  Run anyway
+                </button>
+              )}
+            </span>
+          ) : (
+            <button type="button" className="button" onClick={() => run()} disabled={dirty}>
+              Run now
+            </button>
+          )}
           <Link to={graphLink('pipeline', pipeline.id)} className="button">
             Dependencies
           </Link>

@@ -163,10 +163,11 @@ export async function setEnabled(id: string, enabled: boolean): Promise<Pipeline
   return unwrapBody<{ data: Pipeline }>(result).data;
 }
 
-export async function runPipeline(id: string, input: unknown): Promise<Execution> {
+/** Queues a run; `force` runs it even in maintenance (Owners and Admins; else it is recorded as skipped). */
+export async function runPipeline(id: string, input: unknown, force = false): Promise<Execution> {
   const result = await api.POST('/api/v1/engine/pipelines/{id}/execute', {
     params: path(id),
-    body: input === undefined ? {} : { input },
+    body: { ...(input === undefined ? {} : { input }), ...(force ? { force: true } : {}) },
   });
   return unwrapBody<{ data: Execution }>(result).data;
 }
