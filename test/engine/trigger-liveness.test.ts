@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { exportBundle, IMPORT, validate } from '../dependencies/bundle-helpers.js';
 import { testDialects } from '../helpers/dialects.js';
-import { signedInMember } from '../helpers/factories.js';
+import { buildOrganization, signedInMember } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -48,10 +49,10 @@ for (const dialect of testDialects()) {
           .orderBy('queued_at')
           .execute()
       ).map((r) => ({ ...r, input: r.input && JSON.parse(r.input), trigger: JSON.parse(r.trigger) }));
-    const publishSix = (base: string) =>
+    const publishSix = (base: string, client: TestClient = api) =>
       Promise.all(
         [0, 1, 2, 3, 4, 5].map(async (i) => {
-          const res = await api.post('/api/v1/uns/data/publish', { topic: `${base}/v${i}`, value: i });
+          const res = await client.post('/api/v1/uns/data/publish', { topic: `${base}/v${i}`, value: i });
           assert.equal(res.status, 200, res.text);
         }),
       );
@@ -100,6 +101,24 @@ for (const dialect of testDialects()) {
         assert.equal(enabled.status, 200, enabled.text);
         await publishSix(base);
         await exactlySix(made.body.data.id, base, `round ${round}`);
+      }
+    });
+
+    it('a pipeline imported with activate starts an execution for each value published right after the import answered (5 rounds)', async () => {
+      for (let round = 0; round < 5; round++) {
+        const base = `v1/live-import/r${round}`;
+        const made = await api.post(PIPELINES, listening(`Live on import ${round}`, `${base}/#`, true));
+        assert.equal(made.status, 201, made.text);
+        const { bundle } = await exportBundle(server.admin, {
+          select: [{ type: 'pipeline', id: made.body.data.id }],
+        });
+        const target = server.admin.inOrg(await buildOrganization(server));
+        const plan = await validate(target, bundle, { activate: true });
+        assert.equal(plan.canExecute, true, JSON.stringify(plan.problems));
+        const done = await target.post(`${IMPORT}/execute`, { planId: plan.planId });
+        assert.equal(done.status, 201, done.text);
+        await publishSix(base, target);
+        await exactlySix(done.body.data.idMap[`pipeline:Live on import ${round}`], base, `round ${round}`);
       }
     });
 
