@@ -14,7 +14,11 @@ const T0 = 1_764_300_000_000;
 
 function host(options: { debounceMs?: number } = {}) {
   let now = T0;
-  const h = new SparkplugHost({ prefix: 'v1', rebirthDebounceMs: options.debounceMs ?? 5000, now: () => now });
+  const h = new SparkplugHost({
+    prefix: 'v1',
+    rebirthDebounceMs: options.debounceMs ?? 5000,
+    now: () => now,
+  });
   return { h, tick: (ms: number) => (now += ms), now: () => now };
 }
 
@@ -44,7 +48,12 @@ const byTopic = (values: SparkplugValue[]) => Object.fromEntries(values.map((v) 
 
 describe('Sparkplug topics', () => {
   it('parses node, device and STATE topics (section 4.1)', () => {
-    assert.deepEqual(parseSparkplugTopic('spBv1.0/G/NDATA/E'), { kind: 'node', groupId: 'G', type: 'NDATA', edgeNodeId: 'E' });
+    assert.deepEqual(parseSparkplugTopic('spBv1.0/G/NDATA/E'), {
+      kind: 'node',
+      groupId: 'G',
+      type: 'NDATA',
+      edgeNodeId: 'E',
+    });
     assert.deepEqual(parseSparkplugTopic('spBv1.0/G/DDATA/E/D'), {
       kind: 'device',
       groupId: 'G',
@@ -99,17 +108,25 @@ describe('Sparkplug host application', () => {
     const out = h.receive(
       ORG,
       'spBv1.0/Plant1/NDATA/Edge1',
-      payload(1, [
-        { alias: 1, type: 'Double', value: 22.25, timestamp: T0 + 1000 },
-        { name: 'Counter', type: 'Int64', value: 11 },
-      ], T0 + 2000),
+      payload(
+        1,
+        [
+          { alias: 1, type: 'Double', value: 22.25, timestamp: T0 + 1000 },
+          { name: 'Counter', type: 'Int64', value: 11 },
+        ],
+        T0 + 2000,
+      ),
     );
     assert.deepEqual(out.problems, []);
     const values = byTopic(out.values);
     assert.equal(values['v1/Plant1/Edge1/Line/Temperature']!.value, 22.25);
     assert.equal(values['v1/Plant1/Edge1/Line/Temperature']!.timestamp, T0 + 1000);
     assert.equal(values['v1/Plant1/Edge1/Counter']!.value, 11);
-    assert.equal(values['v1/Plant1/Edge1/Counter']!.timestamp, T0 + 2000, 'the payload timestamp when the metric has none');
+    assert.equal(
+      values['v1/Plant1/Edge1/Counter']!.timestamp,
+      T0 + 2000,
+      'the payload timestamp when the metric has none',
+    );
   });
 
   it('gives every datatype a JSON value: integers exact or as decimal text, DataSet and Template as objects, is_null as null', () => {
@@ -137,7 +154,15 @@ describe('Sparkplug host application', () => {
       {
         name: 'batch',
         type: 'DataSet',
-        value: { numOfColumns: 2, columns: ['step', 'ok'], types: ['Int32', 'Boolean'], rows: [[1, true], [2, false]] },
+        value: {
+          numOfColumns: 2,
+          columns: ['step', 'ok'],
+          types: ['Int32', 'Boolean'],
+          rows: [
+            [1, true],
+            [2, false],
+          ],
+        },
       },
       {
         name: 'motor',
@@ -172,8 +197,21 @@ describe('Sparkplug host application', () => {
       uuid: '0f8e1c1a-1111-4222-8333-444455556666',
       bytes: 'AQL/',
       nothing: null,
-      batch: { columns: ['step', 'ok'], types: ['Int32', 'Boolean'], rows: [[1, true], [2, false]] },
-      motor: { templateRef: 'Motor', isDefinition: false, version: null, metrics: { rpm: 1450 }, parameters: { site: 'P1' } },
+      batch: {
+        columns: ['step', 'ok'],
+        types: ['Int32', 'Boolean'],
+        rows: [
+          [1, true],
+          [2, false],
+        ],
+      },
+      motor: {
+        templateRef: 'Motor',
+        isDefinition: false,
+        version: null,
+        metrics: { rpm: 1450 },
+        parameters: { site: 'P1' },
+      },
     });
   });
 
@@ -188,25 +226,34 @@ describe('Sparkplug host application', () => {
     assert.equal(out.values[0]!.historical, true);
     assert.equal(out.values[0]!.timestamp, T0 - 60_000);
     tick(1000);
-    const death = h.receive(ORG, 'spBv1.0/Plant1/NDEATH/Edge1', payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 3 }]));
+    const death = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDEATH/Edge1',
+      payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 3 }]),
+    );
     assert.equal(byTopic(death.values)['v1/Plant1/Edge1/Line/Temperature']!.value, 21.5);
   });
 
   it('an NDEATH whose bdSeq matches the birth marks the node and its devices offline and their metrics bad at the host time, value kept (tck-id-operational-behavior-edge-node-termination-host-action-ndeath-node-tags-stale, -devices-tags-stale)', () => {
     const { h, tick, now } = host();
     birth(h);
-    h.receive(ORG, 'spBv1.0/Plant1/DBIRTH/Edge1/Press4', payload(1, [{ name: 'Pressure', alias: 10, type: 'Float', value: 2.5 }]));
-    tick(5000);
-    const out = h.receive(ORG, 'spBv1.0/Plant1/NDEATH/Edge1', payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 3 }]));
-    assert.deepEqual(
-      out.values.map((v) => [v.topic, v.value, v.quality, v.timestamp]).sort(),
-      [
-        ['v1/Plant1/Edge1/Counter', 10, 2, now()],
-        ['v1/Plant1/Edge1/Line/Temperature', 21.5, 2, now()],
-        ['v1/Plant1/Edge1/Press4/Pressure', 2.5, 2, now()],
-        ['v1/Plant1/Edge1/Running', true, 2, now()],
-      ],
+    h.receive(
+      ORG,
+      'spBv1.0/Plant1/DBIRTH/Edge1/Press4',
+      payload(1, [{ name: 'Pressure', alias: 10, type: 'Float', value: 2.5 }]),
     );
+    tick(5000);
+    const out = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDEATH/Edge1',
+      payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 3 }]),
+    );
+    assert.deepEqual(out.values.map((v) => [v.topic, v.value, v.quality, v.timestamp]).sort(), [
+      ['v1/Plant1/Edge1/Counter', 10, 2, now()],
+      ['v1/Plant1/Edge1/Line/Temperature', 21.5, 2, now()],
+      ['v1/Plant1/Edge1/Press4/Pressure', 2.5, 2, now()],
+      ['v1/Plant1/Edge1/Running', true, 2, now()],
+    ]);
     const [node] = h.nodes(ORG);
     assert.equal(node!.online, false);
     assert.equal(node!.devices[0]!.online, false);
@@ -215,7 +262,11 @@ describe('Sparkplug host application', () => {
   it('an NDEATH with another bdSeq (the will of an older session) changes nothing', () => {
     const { h } = host();
     birth(h, ORG, 7);
-    const out = h.receive(ORG, 'spBv1.0/Plant1/NDEATH/Edge1', payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 6 }]));
+    const out = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDEATH/Edge1',
+      payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 6 }]),
+    );
     assert.deepEqual(out.values, []);
     assert.match(out.problems[0]!, /bdSeq 6 is not the session's \(7\)/);
     assert.equal(h.nodes(ORG)[0]!.online, true);
@@ -224,24 +275,41 @@ describe('Sparkplug host application', () => {
   it('a DDEATH marks that device metrics bad at the DDEATH timestamp; a DBIRTH restores them', () => {
     const { h } = host();
     birth(h);
-    h.receive(ORG, 'spBv1.0/Plant1/DBIRTH/Edge1/Press4', payload(1, [{ name: 'Pressure', alias: 10, type: 'Float', value: 2.5 }]));
+    h.receive(
+      ORG,
+      'spBv1.0/Plant1/DBIRTH/Edge1/Press4',
+      payload(1, [{ name: 'Pressure', alias: 10, type: 'Float', value: 2.5 }]),
+    );
     const death = h.receive(ORG, 'spBv1.0/Plant1/DDEATH/Edge1/Press4', payload(2, [], T0 + 9000));
     assert.deepEqual(death.values, [
-      { topic: 'v1/Plant1/Edge1/Press4/Pressure', value: 2.5, timestamp: T0 + 9000, quality: 2, historical: false },
+      {
+        topic: 'v1/Plant1/Edge1/Press4/Pressure',
+        value: 2.5,
+        timestamp: T0 + 9000,
+        quality: 2,
+        historical: false,
+      },
     ]);
     const rebirth = h.receive(
       ORG,
       'spBv1.0/Plant1/DBIRTH/Edge1/Press4',
       payload(3, [{ name: 'Pressure', alias: 10, type: 'Float', value: 2.75 }], T0 + 10_000),
     );
-    assert.deepEqual(rebirth.values.map((v) => [v.value, v.quality]), [[2.75, 0]]);
+    assert.deepEqual(
+      rebirth.values.map((v) => [v.value, v.quality]),
+      [[2.75, 0]],
+    );
     assert.equal(h.nodes(ORG)[0]!.devices[0]!.online, true);
   });
 
   it('a sequence gap counts an error and asks for a rebirth with NCMD Node Control/Rebirth = true, debounced', () => {
     const { h, tick } = host({ debounceMs: 5000 });
     birth(h);
-    const gap = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(5, [{ alias: 2, type: 'Int64', value: 12 }]));
+    const gap = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDATA/Edge1',
+      payload(5, [{ alias: 2, type: 'Int64', value: 12 }]),
+    );
     assert.match(gap.problems[0]!, /seq 5, expected 1/);
     assert.equal(gap.values.length, 1, 'the values of the message are still taken');
     assert.equal(gap.command!.topic, 'spBv1.0/Plant1/NCMD/Edge1');
@@ -250,10 +318,18 @@ describe('Sparkplug host application', () => {
       command.metrics!.map((m) => [m.name, m.type, m.value]),
       [['Node Control/Rebirth', 'Boolean', true]],
     );
-    const again = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(9, [{ alias: 2, type: 'Int64', value: 13 }]));
+    const again = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDATA/Edge1',
+      payload(9, [{ alias: 2, type: 'Int64', value: 13 }]),
+    );
     assert.equal(again.command, null, 'within the debounce no second request');
     tick(5000);
-    const later = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(20, [{ alias: 2, type: 'Int64', value: 14 }]));
+    const later = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDATA/Edge1',
+      payload(20, [{ alias: 2, type: 'Int64', value: 14 }]),
+    );
     assert.notEqual(later.command, null);
     assert.equal(h.nodes(ORG)[0]!.seqErrors, 3);
   });
@@ -262,7 +338,11 @@ describe('Sparkplug host application', () => {
     const { h } = host();
     birth(h);
     for (let i = 1; i <= 300; i++) {
-      const out = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(i % 256, [{ alias: 2, type: 'Int64', value: i }]));
+      const out = h.receive(
+        ORG,
+        'spBv1.0/Plant1/NDATA/Edge1',
+        payload(i % 256, [{ alias: 2, type: 'Int64', value: i }]),
+      );
       assert.deepEqual(out.problems, [], `seq ${i % 256}`);
     }
     assert.equal(h.nodes(ORG)[0]!.seqErrors, 0);
@@ -270,19 +350,34 @@ describe('Sparkplug host application', () => {
 
   it('data before a birth publishes nothing and asks for a rebirth (a host restarted: state rebuilt from the rebirth)', () => {
     const { h } = host();
-    const out = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(4, [{ alias: 2, type: 'Int64', value: 12 }]));
+    const out = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDATA/Edge1',
+      payload(4, [{ alias: 2, type: 'Int64', value: 12 }]),
+    );
     assert.deepEqual(out.values, []);
     assert.match(out.problems[0]!, /before its NBIRTH/);
     assert.equal(out.command!.topic, 'spBv1.0/Plant1/NCMD/Edge1');
     birth(h);
-    const after = h.receive(ORG, 'spBv1.0/Plant1/NDATA/Edge1', payload(1, [{ alias: 2, type: 'Int64', value: 13 }]));
-    assert.deepEqual(after.values.map((v) => [v.topic, v.value]), [['v1/Plant1/Edge1/Counter', 13]]);
+    const after = h.receive(
+      ORG,
+      'spBv1.0/Plant1/NDATA/Edge1',
+      payload(1, [{ alias: 2, type: 'Int64', value: 13 }]),
+    );
+    assert.deepEqual(
+      after.values.map((v) => [v.topic, v.value]),
+      [['v1/Plant1/Edge1/Counter', 13]],
+    );
   });
 
   it('device data before its DBIRTH asks for a rebirth', () => {
     const { h } = host();
     birth(h);
-    const out = h.receive(ORG, 'spBv1.0/Plant1/DDATA/Edge1/Press4', payload(1, [{ alias: 10, type: 'Float', value: 1 }]));
+    const out = h.receive(
+      ORG,
+      'spBv1.0/Plant1/DDATA/Edge1/Press4',
+      payload(1, [{ alias: 10, type: 'Float', value: 1 }]),
+    );
     assert.deepEqual(out.values, []);
     assert.match(out.problems[0]!, /before its DBIRTH/);
     assert.notEqual(out.command, null);
@@ -300,7 +395,10 @@ describe('Sparkplug host application', () => {
       ]),
     );
     assert.match(out.problems[0]!, /unknown metric alias 99/);
-    assert.deepEqual(out.values.map((v) => v.value), [11]);
+    assert.deepEqual(
+      out.values.map((v) => v.value),
+      [11],
+    );
     assert.notEqual(out.command, null);
   });
 
@@ -308,7 +406,11 @@ describe('Sparkplug host application', () => {
     const { h } = host();
     birth(h, 'org-a', 1);
     birth(h, 'org-b', 2);
-    h.receive('org-a', 'spBv1.0/Plant1/NDEATH/Edge1', payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 1 }]));
+    h.receive(
+      'org-a',
+      'spBv1.0/Plant1/NDEATH/Edge1',
+      payload(undefined, [{ name: 'bdSeq', type: 'Int64', value: 1 }]),
+    );
     assert.equal(h.nodes('org-a')[0]!.online, false);
     assert.equal(h.nodes('org-b')[0]!.online, true);
     assert.equal(h.nodes('org-b')[0]!.bdSeq, '2');

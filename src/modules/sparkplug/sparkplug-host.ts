@@ -144,11 +144,18 @@ export class SparkplugHost {
         seqErrors: node.seqErrors,
         metrics: node.metrics.byName.size,
         devices: [...node.devices.values()]
-          .map((d) => ({ deviceId: d.deviceId, online: d.online, lastBirthAt: d.lastBirthAt, metrics: d.metrics.byName.size }))
+          .map((d) => ({
+            deviceId: d.deviceId,
+            online: d.online,
+            lastBirthAt: d.lastBirthAt,
+            metrics: d.metrics.byName.size,
+          }))
           .sort((a, b) => a.deviceId.localeCompare(b.deviceId)),
       });
     }
-    return views.sort((a, b) => a.groupId.localeCompare(b.groupId) || a.edgeNodeId.localeCompare(b.edgeNodeId));
+    return views.sort(
+      (a, b) => a.groupId.localeCompare(b.groupId) || a.edgeNodeId.localeCompare(b.edgeNodeId),
+    );
   }
 
   /** Forgets an organization's sessions (the organization was purged). */
@@ -157,15 +164,22 @@ export class SparkplugHost {
     for (const key of [...this.#sessions.keys()]) if (key.startsWith(prefix)) this.#sessions.delete(key);
   }
 
-  #handle(organizationId: string, topic: Exclude<SparkplugTopic, { kind: 'state' }>, payload: Payload): HostOutcome {
+  #handle(
+    organizationId: string,
+    topic: Exclude<SparkplugTopic, { kind: 'state' }>,
+    payload: Payload,
+  ): HostOutcome {
     const key = `${organizationId}\u0000${topic.groupId}\u0000${topic.edgeNodeId}`;
     if (topic.type === 'NBIRTH') return this.#nodeBirth(key, topic.groupId, topic.edgeNodeId, payload);
     const node = this.#sessions.get(key);
     if (topic.type === 'NDEATH') return node ? this.#nodeDeath(node, payload) : nothing();
-    if (!node || !node.online) {
+    if (!node?.online) {
       // Data (or a device message) before the node's birth: ask for one (a primary host does).
       const session = node ?? this.#newSession(key, topic.groupId, topic.edgeNodeId);
-      return this.#askRebirth(session, `${topic.type} from ${topic.groupId}/${topic.edgeNodeId} before its NBIRTH`);
+      return this.#askRebirth(
+        session,
+        `${topic.type} from ${topic.groupId}/${topic.edgeNodeId} before its NBIRTH`,
+      );
     }
     const problems: string[] = [];
     this.#checkSeq(node, payload, topic.type, problems);
@@ -179,7 +193,11 @@ export class SparkplugHost {
   }
 
   /** A message of a node that is online: its data, or its devices' births, deaths and data. */
-  #sessionMessage(node: NodeSession, topic: Exclude<SparkplugTopic, { kind: 'state' }>, payload: Payload): HostOutcome {
+  #sessionMessage(
+    node: NodeSession,
+    topic: Exclude<SparkplugTopic, { kind: 'state' }>,
+    payload: Payload,
+  ): HostOutcome {
     switch (topic.type) {
       case 'NDATA':
         return this.#data(node, node.metrics, this.#nodeTopic(node), payload);
@@ -189,7 +207,8 @@ export class SparkplugHost {
         return this.#deviceDeath(node, topic.deviceId, payload);
       case 'DDATA': {
         const device = node.devices.get(topic.deviceId);
-        if (!device || !device.online) return this.#askRebirth(node, `DDATA from device ${topic.deviceId} before its DBIRTH`);
+        if (!device?.online)
+          return this.#askRebirth(node, `DDATA from device ${topic.deviceId} before its DBIRTH`);
         return this.#data(node, device.metrics, `${this.#nodeTopic(node)}/${device.deviceId}`, payload);
       }
       default:
@@ -233,7 +252,8 @@ export class SparkplugHost {
     node.lastBirthAt = this.options.now();
     node.expectedSeq = payload.seq === null ? null : (payload.seq + 1) % 256;
     const outcome = this.#register(node.metrics, this.#nodeTopic(node), payload);
-    if (bdSeq === undefined) outcome.problems.push(`NBIRTH of ${groupId}/${edgeNodeId} without a bdSeq metric`);
+    if (bdSeq === undefined)
+      outcome.problems.push(`NBIRTH of ${groupId}/${edgeNodeId} without a bdSeq metric`);
     return outcome;
   }
 
@@ -280,7 +300,7 @@ export class SparkplugHost {
   /** DDEATH: the device's metrics stale at the DDEATH's timestamp (…-ddeath-devices-tags-stale). */
   #deviceDeath(node: NodeSession, deviceId: string, payload: Payload): HostOutcome {
     const device = node.devices.get(deviceId);
-    if (!device || !device.online) return nothing();
+    if (!device?.online) return nothing();
     const at = payload.timestamp ?? this.options.now();
     device.online = false;
     device.lastDeathAt = at;
@@ -334,7 +354,13 @@ export class SparkplugHost {
       state.value = metric.value;
       state.hasValue = true;
     }
-    return { topic: state.topic, value: metric.value, timestamp, quality: 0, historical: metric.isHistorical };
+    return {
+      topic: state.topic,
+      value: metric.value,
+      timestamp,
+      quality: 0,
+      historical: metric.isHistorical,
+    };
   }
 
   /** Every message after the birth carries the next seq, 0-255 then 0 again (tck-id-payloads-sequence-num-incrementing). */
@@ -364,8 +390,15 @@ export class SparkplugHost {
       node.lastRebirthRequestAt === null || now - node.lastRebirthRequestAt >= this.options.rebirthDebounceMs;
     if (!due) return { values: [], command: null, problems: [why] };
     node.lastRebirthRequestAt = now;
-    const payload = encodePayload({ timestamp: now, metrics: [{ name: REBIRTH, type: 'Boolean', value: true }] });
-    return { values: [], command: { topic: nodeCommandTopic(node.groupId, node.edgeNodeId), payload }, problems: [why] };
+    const payload = encodePayload({
+      timestamp: now,
+      metrics: [{ name: REBIRTH, type: 'Boolean', value: true }],
+    });
+    return {
+      values: [],
+      command: { topic: nodeCommandTopic(node.groupId, node.edgeNodeId), payload },
+      problems: [why],
+    };
   }
 }
 

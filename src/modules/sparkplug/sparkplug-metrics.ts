@@ -19,7 +19,9 @@ interface Long {
 }
 
 function isLong(value: unknown): value is Long {
-  return typeof value === 'object' && value !== null && (value as { __isLong__?: unknown }).__isLong__ === true;
+  return (
+    typeof value === 'object' && value !== null && (value as { __isLong__?: unknown }).__isLong__ === true
+  );
 }
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -141,7 +143,7 @@ function toMetric(metric: ProtoMetric): Metric {
     name: has('name') ? (metric.name ?? null) : null,
     alias: has('alias') ? toUnsignedText(metric.alias) : null,
     datatype,
-    value: metric.isNull === true ? null : valueOf(metric, datatype),
+    value: metric.isNull === true ? null : typedValue(metric, datatype),
     timestamp: has('timestamp') ? optionalMillis(metric.timestamp) : null,
     isHistorical: metric.isHistorical === true,
     isTransient: metric.isTransient === true,
@@ -155,7 +157,7 @@ function toMetric(metric: ProtoMetric): Metric {
  * DateTime as epoch milliseconds; Bytes and File as base64; DataSet as `{columns, types, rows}`; Template
  * as `{templateRef, isDefinition, version, metrics: {name: value}, parameters: {name: value}}`.
  */
-function valueOf(fields: ValueFields, datatype: string): JsonValue {
+function typedValue(fields: ValueFields, datatype: string): JsonValue {
   switch (fields.value) {
     case 'intValue': {
       const n = fields.intValue ?? 0;
@@ -195,17 +197,20 @@ function dataSet(set: ProtoDataSet): JsonValue {
   return {
     columns: [...(set.columns ?? [])],
     types,
-    rows: (set.rows ?? []).map((row) => (row.elements ?? []).map((cell, i) => valueOf(cell, types[i] ?? 'Unknown'))),
+    rows: (set.rows ?? []).map((row) =>
+      (row.elements ?? []).map((cell, i) => typedValue(cell, types[i] ?? 'Unknown')),
+    ),
   };
 }
 
 function template(value: ProtoTemplate): JsonValue {
   const metrics: Record<string, JsonValue> = {};
-  for (const metric of (value.metrics ?? []).map(toMetric)) if (metric.name !== null) metrics[metric.name] = metric.value;
+  for (const metric of (value.metrics ?? []).map(toMetric))
+    if (metric.name !== null) metrics[metric.name] = metric.value;
   const parameters: Record<string, JsonValue> = {};
   for (const parameter of value.parameters ?? []) {
     if (typeof parameter.name === 'string') {
-      parameters[parameter.name] = valueOf(parameter, DATATYPES[parameter.type ?? 0] ?? 'Unknown');
+      parameters[parameter.name] = typedValue(parameter, DATATYPES[parameter.type ?? 0] ?? 'Unknown');
     }
   }
   const has = (key: string) => Object.hasOwn(value, key);
@@ -224,7 +229,8 @@ function propertySet(set: ProtoPropertySet | undefined | null): Record<string, J
   for (const [i, key] of (set?.keys ?? []).entries()) {
     const property = values[i];
     if (property === undefined) continue;
-    out[key] = property.isNull === true ? null : valueOf(property, DATATYPES[property.type ?? 0] ?? 'Unknown');
+    out[key] =
+      property.isNull === true ? null : typedValue(property, DATATYPES[property.type ?? 0] ?? 'Unknown');
   }
   return out;
 }
@@ -232,7 +238,9 @@ function propertySet(set: ProtoPropertySet | undefined | null): Record<string, J
 function toJsonNumber(value: unknown, datatype: string): number | string {
   if (typeof value === 'number') return value;
   if (!isLong(value)) return 0;
-  const text = (datatype.startsWith('U') || datatype === 'DateTime' ? value.toUnsigned() : value.toSigned()).toString();
+  const text = (
+    datatype.startsWith('U') || datatype === 'DateTime' ? value.toUnsigned() : value.toSigned()
+  ).toString();
   const n = Number(text);
   return Number.isSafeInteger(n) ? n : text;
 }

@@ -30,7 +30,8 @@ export function parseSparkplugTopic(topic: string): SparkplugTopic | { error: st
   const parts = topic.split('/');
   if (parts[0] !== SPARKPLUG_NAMESPACE) return { error: `not in the ${SPARKPLUG_NAMESPACE} namespace` };
   if (parts[1] === 'STATE') {
-    if (parts.length !== 3 || !isSparkplugId(parts[2]!)) return { error: 'STATE topics are spBv1.0/STATE/<host_id>' };
+    if (parts.length !== 3 || !isSparkplugId(parts[2]!))
+      return { error: 'STATE topics are spBv1.0/STATE/<host_id>' };
     return { kind: 'state', hostId: parts[2]! };
   }
   const [, groupId, type, edgeNodeId, deviceId] = parts;
