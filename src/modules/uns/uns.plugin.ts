@@ -20,10 +20,12 @@ import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
+import { SparkplugIngress } from './mqtt/sparkplug-ingress.js';
 import { BindingResolver } from './schemas/binding-resolver.js';
 import { schemasRoutes } from './schemas/schemas.routes.js';
 import { SchemasService } from './schemas/schemas.service.js';
 import { brokerRoutes, unsSettingsRoutes } from './settings/broker.routes.js';
+import { sparkplugRoutes } from './settings/sparkplug.routes.js';
 import { UnsSettingsService } from './settings/uns-settings.service.js';
 import { topicsRoutes } from './topics/topics.routes.js';
 import { TopicsService } from './topics/topics.service.js';
@@ -155,7 +157,14 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   let publisher: PublishService | null = null;
   const committedListeners = new Set<(job: CommitJob) => void | Promise<void>>();
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
+  const sparkplug = new SparkplugIngress({
+    publisher: () => publisher!,
+    prefix: config.topicPrefix,
+    now: () => clock.now(),
+    log: app.log,
+  });
   const broker = new BrokerManager({
+    sparkplug,
     host: config.httpHost,
     namespace: config.mqttNamespace,
     topicPrefix: config.topicPrefix,
@@ -271,6 +280,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   await app.register(schemasRoutes, { prefix: '/api/v1/uns/topics', schemas, topics });
   await app.register(topicsRoutes, { prefix: '/api/v1/uns/topics', topics });
   await app.register(brokerRoutes, { prefix: '/api/v1/uns/broker', broker });
+  await app.register(sparkplugRoutes, { prefix: '/api/v1/uns/sparkplug', host: sparkplug.host });
   await app.register(unsSettingsRoutes, { prefix: '/api/v1/system/uns/settings', settings });
 
   // Open streams would keep the server from closing: they end first, telling clients why; a client

@@ -6911,6 +6911,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/uns/sparkplug/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sparkplug B edge nodes
+         * @description Edge nodes and their devices as the embedded broker's host application knows them: online, last birth and death, bdSeq, sequence errors, metrics.
+         *
+         *     Requires the scope `uns:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                groupId: string;
+                                edgeNodeId: string;
+                                online: boolean;
+                                lastBirthAt: string | null;
+                                lastDeathAt: string | null;
+                                /** @description The birth-death sequence of the current session. */
+                                bdSeq: string | null;
+                                /** @description Messages that arrived out of sequence (each asked for a rebirth). */
+                                seqErrors: number;
+                                /** @description Metrics the node registered in its NBIRTH. */
+                                metrics: number;
+                                devices: {
+                                    deviceId: string;
+                                    online: boolean;
+                                    lastBirthAt: string | null;
+                                    metrics: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/system/uns/settings": {
         parameters: {
             query?: never;

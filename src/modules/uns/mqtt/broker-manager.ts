@@ -10,6 +10,7 @@ import type { BrokerBackend, BrokerMode, BrokerStatus } from './broker-types.js'
 import { startEmbeddedBroker } from './embedded-broker.js';
 import { MessageRates } from './message-rates.js';
 import type { TokenAuthenticator } from './mqtt-auth.js';
+import type { SparkplugIngress } from './sparkplug-ingress.js';
 
 /** Which broker runs: the embedded one on a port, a bridge to an external URL, or none. */
 export interface BrokerSettings {
@@ -39,6 +40,8 @@ export interface BrokerManagerDeps {
   deliverLive?: (organizationId: string, values: LiveValue[]) => void;
   /** Told once a swap finished, started or not (live streams end: they reconnect to the new broker). */
   onSwapped?: () => void;
+  /** Sparkplug B host application of the embedded broker. */
+  sparkplug?: SparkplugIngress;
 }
 
 /**
@@ -82,6 +85,7 @@ export class BrokerManager implements PublishFanout {
           host: this.deps.host,
           port: settings.mqttPort,
           authenticate: this.deps.authenticate,
+          sparkplug: this.deps.sparkplug,
           sessionWatch: {
             bus: this.deps.bus,
             intervalMs: this.deps.sessionRecheckMs,

@@ -40,6 +40,7 @@ import {
 import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { type SessionWatchDeps, watchMqttSession } from './session-watch.js';
+import { isSparkplugTopic, type SparkplugIngress } from './sparkplug-ingress.js';
 import { TurnCommits } from './turn-commits.js';
 
 export interface EmbeddedBrokerDeps {
@@ -53,6 +54,8 @@ export interface EmbeddedBrokerDeps {
   log: FastifyBaseLogger;
   /** Re-checks every open session's credential (revocation, expiry, deactivation, membership, suspension). */
   sessionWatch: Omit<SessionWatchDeps, 'authenticate' | 'onError'>;
+  /** Takes `spBv1.0/` publishes as a Sparkplug B host application; without it they are refused as not JSON. */
+  sparkplug?: SparkplugIngress;
 }
 
 /** What a start says when the embedded broker's port belongs to another process. */
@@ -195,6 +198,45 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     });
   };
 
+  /**
+   * A Sparkplug B message: its metrics are committed to the UNS first, then it is relayed as it came to
+   * the organization's subscribers of `spBv1.0/...` (the acknowledgement of QoS 1 means committed, as for
+   * every publish). A rebirth request the host makes goes to the organization's clients as an NCMD.
+   */
+  const sparkplugPublish = (
+    ingress: SparkplugIngress,
+    client: Client,
+    session: MqttSession,
+    packet: PublishPacket,
+    callback: AuthorizeCallback,
+  ) => {
+    const topic = packet.topic;
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+    const namespace = session.namespace;
+    packet.topic = namespacedTopics.of(namespace, topic);
+    const send = (commandTopic: string, commandPayload: Uint8Array) => {
+      const command = {
+        cmd: 'publish',
+        topic: namespace + commandTopic,
+        payload: Buffer.from(commandPayload),
+        qos: 0,
+        retain: false,
+        dup: false,
+      } as PublishPacket;
+      publishNow(command, undefined as unknown as Client, () => {});
+    };
+    ingress.ingest(session.identity.organizationId, topic, payload, send).then(
+      () => {
+        deps.rates.add('received');
+        callback(null);
+      },
+      (error: unknown) => {
+        publishRefused(client, error);
+        callback(error as Error);
+      },
+    );
+  };
+
   const broker = await Aedes.createBroker({
     mq: emitter,
     authenticate(client, username, password, done) {
@@ -236,6 +278,10 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       if (!identity.scopes.has('uns:publish')) return callback(new Error('publishing requires uns:publish'));
       if (!admitted(session, clockNow())) {
         return callback(new Error(session.lost ?? 'the credential has expired'));
+      }
+      if (deps.sparkplug !== undefined && isSparkplugTopic(packet.topic)) {
+        sparkplugPublish(deps.sparkplug, client!, session, packet, callback);
+        return;
       }
       let record: PublishRecord;
       try {

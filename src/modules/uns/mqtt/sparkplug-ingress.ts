@@ -1,0 +1,82 @@
+/**
+ * Sparkplug B into the UNS: what an organization's clients publish under `spBv1.0/` goes through the
+ * host application's session rules (sparkplug/sparkplug-host.ts) and each metric it yields is published
+ * as any value is, under the same validation, schemas, quality contract, historian and triggers.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { SparkplugHost, type SparkplugValue } from '../../sparkplug/sparkplug-host.js';
+import { SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
+import type { PublishService } from '../data/publish.service.js';
+import {
+  buildPublishRecord,
+  type PublishOptions,
+  type PublishRecord,
+  validTopic,
+} from '../data/publish-record.js';
+import { formatRfc3339Micros } from '../data/rfc3339.js';
+
+export interface SparkplugIngressDeps {
+  publisher: () => PublishService;
+  /** The UNS prefix (`MERIDIAN_UNS_TOPIC_PREFIX`). */
+  prefix: string;
+  now: () => number;
+  log: FastifyBaseLogger;
+  /** Least time between two rebirth requests to one edge node. */
+  rebirthDebounceMs?: number;
+}
+
+/** Publishes a command (a rebirth request) to the organization's clients. */
+export type SendCommand = (topic: string, payload: Uint8Array) => void;
+
+export const isSparkplugTopic = (topic: string) => topic.startsWith(`${SPARKPLUG_NAMESPACE}/`);
+
+export class SparkplugIngress {
+  readonly host: SparkplugHost;
+  readonly #options: PublishOptions;
+
+  constructor(private readonly deps: SparkplugIngressDeps) {
+    this.host = new SparkplugHost({
+      prefix: deps.prefix,
+      rebirthDebounceMs: deps.rebirthDebounceMs ?? 5000,
+      now: deps.now,
+    });
+    this.#options = { prefix: deps.prefix, now: deps.now, topics: new Map() };
+  }
+
+  /**
+   * Takes one Sparkplug message; resolves once its metrics are committed. A metric the UNS refuses
+   * (a name that is no topic, a strict schema) is logged and the message's other metrics are kept.
+   */
+  async ingest(organizationId: string, topic: string, payload: Uint8Array, send: SendCommand): Promise<void> {
+    const outcome = this.host.receive(organizationId, topic, payload);
+    if (outcome.command) send(outcome.command.topic, outcome.command.payload);
+    for (const problem of outcome.problems)
+      this.deps.log.info({ organizationId, topic, problem }, 'sparkplug message');
+    const records: PublishRecord[] = [];
+    for (const value of outcome.values) {
+      const record = this.#record(organizationId, value);
+      if (record) records.push(record);
+    }
+    if (records.length === 0) return;
+    await this.deps.publisher().publish(organizationId, records, { batch: false, fanout: true });
+  }
+
+  #record(organizationId: string, value: SparkplugValue): PublishRecord | null {
+    // The UNS keeps no null: a metric that is null leaves its topic's latest value as it is.
+    if (value.value === null) return null;
+    try {
+      return buildPublishRecord(
+        validTopic(value.topic, this.#options, 'topic'),
+        {
+          value: value.value,
+          timestamp: formatRfc3339Micros(value.timestamp * 1000),
+          quality: value.quality,
+        },
+        this.#options,
+      );
+    } catch (error) {
+      this.deps.log.info({ organizationId, topic: value.topic, err: error }, 'sparkplug metric refused');
+      return null;
+    }
+  }
+}
