@@ -206,6 +206,46 @@ for (const dialect of testDialects()) {
       for (const read of reads()) assert.deepEqual(read, { fc: 3, address: 100, length: 10 });
     });
 
+    it('polls coils in one request a cycle, a quantity of them as an array beside single ones', async () => {
+      const path = await connection();
+      [true, false, true, true, false].forEach((bit, i) => {
+        device.coils[40 + i] = bit;
+      });
+      await createFunction(path, {
+        name: 'c40',
+        type: 'modbus.readCoils',
+        config: { address: 40 },
+        uns: { topic: 'v1/coils/c40', intervalMs: 200 },
+      });
+      await createFunction(path, {
+        name: 'c41-43',
+        type: 'modbus.readCoils',
+        config: { address: 41, quantity: 3 },
+        uns: { topic: 'v1/coils/c41', intervalMs: 200 },
+      });
+      await createFunction(path, {
+        name: 'c44',
+        type: 'modbus.readCoils',
+        config: { address: 44 },
+        uns: { topic: 'v1/coils/c44', intervalMs: 200 },
+      });
+      const start0 = device.reads.length;
+      const coilReads = () =>
+        device.reads.slice(start0).filter((r) => r.fc === 1 && r.address >= 40 && r.address < 45);
+      await start(path);
+      await waitUntil('the coil values', async () => {
+        const values = await latest('v1/coils');
+        return values.get('v1/coils/c40') === true &&
+          JSON.stringify(values.get('v1/coils/c41')) === JSON.stringify({ values: [false, true, true] }) &&
+          values.get('v1/coils/c44') === false
+          ? true
+          : null;
+      });
+      await waitUntil('three polls', () => (coilReads().length >= 3 ? true : null));
+      await stop(path);
+      for (const read of coilReads()) assert.deepEqual(read, { fc: 1, address: 40, length: 5 });
+    });
+
     it('reads across a gap up to blockGap (default 16) in one request, a wider gap in two', async () => {
       const wide = await connection();
       // 17 unread registers between 200 and 218: more than the default gap.
