@@ -8,8 +8,12 @@ export class ModbusTestServer {
   readonly input = new Array<number>(1000).fill(0);
   readonly coils = new Array<boolean>(1000).fill(false);
   readonly discrete = new Array<boolean>(1000).fill(false);
-  /** Requests answered, for counting polls. */
+  /** Requests received (Modbus TCP frames), for counting polls. */
   requests = 0;
+  /** The read requests received, in order: function code, first address and how many registers or bits. */
+  readonly reads: { fc: number; address: number; length: number }[] = [];
+  /** Holding and input register addresses the device refuses with exception 2 (illegal data address). */
+  readonly illegal = new Set<number>();
   /** Client sessions opened since start, for counting sessions that come and go. */
   opened = 0;
   /**
@@ -26,23 +30,20 @@ export class ModbusTestServer {
   ) {}
 
   async start(): Promise<void> {
+    const registers = (memory: number[], addr: number, length: number) => {
+      for (let a = addr; a < addr + length; a++) {
+        if (this.illegal.has(a))
+          throw Object.assign(new Error(`illegal data address ${a}`), { modbusErrorCode: 2 });
+      }
+      return memory.slice(addr, addr + length).map((v) => v ?? 0);
+    };
     const vector = {
-      getHoldingRegister: (addr: number) => {
-        this.requests++;
-        return this.holding[addr] ?? 0;
-      },
-      getInputRegister: (addr: number) => {
-        this.requests++;
-        return this.input[addr] ?? 0;
-      },
-      getCoil: (addr: number) => {
-        this.requests++;
-        return this.coils[addr] ?? false;
-      },
-      getDiscreteInput: (addr: number) => {
-        this.requests++;
-        return this.discrete[addr] ?? false;
-      },
+      getHoldingRegister: (addr: number) => registers(this.holding, addr, 1)[0]!,
+      getMultipleHoldingRegisters: (addr: number, length: number) => registers(this.holding, addr, length),
+      getInputRegister: (addr: number) => registers(this.input, addr, 1)[0]!,
+      getMultipleInputRegisters: (addr: number, length: number) => registers(this.input, addr, length),
+      getCoil: (addr: number) => this.coils[addr] ?? false,
+      getDiscreteInput: (addr: number) => this.discrete[addr] ?? false,
       setRegister: (addr: number, value: number) => {
         const held = this.onRegisterWrite?.(addr, value);
         if (!held) {
@@ -62,8 +63,22 @@ export class ModbusTestServer {
       server.on('initialized', () => resolve());
       server.on('serverError', reject);
     });
-    (server as unknown as { _server: import('node:net').Server })._server.on('connection', () => {
+    (server as unknown as { _server: import('node:net').Server })._server.on('connection', (socket) => {
       this.opened++;
+      let buffered = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        // MBAP header: transaction, protocol, length (of unit id and PDU), unit id; then the PDU.
+        while (buffered.length >= 8 && buffered.length >= 6 + buffered.readUInt16BE(4)) {
+          const frame = buffered.subarray(0, 6 + buffered.readUInt16BE(4));
+          buffered = buffered.subarray(frame.length);
+          this.requests++;
+          const fc = frame[7]!;
+          if (fc >= 1 && fc <= 4 && frame.length >= 12) {
+            this.reads.push({ fc, address: frame.readUInt16BE(8), length: frame.readUInt16BE(10) });
+          }
+        }
+      });
     });
     server.on('socketError', () => {});
     server.on('error', () => {});

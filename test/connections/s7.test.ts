@@ -112,5 +112,58 @@ for (const dialect of testDialects()) {
       assert.ok(runtime.metrics.reconnects >= 1, JSON.stringify(runtime.metrics));
       assert.equal((await server.admin.post(`/api/v1/connections/${id}/stop`)).status, 202);
     });
+
+    it('polls the reads of one interval in one request; an address the PLC lacks is read apart, the others keep their values', async () => {
+      const admin = server.admin;
+      const created = await admin.post('/api/v1/connections', {
+        name: 'S7 batch',
+        protocol: 's7',
+        config: { host: '127.0.0.1', port, rack: 0, slot: 1, timeoutMs: 3000 },
+      });
+      assert.equal(created.status, 201, created.text);
+      const path = `/api/v1/connections/${created.body.data.id}`;
+      const addresses = ['DB1,REAL0', 'DB1,INT4', 'DB1,INT6', 'DB9,INT0'];
+      for (const [i, address] of addresses.entries()) {
+        const fn = await admin.post(`${path}/functions`, {
+          name: `v${i}`,
+          type: 's7.read',
+          config: { address },
+          uns: { topic: `v1/s7batch/v${i}`, intervalMs: 200 },
+        });
+        assert.equal(fn.status, 201, fn.text);
+      }
+      assert.equal((await admin.post(`${path}/start`)).status, 202);
+      const db1 = await plc.db1();
+      await waitUntil('the three values in the UNS', async () => {
+        const res = await admin.get('/api/v1/uns/data/latest?filter=v1/s7batch/%2B');
+        const values = new Map(
+          res.body.data.map((v: { topic: string; value: unknown }) => [v.topic, v.value]),
+        );
+        return values.get('v1/s7batch/v0') === db1.readFloatBE(0) &&
+          values.get('v1/s7batch/v1') === db1.readInt16BE(4) &&
+          values.get('v1/s7batch/v2') === db1.readInt16BE(6)
+          ? true
+          : null;
+      });
+      const latestBad = await admin.get('/api/v1/uns/data/latest?filter=v1/s7batch/%2B');
+      assert.equal(
+        latestBad.body.data.some((v: { topic: string }) => v.topic === 'v1/s7batch/v3'),
+        false,
+        'DB9 does not exist: no value',
+      );
+      // From now on a poll is two requests (the three together, DB9 apart) for three values; read one
+      // by one it would be four.
+      const metrics = async () => (await admin.get(`${path}/runtime`)).body.data.metrics;
+      const before = await metrics();
+      const after = await waitUntil('15 values more', async () => {
+        const m = await metrics();
+        return m.valuesPublished >= before.valuesPublished + 15 ? m : null;
+      });
+      const requests = after.requests - before.requests;
+      const values = after.valuesPublished - before.valuesPublished;
+      assert.ok(requests * 3 <= values * 2 + 6, `${requests} requests for ${values} values`);
+      assert.ok(after.errors > before.errors, 'DB9 still fails, alone');
+      assert.equal((await admin.post(`${path}/stop`)).status, 202);
+    });
   });
 }

@@ -22,6 +22,12 @@ export interface FunctionType {
   configSchema: JsonSchema;
   /** Config fields that must not hold a ((placeholder)) (a SQL statement: values go in its params). */
   literalFields?: string[];
+  /**
+   * A rule across fields that the schema cannot state (registers of `quantity` values of `dataType`
+   * in one request): the message naming the field, or null. Fields holding a ((placeholder)) are not
+   * numbers yet and are left to the execute.
+   */
+  checkConfig?(config: Record<string, unknown>): string | null;
 }
 
 /** One value a device gave: the value, its quality and, when the device says, when it was produced. */
@@ -39,10 +45,34 @@ export interface SessionEvents {
   onLost(error: Error): void;
 }
 
+/** A read function a session polls: its type and config (parameters substituted). */
+export interface PolledRead {
+  type: string;
+  config: Record<string, unknown>;
+}
+
+/** What one polled read gave: its value, or the error of that read alone. */
+export type ReadOutcome = { value: DriverValue } | { error: unknown };
+
+/** Reads a fixed set of polled reads together, in as few device requests as the protocol allows. */
+export interface BatchReader {
+  /** One poll of every read: one outcome a read, in the order the reads were given. */
+  read(): Promise<ReadOutcome[]>;
+}
+
+/** Called once a device request of a batch (its duration and how it ended), for the metrics. */
+export type RequestObserver = (durationMs: number, outcome: 'ok' | 'error' | 'timeout') => void;
+
 /** An open session to a device: runs functions until closed. */
 export interface DriverSession {
   /** Runs a read or write function (its config with parameters already substituted). */
   execute(type: string, config: Record<string, unknown>): Promise<DriverValue>;
+  /**
+   * Polls reads of one interval together (Modbus block reads); the reader keeps what it learnt
+   * between polls (a block split around an address the device refuses). Without it, each read is
+   * an execute of its own.
+   */
+  batch?(reads: PolledRead[], observe: RequestObserver): BatchReader;
   /** Starts a subscribe function; resolves with its stop. */
   subscribe?(
     type: string,

@@ -3,21 +3,25 @@ import {
   DriverError,
   type DriverSession,
   type DriverValue,
-  type FunctionType,
   type ProtocolDriver,
   readOnlyRefusal,
   withTimeout,
 } from './driver.js';
 import { checkedTarget, hostTargets } from './driver-egress.js';
-import {
-  BYTE_ORDERS,
-  type ByteOrder,
-  decodeRegisters,
-  encodeRegisters,
-  REGISTER_DATA_TYPES,
-  type RegisterDataType,
-  registerCount,
-} from './modbus-registers.js';
+import { ILLEGAL_DATA_ADDRESS, MAX_BITS, ModbusBlockReader, type ModbusTable } from './modbus-blocks.js';
+import { modbusFunctionTypes } from './modbus-function-types.js';
+import { checkReadConfig, readSpan, tableOf } from './modbus-reads.js';
+import { type ByteOrder, encodeRegisters, type RegisterDataType } from './modbus-registers.js';
+
+/** A request the device answered with a Modbus exception: `code` is the exception code. */
+export class ModbusException extends DriverError {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super('device', message);
+  }
+}
 
 /**
  * modbus-serial, loaded with the first Modbus session (listing protocols loads no driver library). It is
@@ -28,71 +32,13 @@ async function loadModbus(): Promise<typeof modbusSerial.default> {
   return (loaded.default?.default ?? loaded.default ?? loaded) as typeof modbusSerial.default;
 }
 
-const address = { type: 'integer', minimum: 0, maximum: 65535, description: 'Zero-based address.' };
-const registerValue = {
-  dataType: { type: 'string', enum: REGISTER_DATA_TYPES, default: 'uint16' },
-  byteOrder: { type: 'string', enum: BYTE_ORDERS, default: 'ABCD', description: 'ABCD big-endian.' },
-  scale: { type: 'number', default: 1, description: 'Engineering value = raw × scale + offset.' },
-  offset: { type: 'number', default: 0 },
-};
-const bitRead = {
-  type: 'object',
-  required: ['address'],
-  additionalProperties: false,
-  properties: { address, quantity: { type: 'integer', minimum: 1, maximum: 2000, default: 1 } },
-};
-const registerRead = {
-  type: 'object',
-  required: ['address'],
-  additionalProperties: false,
-  properties: { address, ...registerValue },
-};
-
-const functionTypes: FunctionType[] = [
-  { type: 'modbus.readCoils', direction: 'read', description: 'FC01', configSchema: bitRead },
-  { type: 'modbus.readDiscreteInputs', direction: 'read', description: 'FC02', configSchema: bitRead },
-  {
-    type: 'modbus.readHoldingRegisters',
-    direction: 'read',
-    description: 'FC03: one value of the data type.',
-    configSchema: registerRead,
-  },
-  {
-    type: 'modbus.readInputRegisters',
-    direction: 'read',
-    description: 'FC04: one value of the data type.',
-    configSchema: registerRead,
-  },
-  {
-    type: 'modbus.writeCoil',
-    direction: 'write',
-    description: 'FC05',
-    configSchema: {
-      type: 'object',
-      required: ['address', 'value'],
-      additionalProperties: false,
-      properties: { address, value: { type: 'boolean' } },
-    },
-  },
-  {
-    type: 'modbus.writeRegisters',
-    direction: 'write',
-    description: 'FC16: one value of the data type, scaled back to raw.',
-    configSchema: {
-      type: 'object',
-      required: ['address', 'value'],
-      additionalProperties: false,
-      properties: { address, ...registerValue, value: { type: 'number' } },
-    },
-  },
-];
-
-interface RegisterConfig {
+interface RegisterWrite {
   address: number;
   dataType?: RegisterDataType;
   byteOrder?: ByteOrder;
   scale?: number;
   offset?: number;
+  value: number;
 }
 
 /** Modbus TCP through modbus-serial. */
@@ -110,9 +56,25 @@ export const modbusTcpDriver: ProtocolDriver = {
       port: { type: 'integer', minimum: 1, maximum: 65535, default: 502 },
       unitId: { type: 'integer', minimum: 0, maximum: 247, default: 1 },
       timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 3000 },
+      blockGap: {
+        type: 'integer',
+        minimum: 0,
+        maximum: MAX_BITS,
+        default: 16,
+        description:
+          'Polled reads of one interval and function code are read in one request (at most 125 registers or 2,000 bits) when at most this many unread addresses lie between them; 0 joins only adjacent reads.',
+      },
+      blockRetryMs: {
+        type: 'integer',
+        minimum: 1000,
+        maximum: 86400000,
+        default: 300000,
+        description:
+          'A block the device refuses with exception 2 (illegal data address) is split until the refused read stands alone; after this long the whole block is tried again.',
+      },
     },
   },
-  functionTypes,
+  functionTypes: modbusFunctionTypes,
   targets: hostTargets(502),
   async connect(config, events, context) {
     const host = config.host as string;
@@ -147,7 +109,8 @@ export const modbusTcpDriver: ProtocolDriver = {
       } catch (error) {
         const e = error as Error & { name?: string; modbusCode?: number };
         if (e.name === 'TransactionTimedOutError') throw new DriverError('timeout', e.message);
-        if (e.modbusCode !== undefined) throw new DriverError('device', `device exception: ${e.message}`);
+        if (e.modbusCode !== undefined)
+          throw new ModbusException(e.modbusCode, `device exception: ${e.message}`);
         if (e.name === 'PortNotOpenError') {
           if (!closing) events.onLost(new DriverError('transport', `connection to ${host}:${port} closed`));
           throw new DriverError('transport', 'the connection is closed');
@@ -155,43 +118,39 @@ export const modbusTcpDriver: ProtocolDriver = {
         throw new DriverError('device', e.message);
       }
     };
-    const readRegisters = async (fc: 'holding' | 'input', cfg: RegisterConfig): Promise<DriverValue> => {
-      const dataType = cfg.dataType ?? 'uint16';
-      const count = registerCount(dataType);
-      const result = await call(() =>
-        fc === 'holding'
-          ? client.readHoldingRegisters(cfg.address, count)
-          : client.readInputRegisters(cfg.address, count),
-      );
-      const value = decodeRegisters(result.data, dataType, cfg.byteOrder ?? 'ABCD', cfg.scale, cfg.offset);
-      return { value, quality: 0 };
+    /** One request: the words or bits of a run of a table. */
+    const readBlock = async (table: ModbusTable, at: number, length: number) => {
+      switch (table) {
+        case 'coils':
+          return (await call(() => client.readCoils(at, length))).data.slice(0, length);
+        case 'discreteInputs':
+          return (await call(() => client.readDiscreteInputs(at, length))).data.slice(0, length);
+        case 'holding':
+          return (await call(() => client.readHoldingRegisters(at, length))).data;
+        case 'input':
+          return (await call(() => client.readInputRegisters(at, length))).data;
+      }
     };
-    const bits = (data: boolean[], quantity: number) => (quantity === 1 ? data[0] : data.slice(0, quantity));
+    /** A read function run once: its span in one request. */
+    const read = async (table: ModbusTable, cfg: Record<string, unknown>): Promise<DriverValue> => {
+      const problem = checkReadConfig(table, cfg);
+      if (problem) throw new DriverError('configuration', problem);
+      const span = readSpan(0, table, cfg);
+      return { value: span.decode(await readBlock(table, span.address, span.length)), quality: 0 };
+    };
 
     const session: DriverSession = {
       async execute(type, cfg) {
+        const table = tableOf(type);
+        if (table) return read(table, cfg);
         switch (type) {
-          case 'modbus.readCoils': {
-            const quantity = (cfg.quantity as number) ?? 1;
-            const r = await call(() => client.readCoils(cfg.address as number, quantity));
-            return { value: bits(r.data, quantity), quality: 0 };
-          }
-          case 'modbus.readDiscreteInputs': {
-            const quantity = (cfg.quantity as number) ?? 1;
-            const r = await call(() => client.readDiscreteInputs(cfg.address as number, quantity));
-            return { value: bits(r.data, quantity), quality: 0 };
-          }
-          case 'modbus.readHoldingRegisters':
-            return readRegisters('holding', cfg as unknown as RegisterConfig);
-          case 'modbus.readInputRegisters':
-            return readRegisters('input', cfg as unknown as RegisterConfig);
           case 'modbus.writeCoil':
             if (context.readOnly) throw readOnlyRefusal('writing a coil (FC05)');
             await call(() => client.writeCoil(cfg.address as number, cfg.value as boolean));
             return { value: cfg.value, quality: 0 };
           case 'modbus.writeRegisters': {
             if (context.readOnly) throw readOnlyRefusal('writing registers (FC16)');
-            const c = cfg as unknown as RegisterConfig & { value: number };
+            const c = cfg as unknown as RegisterWrite;
             const words = encodeRegisters(
               c.value,
               c.dataType ?? 'uint16',
@@ -205,6 +164,33 @@ export const modbusTcpDriver: ProtocolDriver = {
           default:
             throw new DriverError('configuration', `unknown function type ${type}`);
         }
+      },
+      batch(reads, observe) {
+        const spans = [];
+        const unreadable = new Map<number, DriverError>();
+        for (const [index, { type, config: cfg }] of reads.entries()) {
+          const table = tableOf(type);
+          const problem = table ? checkReadConfig(table, cfg) : `${type} is not a read function`;
+          if (table && !problem) spans.push(readSpan(index, table, cfg));
+          else unreadable.set(index, new DriverError('configuration', problem!));
+        }
+        const reader = new ModbusBlockReader(spans, {
+          readBlock,
+          isIllegalAddress: (error) =>
+            error instanceof ModbusException && error.code === ILLEGAL_DATA_ADDRESS,
+          outcomeOf: (error) =>
+            error instanceof DriverError && error.kind === 'timeout' ? 'timeout' : 'error',
+          observe,
+          gap: (config.blockGap as number | undefined) ?? 16,
+          retryMs: (config.blockRetryMs as number | undefined) ?? 300_000,
+        });
+        return {
+          async read() {
+            const outcomes = await reader.read();
+            for (const [index, error] of unreadable) outcomes[index] = { error };
+            return outcomes;
+          },
+        };
       },
       async close() {
         closing = true;

@@ -7,6 +7,7 @@ import {
   withTimeout,
 } from './driver.js';
 import { checkedTarget, hostTargets } from './driver-egress.js';
+import { S7BatchReader } from './s7-batch.js';
 
 /** The part of nodes7 (untyped, callback style) this driver uses. */
 interface NodeS7 {
@@ -48,6 +49,14 @@ export const s7Driver: ProtocolDriver = {
       rack: { type: 'integer', minimum: 0, maximum: 7, default: 0 },
       slot: { type: 'integer', minimum: 0, maximum: 31, default: 1 },
       timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 10000 },
+      blockRetryMs: {
+        type: 'integer',
+        minimum: 1000,
+        maximum: 86400000,
+        default: 300000,
+        description:
+          'Polled reads of one interval are read together (several variables a PDU); when the PLC refuses one, each is read alone to find it, the refused ones stay apart, and after this long all are tried together again.',
+      },
     },
   },
   functionTypes: [
@@ -131,20 +140,25 @@ export const s7Driver: ProtocolDriver = {
       }
       return new DriverError('device', `${what}: the PLC answered with an error`);
     };
+    /** One readAllItems of `items`: nodes7 packs them into as few PDUs as the negotiated size allows. */
+    const readItems = (items: string[]) =>
+      serial(
+        () =>
+          new Promise<Record<string, unknown>>((resolve, reject) => {
+            conn.removeItems();
+            conn.addItems(items);
+            conn.readAllItems((bad, values) =>
+              bad
+                ? reject(failed(`reading ${items.length === 1 ? items[0] : `${items.length} items`}`))
+                : resolve(values),
+            );
+          }),
+      );
     const session: DriverSession = {
       execute(type, cfg) {
         const item = cfg.address as string;
         if (type === 's7.read') {
-          return serial(
-            () =>
-              new Promise((resolve, reject) => {
-                conn.removeItems();
-                conn.addItems([item]);
-                conn.readAllItems((bad, values) =>
-                  bad ? reject(failed(`reading ${item}`)) : resolve({ value: values[item], quality: 0 }),
-                );
-              }),
-          );
+          return readItems([item]).then((values) => ({ value: values[item], quality: 0 as const }));
         }
         if (type === 's7.write') {
           if (context.readOnly) return Promise.reject(readOnlyRefusal(`writing ${item}`));
@@ -158,6 +172,14 @@ export const s7Driver: ProtocolDriver = {
           );
         }
         return Promise.reject(new DriverError('configuration', `unknown function type ${type}`));
+      },
+      batch(reads, observe) {
+        return new S7BatchReader(
+          reads,
+          readItems,
+          observe,
+          (config.blockRetryMs as number | undefined) ?? 300_000,
+        );
       },
       async close() {
         closing = true;

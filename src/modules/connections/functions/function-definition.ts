@@ -54,6 +54,8 @@ export function checkDefinition(
       ),
     );
     checkFunctionConfig(validateAll, substitute(def.config, sample), pointers);
+    const problem = type.checkConfig?.(def.config);
+    if (problem) throw badRequest(problem);
     if (def.uns) {
       if (type.direction === 'write') throw badRequest('uns is only for read and subscribe functions');
       if (type.direction === 'read' && def.uns.intervalMs === undefined)

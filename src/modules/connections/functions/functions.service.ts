@@ -326,6 +326,8 @@ export class FunctionsService {
     );
     const config = substitute(JSON.parse(row.config), values) as Record<string, unknown>;
     assertValid(validate, config, 'config');
+    const problem = type.checkConfig?.(config);
+    if (problem) throw badRequest(problem);
     const found = await this.deps.connections.get(organizationId, connectionId);
     return this.deps.executor().execute(found, row.type, config);
   }

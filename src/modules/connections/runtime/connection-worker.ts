@@ -53,6 +53,18 @@ function topicSegments(key: string): string {
     .join('/');
 }
 
+/** The polled read functions by interval, in the order they came. */
+function pollGroups(functions: RunningFunction[]): Map<number, RunningFunction[]> {
+  const groups = new Map<number, RunningFunction[]>();
+  for (const fn of functions) {
+    if (fn.direction !== 'read' || !fn.uns.intervalMs) continue;
+    const group = groups.get(fn.uns.intervalMs) ?? [];
+    group.push(fn);
+    groups.set(fn.uns.intervalMs, group);
+  }
+  return groups;
+}
+
 /**
  * Runs one connection on this replica: opens a session, keeps it (reconnecting with backoff when the
  * transport goes), runs its polled and subscribed functions, and reports each state transition.
@@ -179,26 +191,13 @@ export class ConnectionWorker {
 
   private async startFunctions(): Promise<void> {
     const functions = await this.deps.functions();
+    const session = this.session;
+    for (const [intervalMs, group] of pollGroups(functions)) {
+      if (session?.batch) this.pollTogether(session, intervalMs, group);
+      else for (const fn of group) this.pollAlone(fn, intervalMs);
+    }
     for (const fn of functions) {
-      if (fn.direction === 'read' && fn.uns.intervalMs) {
-        let busy = false;
-        const poll = async () => {
-          if (busy || !this.session) return;
-          busy = true;
-          try {
-            const result = await this.execute(fn.type, fn.config);
-            if (!result.success) this.lastError = result.error ?? null;
-            this.judge(result.success);
-            if (result.success) {
-              await this.publish(fn.uns.topic, { value: result.value, quality: result.quality });
-            }
-          } finally {
-            busy = false;
-          }
-        };
-        this.timers.push(setInterval(() => void poll(), fn.uns.intervalMs));
-        void poll();
-      } else if (fn.direction === 'subscribe' && this.session?.subscribe) {
+      if (fn.direction === 'subscribe' && this.session?.subscribe) {
         const stop = await this.session.subscribe(fn.type, fn.config, (key, value) => {
           const topic = fn.uns.items?.[key] ?? `${fn.uns.topic}/${topicSegments(key)}`;
           this.queue(topic, value);
@@ -206,6 +205,59 @@ export class ConnectionWorker {
         this.unsubscribes.push(stop);
       }
     }
+  }
+
+  /** Polls one read function by itself (a driver without batch reads). */
+  private pollAlone(fn: RunningFunction, intervalMs: number): void {
+    let busy = false;
+    const poll = async () => {
+      if (busy || !this.session) return;
+      busy = true;
+      try {
+        const result = await this.execute(fn.type, fn.config);
+        if (!result.success) this.lastError = result.error ?? null;
+        this.judge(result.success);
+        if (result.success) {
+          await this.publish(fn.uns.topic, { value: result.value, quality: result.quality });
+        }
+      } finally {
+        busy = false;
+      }
+    };
+    this.timers.push(setInterval(() => void poll(), intervalMs));
+    void poll();
+  }
+
+  /**
+   * Polls the read functions of one interval together through the session's batch reader (Modbus
+   * block reads), each request counted in the metrics, the values into the UNS in one commit.
+   */
+  private pollTogether(session: DriverSession, intervalMs: number, group: RunningFunction[]): void {
+    const reader = session.batch!(
+      group.map((fn) => ({ type: fn.type, config: fn.config })),
+      (durationMs, outcome) => this.metrics.observe(durationMs, outcome),
+    );
+    let busy = false;
+    const poll = async () => {
+      if (busy || this.session !== session) return;
+      busy = true;
+      try {
+        const values: { topic: string; value: DriverValue }[] = [];
+        (await reader.read()).forEach((outcome, i) => {
+          if ('value' in outcome) values.push({ topic: group[i]!.uns.topic, value: outcome.value });
+          else this.lastError = errorMessage(outcome.error);
+          this.judge('value' in outcome);
+        });
+        if (values.length > 0) await this.publishBatch(values);
+      } catch (error) {
+        this.lastError = errorMessage(error);
+        this.judge(false);
+      } finally {
+        busy = false;
+      }
+    };
+    this.timers.push(setInterval(() => void poll(), intervalMs));
+    void poll();
   }
 
   private pending: { topic: string; value: DriverValue }[] = [];
@@ -221,21 +273,25 @@ export class ConnectionWorker {
     this.flushing = true;
     try {
       while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, 5000);
-        try {
-          const refused = await this.deps.publishMany(batch);
-          this.metrics.valuesPublished += batch.length - refused;
-          this.metrics.publishErrors += refused;
-        } catch (error) {
-          this.metrics.publishErrors += batch.length;
-          this.deps.log.debug(
-            { connectionId: this.deps.connectionId, err: errorMessage(error) },
-            'values not published',
-          );
-        }
+        await this.publishBatch(this.pending.splice(0, 5000));
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /** Publishes values in one commit, counting those published and those refused. */
+  private async publishBatch(batch: { topic: string; value: DriverValue }[]): Promise<void> {
+    try {
+      const refused = await this.deps.publishMany(batch);
+      this.metrics.valuesPublished += batch.length - refused;
+      this.metrics.publishErrors += refused;
+    } catch (error) {
+      this.metrics.publishErrors += batch.length;
+      this.deps.log.debug(
+        { connectionId: this.deps.connectionId, err: errorMessage(error) },
+        'values not published',
+      );
     }
   }
 
