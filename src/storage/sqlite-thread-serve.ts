@@ -24,6 +24,25 @@ export interface SqliteThreadData {
   [key: string]: unknown;
 }
 
+/**
+ * A statement written once with the query builder (statement-templates.ts), as a thread is sent it: its
+ * SQL text, and each parameter either a value of the statement's own or a named slot.
+ */
+export interface StatementTemplate {
+  sql: string;
+  parameters: readonly ({ slot: string } | { value: unknown })[];
+}
+
+/** `template` prepared on `db`: runs it with its slots filled from `values`. */
+export function prepareTemplate(
+  db: Database.Database,
+  template: StatementTemplate,
+): (values: Readonly<Record<string, unknown>>) => Database.RunResult {
+  const statement = db.prepare(template.sql);
+  const { parameters } = template;
+  return (values) => statement.run(parameters.map((p) => ('slot' in p ? values[p.slot] : p.value)));
+}
+
 /** What the thread sends back (read by sqlite-thread.ts). */
 export interface SqliteThreadReply<Answer> {
   ready?: true;

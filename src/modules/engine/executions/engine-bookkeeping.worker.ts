@@ -1,7 +1,12 @@
 // The engine's bookkeeping thread on SQLite (sqlite-engine-thread.ts says why and what): one message is
 // one transaction, the new executions first (a claim in the same turn may take them), then the turn:
 // node runs stored, ends recorded, executions claimed.
-import { openFile, type SqliteThreadData, serveSqliteThread } from '../../../storage/sqlite-thread-serve.js';
+import {
+  openFile,
+  prepareTemplate,
+  type SqliteThreadData,
+  serveSqliteThread,
+} from '../../../storage/sqlite-thread-serve.js';
 import type {
   EngineThreadData,
   EnqueueBurst,
@@ -34,10 +39,10 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
       ['?', '?', ...RUN_COLUMNS.map(() => '?')].join(', ') +
       `) ${data.runConflict}`,
   );
-  const finish = db.prepare(
-    'update engine_executions set status = ?, reason = ?, error = ?, ' +
-      "lease_until = null, checkpoint = null, finished_at = ? where id = ? and locked_by = ? and coalesce(status, '') = 'running'",
-  );
+  // The claim, the skip and the finish are the Kysely path's own statements (sqlite-engine-thread.ts).
+  const finish = prepareTemplate(db, data.templates.finish);
+  const skip = prepareTemplate(db, data.templates.skip);
+  const claim = prepareTemplate(db, data.templates.claim);
   const CANDIDATE = 'select id, status, pipeline_id, pipeline_version from engine_executions where ';
   const resumable = db.prepare<unknown[], Candidate>(
     CANDIDATE +
@@ -59,16 +64,6 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
         'and lease_until >= ?',
     )
     .pluck();
-  const skip = db.prepare(
-    "update engine_executions set status = 'skipped', reason = 'overlap', finished_at = ? " +
-      "where id = ? and coalesce(status, '') = 'queued'",
-  );
-  const claim = db.prepare(
-    "update engine_executions set status = 'running', locked_by = ?, lease_until = ?, " +
-      'claims = claims + 1, started_at = coalesce(started_at, ?) where id = ? and (' +
-      "coalesce(status, '') = 'queued' or (coalesce(status, '') = 'running' and lease_until < ?) or " +
-      "(coalesce(status, '') = 'waiting' and run_at <= ?))",
-  );
   const CLAIMED = data.claimedColumns;
   const claimedRow = db.prepare<unknown[], ClaimedRow>(
     `select ${CLAIMED.join(', ')} from engine_executions where id = ?`,
@@ -172,14 +167,14 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
         const pipeline = candidate.pipeline_id;
         if (!running.has(pipeline)) running.set(pipeline, runningOf.get(pipeline, now)!);
         const busy = running.get(pipeline)! >= version.limit;
-        if (busy && version.mode === 'skip') skip.run(now, candidate.id);
+        if (busy && version.mode === 'skip') skip({ now, id: candidate.id });
         if (busy) continue;
         running.set(pipeline, running.get(pipeline)! + 1);
       }
       chosen.push(candidate);
     }
     for (const candidate of chosen) {
-      if (claim.run(replica, now + leaseMs, now, candidate.id, now, now).changes !== 1) continue;
+      if (claim({ replica, leaseUntil: now + leaseMs, now, id: candidate.id }).changes !== 1) continue;
       const row = rowAfterClaim(candidate, replica, now, leaseMs);
       // No other claim came between the read and the update: this is the execution's first.
       row.fromQueue = candidate.status === 'queued' && row.claims === 1;
@@ -210,9 +205,7 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
   function turn({ replica, runs, finishes, now, leaseMs, max }: TurnMessage): TurnAnswer {
     for (const run of runs) saveRun.run(run);
     const finished: string[] = [];
-    for (const f of finishes)
-      if (finish.run(f.status, f.reason, f.error, f.finishedAt, f.id, replica).changes === 1)
-        finished.push(f.id);
+    for (const f of finishes) if (finish({ replica, ...f }).changes === 1) finished.push(f.id);
     return { finished, ...claimUpTo(replica, now, leaseMs, max) };
   }
 

@@ -1,7 +1,11 @@
+import { sql } from 'kysely';
 import type { WorkerModule } from '../../../platform/workers/worker-module.js';
 import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import type { StatementTemplate } from '../../../storage/sqlite-thread-serve.js';
+import { slot, sqliteCompiler, statementTemplate } from '../../../storage/statement-templates.js';
 import type { EngineExecutionTable } from '../../../storage/tables.js';
-import { CLAIMED_COLUMNS } from './execution-claims.js';
+import { CLAIMED_COLUMNS, claimUpdate, skipUpdate } from './execution-claims.js';
+import { finishUpdate } from './execution-finishes.js';
 import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
 
 /**
@@ -65,7 +69,40 @@ export interface EngineThreadData {
   runConflict: string;
   claimedColumns: readonly string[];
   executionColumns: readonly string[];
+  templates: Record<keyof typeof TEMPLATES, StatementTemplate>;
 }
+
+/** One execution, by the slot `id`. */
+const byId = sql<boolean>`${sql.ref('id')} = ${slot<string>('id')}`;
+
+/**
+ * The statements the thread shares with the Kysely path (claimExecutions, finishExecutions), built by
+ * the same functions, run an execution at a time: slots `replica`, `leaseUntil`, `now`, `id` (claim),
+ * `now`, `id` (skip), `replica`, `status`, `reason`, `error`, `finishedAt`, `id` (finish).
+ */
+const TEMPLATES = {
+  claim: statementTemplate(
+    claimUpdate(
+      sqliteCompiler,
+      { replica: slot('replica'), leaseUntil: slot('leaseUntil'), now: slot('now') },
+      byId,
+    ),
+  ),
+  skip: statementTemplate(skipUpdate(sqliteCompiler, slot('now'), byId)),
+  finish: statementTemplate(
+    finishUpdate(
+      sqliteCompiler,
+      slot('replica'),
+      {
+        status: slot('status'),
+        reason: slot('reason'),
+        error: slot('error'),
+        finishedAt: slot('finishedAt'),
+      },
+      byId,
+    ),
+  ),
+};
 
 /** The thread's program. */
 const ENGINE_WORKER: WorkerModule = { name: 'engine-bookkeeping', from: import.meta.url };
@@ -105,6 +142,7 @@ export class SqliteEngineThread {
       runConflict: RUN_CONFLICT,
       claimedColumns: CLAIMED_COLUMNS,
       executionColumns: EXECUTION_COLUMNS,
+      templates: TEMPLATES,
     };
     this.thread = new SqliteThread('engine bookkeeping thread', program, data);
   }
