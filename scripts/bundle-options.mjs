@@ -10,7 +10,7 @@
 // thread loads it).
 //
 // The worker threads' programs (src/**/*.worker.ts) are entry points of their own, written beside the
-// server as `<name>.worker.mjs`, where src/platform/workers/worker-module.ts looks for them.
+// server as `<name>.worker.mjs`, where src/workers/worker-module.ts looks for them.
 import { basename, dirname } from 'node:path';
 
 /** Each worker module's name in the bundle, and its source. */

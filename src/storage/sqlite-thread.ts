@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startWorker, type WorkerModule } from '../platform/workers/worker-module.js';
+import { startWorker, type WorkerModule } from '../workers/worker-module.js';
 import type { SqliteThreadReply } from './sqlite-thread-serve.js';
 
 export { SQLITE_THREAD_NICENESS } from './sqlite-thread-serve.js';
@@ -9,7 +9,7 @@ export { SQLITE_THREAD_NICENESS } from './sqlite-thread-serve.js';
  * run itself (the historian's commits, the engine's bookkeeping, the token endpoint's audit rows, the
  * WAL checkpoints).
  *
- * The thread's program is a worker module (platform/workers/worker-module.ts) that calls
+ * The thread's program is a worker module (workers/worker-module.ts) that calls
  * serveSqliteThread (sqlite-thread-serve.ts) with its `open`, which opens the connection (`openFile`
  * opens `file` with a busy timeout of `busyTimeoutMs`, foreign keys and `synchronous = FULL`) and
  * returns `{ run(message), close() }`. `run` answers one message (its return value comes back); an

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { WorkerModule } from '../../../platform/workers/worker-module.js';
+import type { WorkerModule } from '../../../workers/worker-module.js';
 import { SqliteThread } from '../../../storage/sqlite-thread.js';
 import type { StatementTemplate } from '../../../storage/sqlite-thread-serve.js';
 import { slot, sqliteCompiler, statementTemplate } from '../../../storage/statement-templates.js';

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../../../platform/workers/worker-module.js';
+import { startWorker } from '../../../workers/worker-module.js';
 import { SandboxError, SEQUENCE_LIMIT, STRING_LIMIT, WORKER_HEAP_MB } from './sandbox-limits.js';
 import { semiSpaceFlag } from './semi-space-flag.js';
 

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
-import { startWorker, type WorkerModule } from '../../../platform/workers/worker-module.js';
+import { startWorker, type WorkerModule } from '../../../workers/worker-module.js';
 import type { SignedToken, SigningMessage } from './signing.worker.js';
 
 /**
