@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import type { WorkerModule } from '../../../workers/worker-module.js';
 import { SqliteThread } from '../../../storage/sqlite-thread.js';
 import type { StatementTemplate } from '../../../storage/sqlite-thread-serve.js';
 import { slot, sqliteCompiler, statementTemplate } from '../../../storage/statement-templates.js';
 import type { EngineExecutionTable } from '../../../storage/tables.js';
+import type { WorkerModule } from '../../../workers/worker-module.js';
 import { CLAIMED_COLUMNS, claimUpdate, skipUpdate } from './execution-claims.js';
 import { finishUpdate } from './execution-finishes.js';
 import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';

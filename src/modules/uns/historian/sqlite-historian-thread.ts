@@ -1,5 +1,5 @@
-import type { WorkerModule } from '../../../workers/worker-module.js';
 import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import type { WorkerModule } from '../../../workers/worker-module.js';
 import { depthOf, nameOf, parentOf } from '../topics/topic-path.js';
 import { HISTORIAN_SCHEMA, STAGED_VALUES } from './historian-layout.js';
 import type { CommitJob, HistorianWrites } from './historian-writer.js';
