@@ -6,6 +6,22 @@
 // their own, and are needed only by a running connection; so do zxcvbn-ts and its dictionaries (1.7 MB,
 // needed only when a password is set: src/modules/users/password-strength.ts imports them then). External
 // packages resolve from the output file's folder upwards, so the output must be inside the project.
+// QuickJS stays external too: it loads its WebAssembly file from its own folder (only the sandbox
+// thread loads it).
+//
+// The worker threads' programs (src/**/*.worker.ts) are entry points of their own, written beside the
+// server as `<name>.worker.mjs`, where src/workers/worker-module.ts looks for them.
+import { basename, dirname } from 'node:path';
+
+/** Each worker module's name in the bundle, and its source. */
+export const WORKER_ENTRIES = {
+  'engine-bookkeeping.worker': 'src/modules/engine/executions/engine-bookkeeping.worker.ts',
+  'historian.worker': 'src/modules/uns/historian/historian.worker.ts',
+  'audit.worker': 'src/modules/oauth2/token/audit.worker.ts',
+  'wal-checkpoint.worker': 'src/storage/wal-checkpoint.worker.ts',
+  'signing.worker': 'src/modules/oauth2/keys/signing.worker.ts',
+  'sandbox.worker': 'src/modules/engine/sandbox/sandbox.worker.ts',
+};
 
 const banner = [
   "import { createRequire as __meridianCreateRequire } from 'node:module';",
@@ -16,15 +32,20 @@ const banner = [
   'const __dirname = __meridianDirname(__filename);',
 ].join('\n');
 
-/** esbuild's options for bundling `entry` (a TypeScript module) into `outfile`. */
+/**
+ * esbuild's options for bundling `entry` (a TypeScript module) into `outfile` (`<name>.mjs`), and each
+ * worker of WORKER_ENTRIES into `<worker name>.mjs` beside it.
+ */
 export function serverBundleOptions(entry, outfile) {
+  if (!outfile.endsWith('.mjs')) throw new Error(`the bundle's file must end in .mjs: ${outfile}`);
   return {
-    entryPoints: [entry],
+    entryPoints: { [basename(outfile, '.mjs')]: entry, ...WORKER_ENTRIES },
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    outfile,
+    outdir: dirname(outfile),
+    outExtension: { '.js': '.mjs' },
     external: [
       'better-sqlite3',
       '@node-rs/argon2',
@@ -39,6 +60,8 @@ export function serverBundleOptions(entry, outfile) {
       '@zxcvbn-ts/core',
       '@zxcvbn-ts/language-common',
       '@zxcvbn-ts/language-en',
+      'quickjs-emscripten-core',
+      '@jitl/quickjs-wasmfile-release-sync',
     ],
     banner: { js: banner },
     sourcemap: true,

@@ -1,6 +1,6 @@
 /**
  * The imports between Meridian's modules: each top-level folder of `src/modules/` is a module, and so
- * are `src/platform/`, `src/storage/`, `src/config/`, `src/cli/` and the files at the root of `src/`
+ * are `src/platform/`, `src/storage/`, `src/workers/`, `src/config/`, `src/cli/` and the files at the root of `src/`
  * (`app`). Source files only (tests beside the code are left out); type-only imports count, since a
  * module that names another's types depends on it as much as one that calls it.
  *

@@ -4,6 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { WORKER_ENTRIES } from '../scripts/bundle-options.mjs';
+import { newProgress } from '../src/modules/engine/sandbox/sandbox-thread.js';
 import { freePort } from './helpers/free-port.js';
 import { TestClient } from './helpers/http-client.js';
 
@@ -79,5 +82,102 @@ describe('the shipped build (bin/meridian.js and the bundle) [sqlite]', () => {
       .as({ token: access_token, org: orgId })
       .post('/api/v1/uns/data/publish', { topic: 'v1/shipped/line/value', value: 1 });
     assert.equal(published.status, 200, published.text);
+  });
+
+  it('starts every worker thread from its module beside the bundle', async () => {
+    const BUNDLE = new URL('../dist/bundle/', import.meta.url);
+    /** Starts `<name>.mjs` of the bundle as the server does (no inherited flags), and waits until it has answered `done` messages (or `done` says so). */
+    const probe = async (
+      name: string,
+      workerData: unknown,
+      send: unknown[],
+      done: number | ((answers: unknown[]) => boolean),
+    ) => {
+      const worker = new Worker(new URL(`${name}.mjs`, BUNDLE), { execArgv: [], workerData });
+      const answers: unknown[] = [];
+      try {
+        await new Promise<void>((resolve, reject) => {
+          worker.on('message', (message) => {
+            answers.push(message);
+            if (typeof done === 'number' ? answers.length === done : done(answers)) resolve();
+          });
+          worker.once('error', reject);
+          worker.once('exit', (code) => reject(new Error(`${name} exited (code ${code})`)));
+          for (const message of send) worker.postMessage(message);
+        });
+      } finally {
+        await worker.terminate();
+      }
+      return answers;
+    };
+    const names = Object.keys(WORKER_ENTRIES).sort();
+    assert.deepEqual(names, [
+      'audit.worker',
+      'engine-bookkeeping.worker',
+      'historian.worker',
+      'sandbox.worker',
+      'signing.worker',
+      'wal-checkpoint.worker',
+    ]);
+    const file = join(dataDir, 'meridian.db');
+    // The SQLite threads: the checkpoint thread serves a checkpoint of the server's database; the
+    // others open it and say whether they could prepare their statements (given none here, they cannot:
+    // an answer either way is their program running).
+    const [ready, checkpoint] = await probe('wal-checkpoint.worker', { file, busyTimeoutMs: 1000 }, [{}], 2);
+    assert.deepEqual(ready, { ready: true });
+    assert.ok(Array.isArray((checkpoint as { answer: unknown }).answer), JSON.stringify(checkpoint));
+    for (const name of ['audit.worker', 'engine-bookkeeping.worker', 'historian.worker']) {
+      const [first] = await probe(name, { file, busyTimeoutMs: 1000 }, [], 1);
+      assert.ok(
+        first && typeof first === 'object' && ('ready' in first || 'fatal' in first),
+        `${name}: ${JSON.stringify(first)}`,
+      );
+    }
+    // The signing thread signs; the sandbox thread evaluates JSONata and JavaScript in QuickJS.
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const [tokens] = await probe(
+      'signing.worker',
+      undefined,
+      [
+        { keyId: 0, key: privateKey },
+        { headers: ['e30'], payloads: ['{}'], keyIds: [0] },
+      ],
+      1,
+    );
+    assert.match((tokens as string[])[0]!, /^e30\.e30\.[\w-]{86}$/);
+    const limits = {
+      timeoutMs: 1000,
+      memoryBytes: 32 << 20,
+      stackBytes: 512 << 10,
+      maxDepth: 100,
+      maxResultBytes: 1 << 20,
+    };
+    const progress = newProgress();
+    const answers = await probe(
+      'sandbox.worker',
+      { progress: progress.buffer, sequenceLimit: 1000, stringLimit: 1000 },
+      [
+        [
+          [1, JSON.stringify({ kind: 'jsonata', source: '$.a + 1', input: { a: 1 }, bindings: {} }), limits],
+          [
+            2,
+            JSON.stringify({
+              kind: 'javascript',
+              source: 'return $input.a * 3',
+              input: { a: 2 },
+              bindings: {},
+            }),
+            limits,
+          ],
+        ],
+      ],
+      (answers) => (answers as unknown[][]).flat().length === 2,
+    );
+    const flat = (answers as unknown[][]).flat();
+    assert.deepEqual(flat, [
+      [1, 1, '2', []],
+      [2, 1, '6', []],
+    ]);
   });
 });

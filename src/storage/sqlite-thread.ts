@@ -1,92 +1,26 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, type WorkerModule } from '../workers/worker-module.js';
+import type { SqliteThreadReply } from './sqlite-thread-serve.js';
 
-/** How much nicer than the event loop a SQLite thread runs (Linux; setpriority on the thread). */
-export const SQLITE_THREAD_NICENESS = 5;
-
-/**
- * The thread runs at a lower priority than the event loop. On a machine with few cores, a commit
- * handed to an idle thread woke it on the event loop's core, and the scheduler let the woken thread
- * run first: the event loop stalled in postMessage while the thread committed (in a CPU profile of
- * single HTTP publishes on SQLite, 15% of the event loop's busy time was postMessage, where the call
- * alone takes 14-17 µs). A nicer thread waits for a free core instead of preempting the event loop.
- * Nine alternating runs each of wrk against single publishes on two cores: 12,937 publishes/s on
- * average at niceness +5 against 10,560/s at the event loop's (p99 10-20 ms against 18-26 ms); +10 and
- * +19 were no better than +5. MQTT QoS 0 (large commits, few wake-ups) did not change. Linux only:
- * elsewhere, or where it is refused, the thread keeps the process's priority.
- */
-const LOWER_PRIORITY = `
-try {
-  const { getPriority, setPriority } = require('node:os');
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + ${SQLITE_THREAD_NICENESS}));
-} catch {
-  // Not Linux, or not allowed.
-}`;
+export { SQLITE_THREAD_NICENESS } from './sqlite-thread-serve.js';
 
 /**
  * A better-sqlite3 connection on a thread of its own, for writes the event loop hands over and does not
- * run itself (the historian's commits, the token endpoint's audit rows).
+ * run itself (the historian's commits, the engine's bookkeeping, the token endpoint's audit rows, the
+ * WAL checkpoints).
  *
- * The thread's work is plain CommonJS source defining `function open(Database, workerData)`, which opens
- * the connection (`openFile(Database, workerData)` opens `workerData.file` with a busy timeout of
- * `workerData.busyTimeoutMs`, foreign keys and `synchronous = FULL`) and returns `{ run(message),
- * close() }`. `run` answers one message (its return value comes back); an error it throws comes back with
- * the driver's message and code, so that classifyDriverError reads it as on the event loop. Messages are
- * answered in the order sent.
+ * The thread's program is a worker module (workers/worker-module.ts) that calls
+ * serveSqliteThread (sqlite-thread-serve.ts) with its `open`, which opens the connection (`openFile`
+ * opens `file` with a busy timeout of `busyTimeoutMs`, foreign keys and `synchronous = FULL`) and
+ * returns `{ run(message), close() }`. `run` answers one message (its return value comes back); an
+ * error it throws comes back with the driver's message and code, so that classifyDriverError reads it
+ * as on the event loop. Messages are answered in the order sent. The thread runs at a lower priority
+ * than the event loop (sqlite-thread-serve.ts says why).
  *
  * The thread starts on the first message and is unreferenced while nothing is in flight. If it dies,
  * what was in flight is refused with code EIO (503) and the next message starts a new thread. If the
  * database cannot be opened, every message is refused with the driver's error.
  */
-export function sqliteThreadSource(open: string): string {
-  // Evaluated in the worker: it must run unchanged from sources, tests and the bundle.
-  return `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-${LOWER_PRIORITY}
-// A connection to workerData.file as the threads use it: waits up to workerData.busyTimeoutMs for another
-// connection's write lock (in the busy handler, which blocks only this thread), commits on disk.
-function openFile(Database, workerData) {
-  const db = new Database(workerData.file);
-  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = FULL');
-  return db;
-}
-${open}
-const report = (error) => ({ message: String(error && error.message), code: error && error.code });
-let connection;
-try {
-  connection = open(Database, workerData);
-} catch (error) {
-  parentPort.postMessage({ fatal: report(error) });
-}
-if (connection) {
-  parentPort.on('message', (message) => {
-    if (message.close) {
-      connection.close();
-      parentPort.close();
-      return;
-    }
-    try {
-      parentPort.postMessage({ answer: connection.run(message) });
-    } catch (error) {
-      parentPort.postMessage({ error: report(error) });
-    }
-  });
-  parentPort.postMessage({ ready: true });
-}
-`;
-}
-
-interface Reply<Answer> {
-  ready?: true;
-  fatal?: { message: string; code?: string };
-  answer?: Answer;
-  error?: { message: string; code?: string };
-}
-
 interface Pending<Answer> {
   resolve(answer: Answer): void;
   reject(error: Error): void;
@@ -105,13 +39,13 @@ export class SqliteThread<Message extends object, Answer> {
   private answered: Promise<unknown> = Promise.resolve();
 
   /**
-   * `name` is how errors call the thread ("the historian thread exited"); `source` is what
-   * sqliteThreadSource made; `workerData` reaches `open`, with `driver` (better-sqlite3's path) added.
+   * `name` is how errors call the thread ("the historian thread exited"); `program` is the worker
+   * module that serves it; `workerData` reaches its `open`.
    */
   constructor(
     private readonly name: string,
-    private readonly source: string,
-    private readonly workerData: Record<string, unknown>,
+    private readonly program: WorkerModule,
+    private readonly workerData: object,
   ) {}
 
   /** Sends one message; resolves with what `run` returned for it. */
@@ -144,16 +78,11 @@ export class SqliteThread<Message extends object, Answer> {
 
   private start(): Promise<void> {
     if (this.ready) return this.ready;
-    const worker = new Worker(this.source, {
-      eval: true,
-      // No inherited flags: the source is plain CommonJS and needs no loaders.
-      execArgv: [],
-      workerData: { ...this.workerData, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
-    });
+    const worker = startWorker(this.program, { workerData: this.workerData });
     worker.unref();
     this.worker = worker;
     this.ready = new Promise<void>((resolve, reject) => {
-      worker.on('message', (reply: Reply<Answer>) => {
+      worker.on('message', (reply: SqliteThreadReply<Answer>) => {
         if (reply.ready) return resolve();
         // better-sqlite3 reports a missing directory without a code: it is still a database that cannot open.
         if (reply.fatal)

@@ -1,4 +1,4 @@
-import { SqliteThread, sqliteThreadSource } from './sqlite-thread.js';
+import { SqliteThread } from './sqlite-thread.js';
 
 /** How often the checkpoint thread copies what the WAL of `meridian.db` holds into the database file. */
 const CHECKPOINT_EVERY_MS = 1000;
@@ -9,27 +9,21 @@ const CHECKPOINT_EVERY_MS = 1000;
  */
 export const EVENT_LOOP_AUTOCHECKPOINT_PAGES = 16_384;
 
-// A connection of its own to the main file, which only checkpoints: PASSIVE copies the frames no reader
-// still needs and never waits for a writer.
-const SOURCE = sqliteThreadSource(`
-function open(Database, workerData) {
-  const db = new Database(workerData.file);
-  db.pragma('busy_timeout = 1000');
-  db.pragma('synchronous = FULL');
-  db.pragma('wal_autocheckpoint = 0');
-  return { close: () => db.close(), run: () => db.pragma('wal_checkpoint(PASSIVE)', { simple: false }) };
-}`);
-
 /**
  * Checkpoints of `meridian.db`'s WAL on a thread of their own. A connection checkpoints when its commit
  * finds the WAL past `wal_autocheckpoint` pages, in that commit: on the event loop's connection, every
  * thousand pages or so a commit copied 4 MiB into the database file and flushed it to disk while requests
  * waited (in a profile of pipeline executions with node runs kept, commits took 1.6 ms on average, most
  * of it in those checkpoints). Here a thread checkpoints every second instead, and the event loop's
- * connection keeps a far threshold (EVENT_LOOP_AUTOCHECKPOINT_PAGES) as a safety net.
+ * connection keeps a far threshold (EVENT_LOOP_AUTOCHECKPOINT_PAGES) as a safety net. The thread's
+ * program: wal-checkpoint.worker.ts.
  */
 export function startWalCheckpoints(file: string): { close(): Promise<void> } {
-  const thread = new SqliteThread<object, unknown>('checkpoint thread', SOURCE, { file });
+  const thread = new SqliteThread<object, unknown>(
+    'checkpoint thread',
+    { name: 'wal-checkpoint', from: import.meta.url },
+    { file },
+  );
   let running = false;
   const timer = setInterval(() => {
     if (running) return;

@@ -218,16 +218,13 @@ describe('SQLite historian thread', () => {
   });
 
   it('refuses what was in flight when the thread dies (503), and starts a new thread for the next write', async () => {
-    const dying = new SqliteHistorianThread(
-      server.storage.location,
-      server.app.uns.layout.location,
-      `const { parentPort } = require('node:worker_threads');
-       parentPort.on('message', () => process.exit(7));
-       parentPort.postMessage({ ready: true });`,
-    );
+    const dying = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location, {
+      name: '../../src/storage/test-workers/dying',
+      from: import.meta.url,
+    });
     for (let attempt = 0; attempt < 2; attempt++) {
       await assert.rejects(dying.write([job([record('v1/thread/dying', 1, BASE_US)])]), (error: Error) => {
-        assert.match(error.message, /historian thread exited \(code 7\)/);
+        assert.match(error.message, /historian thread exited \(code 3\)/);
         assert.equal(classifyDriverError(error), 'unavailable');
         return true;
       });

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
 import type { Database, EngineExecutionTable } from '../../../storage/tables.js';
 import { insertAsArrays, inTextList, isPostgres, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import { definitionTexts, versionKey } from './execution-definitions.js';
@@ -43,6 +43,45 @@ const WAITING = sql.lit<ExecutionRow['status']>('waiting');
  * walks every queued (or running) row instead, for each id of the list: a claim cost grew with the queue.
  */
 export const statusOf = sql<ExecutionRow['status']>`coalesce(status, '')`;
+
+/**
+ * The claim of the executions `ids` selects that are still claimable (queued, or running with their
+ * lease over, or waiting with their time come): written once, for claimExecutions and for the
+ * bookkeeping thread (sqlite-engine-thread.ts), which runs it an execution at a time.
+ */
+export function claimUpdate(
+  db: Kysely<Database>,
+  claim: { replica: string; leaseUntil: number; now: number },
+  ids: Expression<SqlBool>,
+) {
+  const { replica, leaseUntil, now } = claim;
+  return db
+    .updateTable('engine_executions')
+    .set((eb) => ({
+      status: 'running',
+      locked_by: replica,
+      lease_until: leaseUntil,
+      claims: eb('claims', '+', 1),
+      started_at: eb.fn.coalesce('started_at', eb.val(now)),
+    }))
+    .where(ids)
+    .where((eb) =>
+      eb.or([
+        eb(statusOf, '=', 'queued'),
+        eb.and([eb(statusOf, '=', 'running'), eb('lease_until', '<', now)]),
+        eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
+      ]),
+    );
+}
+
+/** Marks the executions `ids` selects as skipped for overlap, those still queued (as the bookkeeping thread does too). */
+export function skipUpdate(db: Kysely<Database>, now: number, ids: Expression<SqlBool>) {
+  return db
+    .updateTable('engine_executions')
+    .set({ status: 'skipped', reason: 'overlap', finished_at: now })
+    .where(ids)
+    .where(statusOf, '=', 'queued');
+}
 
 /** What a claim reads of its candidates: not the definition, which is the same for a pipeline version. */
 const CANDIDATE_COLUMNS = [
@@ -305,35 +344,17 @@ export async function claimExecutions(
     }),
   );
   const skippedStored = [...skipped].filter((id) => !isNew.has(id));
-  if (skippedStored.length > 0)
-    await db
-      .updateTable('engine_executions')
-      .set({ status: 'skipped', reason: 'overlap', finished_at: now })
-      .where(inTextList(db, 'id', skippedStored))
-      .where(statusOf, '=', 'queued')
-      .execute();
+  if (skippedStored.length > 0) await skipUpdate(db, now, inTextList(db, 'id', skippedStored)).execute();
   const chosenStored = chosen.filter((id) => !isNew.has(id));
   const claimed =
     chosenStored.length === 0
       ? []
-      : await db
-          .updateTable('engine_executions')
-          .set((eb) => ({
-            status: 'running',
-            locked_by: replica,
-            lease_until: now + leaseMs,
-            claims: eb('claims', '+', 1),
-            started_at: eb.fn.coalesce('started_at', eb.val(now)),
-          }))
+      : await claimUpdate(
+          db,
+          { replica, leaseUntil: now + leaseMs, now },
           // The list is one parameter: the statement's text is the same whatever the number claimed.
-          .where(inTextList(db, 'id', chosenStored))
-          .where((eb) =>
-            eb.or([
-              eb(statusOf, '=', 'queued'),
-              eb.and([eb(statusOf, '=', 'running'), eb('lease_until', '<', now)]),
-              eb.and([eb(statusOf, '=', 'waiting'), eb('run_at', '<=', now)]),
-            ]),
-          )
+          inTextList(db, 'id', chosenStored),
+        )
           // Every column but the definition, which is read once per pipeline version.
           .returning(CLAIMED_COLUMNS)
           .execute();

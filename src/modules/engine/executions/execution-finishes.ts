@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { inTextList, numberById } from '../../../storage/value-lists.js';
 import { statusOf } from './execution-claims.js';
@@ -11,6 +11,37 @@ export interface FinishRecord {
   finishedAt: number;
   error: ExecutionRow['error'];
   reason: string | null;
+}
+
+/**
+ * The update that records one kind of end of the executions `ids` selects, those `replica` still holds:
+ * written once, for finishExecutions and for the bookkeeping thread (sqlite-engine-thread.ts), which
+ * runs it an execution at a time. `finishedAt` is a time, or an expression of the row's own time.
+ */
+export function finishUpdate(
+  db: Kysely<Database>,
+  replica: string,
+  end: {
+    status: string;
+    reason: string | null;
+    error: string | null;
+    finishedAt: number | Expression<number>;
+  },
+  ids: Expression<SqlBool>,
+) {
+  return db
+    .updateTable('engine_executions')
+    .set({
+      status: end.status as ExecutionRow['status'],
+      reason: end.reason,
+      error: end.error,
+      lease_until: null,
+      checkpoint: null,
+      finished_at: end.finishedAt,
+    })
+    .where(ids)
+    .where('locked_by', '=', replica)
+    .where(statusOf, '=', 'running');
 }
 
 /**
@@ -38,19 +69,12 @@ export async function finishExecutions(
       const { status, reason, error } = chunk[0]!;
       // Each row gets its own finish time from one parameter: the statement's text is always the same.
       const times = new Map(chunk.map((f) => [f.id, f.finishedAt]));
-      const rows = await db
-        .updateTable('engine_executions')
-        .set({
-          status,
-          reason,
-          error: error && JSON.stringify(error),
-          lease_until: null,
-          checkpoint: null,
-          finished_at: numberById(db, times),
-        })
-        .where(inTextList(db, 'id', [...times.keys()]))
-        .where('locked_by', '=', replica)
-        .where(statusOf, '=', 'running')
+      const rows = await finishUpdate(
+        db,
+        replica,
+        { status, reason, error: error && JSON.stringify(error), finishedAt: numberById(db, times) },
+        inTextList(db, 'id', [...times.keys()]),
+      )
         .returning('id')
         .execute();
       for (const row of rows) finished.add(row.id);

@@ -1,6 +1,11 @@
-import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
+import { sql } from 'kysely';
+import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import type { StatementTemplate } from '../../../storage/sqlite-thread-serve.js';
+import { slot, sqliteCompiler, statementTemplate } from '../../../storage/statement-templates.js';
 import type { EngineExecutionTable } from '../../../storage/tables.js';
-import { CLAIMED_COLUMNS } from './execution-claims.js';
+import type { WorkerModule } from '../../../workers/worker-module.js';
+import { CLAIMED_COLUMNS, claimUpdate, skipUpdate } from './execution-claims.js';
+import { finishUpdate } from './execution-finishes.js';
 import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
 
 /**
@@ -21,192 +26,9 @@ import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
  * The thread waits for another connection's write lock in SQLite's busy handler, which blocks only it.
  * New executions are inserted queued and then claimed here, with the same outcome as claimExecutions,
  * which inserts those it takes as running instead (sparing PostgreSQL an update, which writes a new copy
- * of the row); here the claim answers them from what was inserted (below).
+ * of the row); here the claim answers them from what was inserted (engine-bookkeeping.worker.ts, the
+ * thread's program).
  */
-const WORKER_SOURCE = sqliteThreadSource(`
-function open(Database, workerData) {
-  const db = openFile(Database, workerData);
-  const begin = db.prepare('begin immediate');
-  const commit = db.prepare('commit');
-  const rollback = db.prepare('rollback');
-  const RUN_COLUMNS = workerData.runColumns;
-  const saveRun = db.prepare('insert into engine_node_runs (id, execution_id, ' + RUN_COLUMNS.join(', ') +
-    ') values (' + ['?', '?', ...RUN_COLUMNS.map(() => '?')].join(', ') + ') ' + workerData.runConflict);
-  const finish = db.prepare('update engine_executions set status = ?, reason = ?, error = ?, ' +
-    "lease_until = null, checkpoint = null, finished_at = ? where id = ? and locked_by = ? and coalesce(status, '') = 'running'");
-  const CANDIDATE = 'select id, status, pipeline_id, pipeline_version from engine_executions where ';
-  const resumable = db.prepare(CANDIDATE + "((status = 'running' and lease_until < ?) or " +
-    "(status = 'waiting' and run_at <= ?)) order by priority, queued_at limit ?");
-  const due = db.prepare(CANDIDATE + "status = 'queued' order by priority, queued_at limit ?");
-  const definitionsOf = db.prepare('select pipeline_version, definition from engine_definitions where pipeline_id = ?');
-  const definitionInRow = db.prepare("select definition from engine_executions where id = ? and definition != ''").pluck();
-  const runningOf = db.prepare("select count(*) from engine_executions where pipeline_id = ? and status = 'running' " +
-    'and lease_until >= ?').pluck();
-  const skip = db.prepare("update engine_executions set status = 'skipped', reason = 'overlap', finished_at = ? " +
-    "where id = ? and coalesce(status, '') = 'queued'");
-  const claim = db.prepare("update engine_executions set status = 'running', locked_by = ?, lease_until = ?, " +
-    'claims = claims + 1, started_at = coalesce(started_at, ?) where id = ? and (' +
-    "coalesce(status, '') = 'queued' or (coalesce(status, '') = 'running' and lease_until < ?) or " +
-    "(coalesce(status, '') = 'waiting' and run_at <= ?))");
-  const CLAIMED = workerData.claimedColumns;
-  const claimedRow = db.prepare('select ' + CLAIMED.join(', ') + ' from engine_executions where id = ?');
-
-  // The rows this connection inserted as queued and has not claimed, by id: their values as inserted
-  // (executionColumns order). A queued row never changes but to leave the queue (a claim, a skip, a
-  // cancel: each a final change of status), so the claim of one answers these values with the claim's
-  // changes instead of reading the row back, which cost more than the claim's update itself (about 10 of
-  // 14 µs a claim). A transaction's inserts are forgotten if it rolls back, its claims once it commits.
-  // Bounded in rows and in characters (a trigger's value can be large); the oldest go first, and a row
-  // larger than ROW_CHARS is not kept (its claim reads it back).
-  const inserted = new Map();
-  const ROWS = 65536;
-  const CHARS = 16 * 1024 * 1024;
-  const ROW_CHARS = 64 * 1024;
-  let chars = 0;
-  const COLUMN = Object.fromEntries(workerData.executionColumns.map((c, i) => [c, i]));
-  const charsOf = (values) => (values[COLUMN.trigger] ?? '').length + (values[COLUMN.input] ?? '').length;
-  let insertedNow = [];
-  let claimedNow = [];
-  function forget(id) {
-    const values = inserted.get(id);
-    if (values === undefined) return;
-    inserted.delete(id);
-    chars -= charsOf(values);
-  }
-  function remember(values) {
-    const size = charsOf(values);
-    if (values[COLUMN.status] !== 'queued' || size > ROW_CHARS) return;
-    const id = values[COLUMN.id];
-    inserted.set(id, values);
-    chars += size;
-    insertedNow.push(id);
-    while (inserted.size > ROWS || chars > CHARS) forget(inserted.keys().next().value);
-  }
-  function settle(committed) {
-    for (const id of committed ? claimedNow : insertedNow) forget(id);
-    insertedNow = [];
-    claimedNow = [];
-  }
-  // The row as the claim left it: the values inserted, or read back (a row of another connection or
-  // from before this thread, a resumed or expired one).
-  function rowAfterClaim(candidate, replica, now, leaseMs) {
-    const values = candidate.status === 'queued' ? inserted.get(candidate.id) : undefined;
-    if (values === undefined) return claimedRow.get(candidate.id);
-    claimedNow.push(candidate.id);
-    const row = {};
-    for (const c of CLAIMED) row[c] = values[COLUMN[c]];
-    row.status = 'running';
-    row.locked_by = replica;
-    row.lease_until = now + leaseMs;
-    row.claims = values[COLUMN.claims] + 1;
-    row.started_at = values[COLUMN.started_at] ?? now;
-    return row;
-  }
-
-  // A version's definition text and concurrency, by pipeline id and version (versions never change).
-  const versions = new Map();
-  function versionOf(candidate) {
-    const key = candidate.pipeline_id + '@' + candidate.pipeline_version;
-    let version = versions.get(key);
-    if (version !== undefined) return version;
-    for (const row of definitionsOf.all(candidate.pipeline_id)) {
-      const k = candidate.pipeline_id + '@' + row.pipeline_version;
-      if (!versions.has(k)) versions.set(k, describe(row.definition));
-    }
-    version = versions.get(key);
-    if (version === undefined) {
-      // Rows from before engine_definitions hold their own text.
-      const text = definitionInRow.get(candidate.id);
-      if (text === undefined) return undefined;
-      version = describe(text);
-      versions.set(key, version);
-    }
-    if (versions.size > 1000) versions.delete(versions.keys().next().value);
-    return version;
-  }
-  function describe(text) {
-    const { mode, max } = JSON.parse(text).settings.concurrency;
-    return { text, mode, limit: mode === 'parallel' ? max : 1 };
-  }
-
-  function claimUpTo(replica, now, leaseMs, max) {
-    if (max <= 0) return { claimed: [], definitions: {} };
-    const limit = Math.max(20, max * 2);
-    const candidates = resumable.all(now, now, limit);
-    if (candidates.length < limit) candidates.push(...due.all(limit - candidates.length));
-    const running = new Map();
-    const chosen = [];
-    for (const candidate of candidates) {
-      if (chosen.length >= max) break;
-      const version = versionOf(candidate);
-      if (version === undefined) continue;
-      if (candidate.status === 'queued') {
-        const pipeline = candidate.pipeline_id;
-        if (!running.has(pipeline)) running.set(pipeline, runningOf.get(pipeline, now));
-        const busy = running.get(pipeline) >= version.limit;
-        if (busy && version.mode === 'skip') skip.run(now, candidate.id);
-        if (busy) continue;
-        running.set(pipeline, running.get(pipeline) + 1);
-      }
-      chosen.push(candidate);
-    }
-    const claimed = [];
-    const definitions = {};
-    for (const candidate of chosen) {
-      if (claim.run(replica, now + leaseMs, now, candidate.id, now, now).changes !== 1) continue;
-      const row = rowAfterClaim(candidate, replica, now, leaseMs);
-      // No other claim came between the read and the update: this is the execution's first.
-      row.fromQueue = candidate.status === 'queued' && row.claims === 1;
-      claimed.push(row);
-      const key = row.pipeline_id + '@' + row.pipeline_version;
-      definitions[key] = versions.get(key).text;
-    }
-    return { claimed, definitions };
-  }
-
-  const storeDefinition = db.prepare('insert into engine_definitions (organization_id, pipeline_id, ' +
-    'pipeline_version, definition) values (?, ?, ?, ?) on conflict (pipeline_id, pipeline_version) do nothing');
-  const COLUMNS = workerData.executionColumns;
-  const insertExecution = db.prepare('insert into engine_executions (' + COLUMNS.join(', ') + ') values (' +
-    COLUMNS.map(() => '?').join(', ') + ')');
-
-  function enqueue({ definitions, executions }) {
-    for (const definition of definitions) storeDefinition.run(definition);
-    for (const execution of executions) {
-      insertExecution.run(execution);
-      remember(execution);
-    }
-  }
-
-  function turn({ replica, runs, finishes, now, leaseMs, max }) {
-    for (const run of runs) saveRun.run(run);
-    const finished = [];
-    for (const f of finishes)
-      if (finish.run(f.status, f.reason, f.error, f.finishedAt, f.id, replica).changes === 1) finished.push(f.id);
-    return { finished, ...claimUpTo(replica, now, leaseMs, max) };
-  }
-
-  return {
-    close: () => db.close(),
-    // One transaction: the new executions first (a claim in the same turn may take them), then the turn.
-    run({ enqueues, turn: next }) {
-      begin.run();
-      try {
-        for (const burst of enqueues) enqueue(burst);
-        const answer = next ? turn(next) : null;
-        commit.run();
-        settle(true);
-        return answer;
-      } catch (error) {
-        if (db.inTransaction) rollback.run();
-        settle(false);
-        throw error;
-      }
-    },
-  };
-}
-`);
-
 /** Every column of an execution row, in the order the thread's insert binds them. */
 export const EXECUTION_COLUMNS = [...CLAIMED_COLUMNS, 'definition'] as const;
 
@@ -239,8 +61,54 @@ export interface TurnAnswer {
 
 const BUSY_TIMEOUT_MS = 10_000;
 
+/** What the thread is given: the file, and the columns its statements name. */
+export interface EngineThreadData {
+  file: string;
+  busyTimeoutMs: number;
+  runColumns: readonly string[];
+  runConflict: string;
+  claimedColumns: readonly string[];
+  executionColumns: readonly string[];
+  templates: Record<keyof typeof TEMPLATES, StatementTemplate>;
+}
+
+/** One execution, by the slot `id`. */
+const byId = sql<boolean>`${sql.ref('id')} = ${slot<string>('id')}`;
+
+/**
+ * The statements the thread shares with the Kysely path (claimExecutions, finishExecutions), built by
+ * the same functions, run an execution at a time: slots `replica`, `leaseUntil`, `now`, `id` (claim),
+ * `now`, `id` (skip), `replica`, `status`, `reason`, `error`, `finishedAt`, `id` (finish).
+ */
+const TEMPLATES = {
+  claim: statementTemplate(
+    claimUpdate(
+      sqliteCompiler,
+      { replica: slot('replica'), leaseUntil: slot('leaseUntil'), now: slot('now') },
+      byId,
+    ),
+  ),
+  skip: statementTemplate(skipUpdate(sqliteCompiler, slot('now'), byId)),
+  finish: statementTemplate(
+    finishUpdate(
+      sqliteCompiler,
+      slot('replica'),
+      {
+        status: slot('status'),
+        reason: slot('reason'),
+        error: slot('error'),
+        finishedAt: slot('finishedAt'),
+      },
+      byId,
+    ),
+  ),
+};
+
+/** The thread's program. */
+const ENGINE_WORKER: WorkerModule = { name: 'engine-bookkeeping', from: import.meta.url };
+
 /** What the thread is sent: one transaction. */
-interface ThreadMessage {
+export interface ThreadMessage {
   enqueues: EnqueueBurst[];
   turn: TurnMessage | null;
 }
@@ -265,15 +133,18 @@ export class SqliteEngineThread {
   private readonly bursts: Waiting<EnqueueBurst, void>[] = [];
   private readonly turns: (Waiting<TurnMessage, TurnAnswer> & { burst: EnqueueBurst | undefined })[] = [];
 
-  constructor(file: string, workerSource: string = WORKER_SOURCE) {
-    this.thread = new SqliteThread('engine bookkeeping thread', workerSource, {
+  /** `program` is for tests that need a thread that misbehaves. */
+  constructor(file: string, program: WorkerModule = ENGINE_WORKER) {
+    const data: EngineThreadData = {
       file,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       runColumns: RUN_COLUMNS,
       runConflict: RUN_CONFLICT,
       claimedColumns: CLAIMED_COLUMNS,
       executionColumns: EXECUTION_COLUMNS,
-    });
+      templates: TEMPLATES,
+    };
+    this.thread = new SqliteThread('engine bookkeeping thread', program, data);
   }
 
   /**

@@ -27,7 +27,7 @@ export type EvaluationOptions = Partial<SandboxLimits> & { organizationId: strin
  * The most items a JSONata sequence (a range, `$append`, a path's results) may hold, and the longest
  * string an expression may make. They keep every single allocation of a step small (about 12 MiB at
  * most): a thread's heap limit ends a thread that grows step by step, but one allocation far past the
- * limit aborts the whole process (jsonata-runner-source.ts).
+ * limit aborts the whole process (jsonata-runner.ts).
  */
 export const SEQUENCE_LIMIT = 262_144;
 export const STRING_LIMIT = 1024 * 1024;

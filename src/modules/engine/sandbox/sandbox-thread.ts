@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../../workers/worker-module.js';
 import { SandboxError, SEQUENCE_LIMIT, STRING_LIMIT, WORKER_HEAP_MB } from './sandbox-limits.js';
-import { SANDBOX_WORKER_SOURCE } from './sandbox-worker-source.js';
 import { semiSpaceFlag } from './semi-space-flag.js';
 
 /** Where a thread is, in its `progress` (shared memory): the evaluation it runs, since when, the last it ended. */
@@ -19,6 +18,8 @@ export const newProgress = () =>
  */
 export type Answer = [number, 1, string | undefined, string[]] | [number, 0, string, string];
 
+const SANDBOX_WORKER = { name: 'sandbox', from: import.meta.url };
+
 export interface ThreadEvents {
   /** Answers of evaluations the thread ended, in the order it was sent them. */
   answered(answers: Answer[]): void;
@@ -26,34 +27,34 @@ export interface ThreadEvents {
   lost(error: SandboxError): void;
 }
 
-const require = createRequire(import.meta.url);
+/** What a thread is given (sandbox.worker.ts). */
+export interface SandboxThreadData {
+  /** Its progress: the buffer of `newProgress()`. */
+  progress: SharedArrayBuffer;
+  sequenceLimit: number;
+  stringLimit: number;
+}
 
 /**
- * Starts one sandbox thread: its heap limited (resourceLimits, with the process's semi-space flag out of
+ * Starts one sandbox thread (its program: sandbox.worker.ts): its heap limited (resourceLimits, with the process's semi-space flag out of
  * the way: semi-space-flag.ts), its progress in `progress`, unreferenced (the pool references it while it
  * has work).
  */
 export function startSandboxThread(progress: BigInt64Array, events: ThreadEvents): Worker {
   progress.fill(0n);
-  const worker = semiSpaceFlag.startWithout(
-    () =>
-      new Worker(SANDBOX_WORKER_SOURCE, {
-        eval: true,
-        execArgv: [],
-        resourceLimits: {
-          maxOldGenerationSizeMb: WORKER_HEAP_MB,
-          maxYoungGenerationSizeMb: 16,
-          stackSizeMb: 4,
-        },
-        workerData: {
-          jsonata: require.resolve('jsonata'),
-          quickjsCore: require.resolve('quickjs-emscripten-core'),
-          quickjsVariant: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
-          progress: progress.buffer,
-          sequenceLimit: SEQUENCE_LIMIT,
-          stringLimit: STRING_LIMIT,
-        },
-      }),
+  const worker = semiSpaceFlag.startWithout(() =>
+    startWorker(SANDBOX_WORKER, {
+      resourceLimits: {
+        maxOldGenerationSizeMb: WORKER_HEAP_MB,
+        maxYoungGenerationSizeMb: 16,
+        stackSizeMb: 4,
+      },
+      workerData: {
+        progress: progress.buffer as SharedArrayBuffer,
+        sequenceLimit: SEQUENCE_LIMIT,
+        stringLimit: STRING_LIMIT,
+      } satisfies SandboxThreadData,
+    }),
   );
   worker.unref();
   const thread = worker.threadId;

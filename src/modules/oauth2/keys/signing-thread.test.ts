@@ -4,7 +4,7 @@ import { createSecretKey, generateKeyPairSync, randomBytes, verify } from 'node:
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compactVerify, exportJWK, importJWK } from 'jose';
-import { createSigningThread, MAX_BATCH, SIGNING_THREAD_SOURCE } from './signing-thread.js';
+import { createSigningThread, MAX_BATCH } from './signing-thread.js';
 
 const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const HEADER = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: 'k' })).toString('base64url');
@@ -65,10 +65,7 @@ describe('signing thread', () => {
   });
 
   it('rejects what was in flight when the thread dies, then starts a new thread', async () => {
-    const dying = `require('node:worker_threads').parentPort.on('message', (m) => {
-      if (m.payloads && m.payloads.includes('"die"')) process.exit(3);
-    });\n${SIGNING_THREAD_SOURCE}`;
-    const thread = createSigningThread(dying);
+    const thread = createSigningThread({ name: 'test-workers/dying-signing', from: import.meta.url });
     const { privateKey, publicKey } = p256();
     const lost = [
       thread.signJws(HEADER, '"die"', privateKey),

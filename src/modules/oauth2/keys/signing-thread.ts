@@ -1,5 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, type WorkerModule } from '../../../workers/worker-module.js';
+import type { SignedToken, SigningMessage } from './signing.worker.js';
 
 /**
  * ES256 signatures on one dedicated thread, handed over in small batches.
@@ -14,6 +16,7 @@ import { Worker } from 'node:worker_threads';
  *
  * The thread is started on first use and is unreferenced while nothing is in flight, so it never keeps a
  * process alive. If it dies, what was in flight is rejected and the next signature starts a new one.
+ * The thread's program: signing.worker.ts.
  */
 export interface SigningThread {
   /**
@@ -22,32 +25,6 @@ export interface SigningThread {
    */
   signJws(header: string, payload: string, key: KeyObject): Promise<string>;
 }
-
-// Plain CommonJS, evaluated in the worker: it must run unchanged from sources, tests and the bundle.
-export const SIGNING_THREAD_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { sign } = require('node:crypto');
-const keys = new Map();
-parentPort.on('message', (message) => {
-  if (message.keyId !== undefined) {
-    keys.set(message.keyId, message.key);
-    return;
-  }
-  const { headers, payloads, keyIds } = message;
-  const tokens = new Array(payloads.length);
-  for (let i = 0; i < payloads.length; i++) {
-    try {
-      const key = keys.get(keyIds[i]);
-      const input = headers[i] + '.' + Buffer.from(payloads[i], 'utf8').toString('base64url');
-      tokens[i] = input + '.' + sign('sha256', Buffer.from(input, 'latin1'), { key, dsaEncoding: 'ieee-p1363' })
-        .toString('base64url');
-    } catch (error) {
-      tokens[i] = { error: String(error && error.message ? error.message : error) };
-    }
-  }
-  parentPort.postMessage(tokens);
-});
-`;
 
 /** Inputs handed over in one message at most; a batch is also sent at the end of each event-loop turn. */
 export const MAX_BATCH = 8;
@@ -60,8 +37,11 @@ interface PendingSignature {
   reject: (error: Error) => void;
 }
 
-/** A signing thread, started on first use. `workerSource` is for tests that need a thread that misbehaves. */
-export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE): SigningThread {
+/** The thread's program. */
+const SIGNING_WORKER: WorkerModule = { name: 'signing', from: import.meta.url };
+
+/** A signing thread, started on first use. `program` is for tests that need a thread that misbehaves. */
+export function createSigningThread(program: WorkerModule = SIGNING_WORKER): SigningThread {
   let worker: Worker | undefined;
   // Key ids are per worker: a new worker is sent each key again.
   let keyIds = new WeakMap<KeyObject, number>();
@@ -79,10 +59,9 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
   };
 
   const start = (): Worker => {
-    // No inherited flags: the source is plain CommonJS (not under --input-type=module) and needs no loaders.
-    const started = new Worker(workerSource, { eval: true, execArgv: [] });
+    const started = startWorker(program);
     started.unref();
-    started.on('message', (tokens: (string | { error: string })[]) => {
+    started.on('message', (tokens: SignedToken[]) => {
       const batch = inFlight.shift();
       if (!batch) return;
       for (let i = 0; i < batch.length; i++) {
@@ -106,7 +85,7 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
     if (id === undefined) {
       id = nextKeyId++;
       keyIds.set(key, id);
-      target.postMessage({ keyId: id, key });
+      target.postMessage({ keyId: id, key } satisfies SigningMessage);
     }
     return id;
   };
@@ -126,7 +105,7 @@ export function createSigningThread(workerSource: string = SIGNING_THREAD_SOURCE
       headers: batch.map((p) => p.header),
       payloads: batch.map((p) => p.payload),
       keyIds: batchKeyIds,
-    });
+    } satisfies SigningMessage);
   };
 
   return {

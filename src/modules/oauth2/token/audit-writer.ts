@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
-import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
+import { SqliteThread } from '../../../storage/sqlite-thread.js';
 import type { AuditLogTable } from '../../../storage/tables.js';
 
 /** Writes a batch of audit rows; resolves when they are committed. */
@@ -54,32 +54,13 @@ const PG_INSERT =
   `insert into audit_log (${COLUMNS.join(', ')}) ` +
   `select * from unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`;
 
-// The audit thread's connection (storage/sqlite-thread.ts). A message is one batch: the rows' values in
-// COLUMNS order, one after the other; the answer is the number of rows written.
-const AUDIT_THREAD_SOURCE = sqliteThreadSource(`
-function open(Database, { file, busyTimeoutMs, width, chunk, insertOne, insertChunk }) {
-  const db = new Database(file);
-  db.pragma('busy_timeout = ' + busyTimeoutMs);
-  db.pragma('synchronous = NORMAL');
-  const one = db.prepare(insertOne);
-  const many = db.prepare(insertChunk);
-  const insert = db.transaction((values) => {
-    const rows = values.length / width;
-    let row = 0;
-    for (; row + chunk <= rows; row += chunk) many.run(values.slice(row * width, (row + chunk) * width));
-    for (; row < rows; row++) one.run(values.slice(row * width, (row + 1) * width));
-    return rows;
-  });
-  return { run: insert, close: () => db.close() };
-}
-`);
 // The thread waits for another writer's lock in SQLite's busy handler: it blocks only itself.
 const AUDIT_THREAD_BUSY_TIMEOUT_MS = 10_000;
 
 /**
  * The writer of token-issuance audit batches.
  *
- * On a SQLite file, batches are written by a thread of their own with its own connection: the token
+ * On a SQLite file, batches are written by a thread of their own with its own connection (audit.worker.ts): the token
  * endpoint's event loop spent about a tenth of its time inside these inserts (about 7 µs a row) and the
  * WAL writes after them. A batch costs the event loop one message.
  *
@@ -101,14 +82,18 @@ export function createAuditWriter(storage: Storage): AuditWriter {
 }
 
 function threadAuditWriter(file: string): AuditWriter {
-  const thread = new SqliteThread<unknown[], number>('audit thread', AUDIT_THREAD_SOURCE, {
-    file,
-    busyTimeoutMs: AUDIT_THREAD_BUSY_TIMEOUT_MS,
-    width: COLUMNS.length,
-    chunk: SQLITE_CHUNK,
-    insertOne: SQLITE_INSERT_ONE,
-    insertChunk: SQLITE_INSERT_CHUNK,
-  });
+  const thread = new SqliteThread<unknown[], number>(
+    'audit thread',
+    { name: 'audit', from: import.meta.url },
+    {
+      file,
+      busyTimeoutMs: AUDIT_THREAD_BUSY_TIMEOUT_MS,
+      width: COLUMNS.length,
+      chunk: SQLITE_CHUNK,
+      insertOne: SQLITE_INSERT_ONE,
+      insertChunk: SQLITE_INSERT_CHUNK,
+    },
+  );
   return {
     async write(rows) {
       if (rows.length === 0) return;

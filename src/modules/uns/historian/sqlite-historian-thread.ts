@@ -1,4 +1,5 @@
-import { SqliteThread, sqliteThreadSource } from '../../../storage/sqlite-thread.js';
+import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import type { WorkerModule } from '../../../workers/worker-module.js';
 import { depthOf, nameOf, parentOf } from '../topics/topic-path.js';
 import { HISTORIAN_SCHEMA, STAGED_VALUES } from './historian-layout.js';
 import type { CommitJob, HistorianWrites } from './historian-writer.js';
@@ -18,105 +19,11 @@ import { CONFLICT, sqliteUpsert, VALUE_COLUMNS } from './value-upsert.js';
  *
  * Topic ids stay cached here, on the event loop, as for the in-process writer: the invalidation bus
  * forgets them on deletes. If the thread dies, what was in flight is refused (503) and the next commit
- * starts a new thread.
+ * starts a new thread. The thread's program: historian.worker.ts.
  */
 
-// The thread's connection (storage/sqlite-thread.ts). A message is one transaction: topics to create
-// (stride 5: organization, path, parent, name, depth), value rows column by column (ValueRows) and
-// violations; the answer holds the created topics' ids. Or `{ merge: true }`: merge the staged history
-// (STAGE_BELOW_ROWS), answered once it is in uns_values.
-const WORKER_SOURCE = sqliteThreadSource(`
-const { randomUUID } = require('node:crypto');
-
-function open(Database, workerData) {
-  const db = openFile(Database, workerData);
-  db.prepare('attach database ? as ' + workerData.schema).run(workerData.historianFile);
-  db.pragma(workerData.schema + '.synchronous = FULL');
-  // Deferred: a commit of values takes the historian file's write lock only, and meridian.db's only when
-  // it creates topics or records violations, each time with a write first (so never a stale snapshot).
-  const begin = db.prepare('begin');
-  const commit = db.prepare('commit');
-  const rollback = db.prepare('rollback');
-  const insertTopic = db.prepare('insert into uns_topics (organization_id, path, parent_path, name, depth, ' +
-    'description, created_at) values (?, ?, ?, ?, ?, null, ?) on conflict (organization_id, path) do nothing');
-  const topicId = db.prepare('select id from uns_topics where organization_id = ? and path = ?').pluck();
-  const upsertValue = db.prepare(workerData.upsertValue);
-  const stageValue = db.prepare(workerData.stageValue);
-  const mergeStaged = db.prepare(workerData.mergeStaged);
-  const clearStaged = db.prepare('delete from ' + workerData.staged);
-  let staged = db.prepare('select count(*) from ' + workerData.staged).pluck().get();
-  // Moves the staged rows into uns_values, in commit order (a repeated topic and time: the later wins);
-  // rows of topics deleted meanwhile are left out. Asked for (a read), it runs even when this thread
-  // staged nothing: another connection may have (a thread before a restart).
-  function merge(asked) {
-    if (staged === 0 && !asked) return;
-    mergeStaged.run();
-    clearStaged.run();
-    staged = 0;
-  }
-  const upsertLatest = db.prepare(workerData.upsertLatest);
-  const insertViolation = db.prepare('insert into uns_violations (id, organization_id, topic_id, ts_us, ' +
-    'kind, message, received_us) values (?, ?, ?, ?, ?, ?, ?)');
-
-  function write({ topics, rows, violations, now }) {
-    const ids = new Array(topics.length / 5);
-    for (let i = 0; i < topics.length; i += 5) {
-      insertTopic.run(topics[i], topics[i + 1], topics[i + 2], topics[i + 3], topics[i + 4], now);
-      ids[i / 5] = topicId.get(topics[i], topics[i + 1]);
-    }
-    const { topic, tsUs, valueJson, valueNum, quality, receivedUs } = rows;
-    const source = new Array(valueJson.length).fill(null);
-    for (let i = 0; i < rows.sources.length; i += 2) source[rows.sources[i]] = rows.sources[i + 1];
-    const store = (statement, id, i) => {
-      const num = valueNum[i];
-      statement.run(id, tsUs[i], valueJson[i], num === num ? num : null, quality[i], source[i], receivedUs[i]);
-    };
-    // A small commit appends its history to the staging table; a large one (a batch), and the merge once
-    // enough is staged, write uns_values, staged rows first so that publishing order is kept.
-    const direct = valueJson.length >= workerData.stageBelowRows;
-    if (direct) merge();
-    // Rows in publishing order: a repeated topic and time replaces the earlier row. The latest value is
-    // the newest row of each topic (the last published among equal times); a newer stored one stays.
-    const newest = new Map();
-    for (let i = 0; i < valueJson.length; i++) {
-      const ref = topic[i];
-      const id = ref < 0 ? ids[-ref - 1] : ref;
-      store(direct ? upsertValue : stageValue, id, i);
-      const previous = newest.get(id);
-      if (previous === undefined || tsUs[previous] <= tsUs[i]) newest.set(id, i);
-    }
-    for (const [id, i] of newest) store(upsertLatest, id, i);
-    if (!direct) {
-      staged += valueJson.length;
-      if (staged >= workerData.mergeAtRows) merge();
-    }
-    for (const v of violations) {
-      const topic = v.topic < 0 ? ids[-v.topic - 1] : v.topic;
-      insertViolation.run(randomUUID(), v.organizationId, topic, v.tsUs, v.kind, v.message, v.receivedUs);
-    }
-    return ids;
-  }
-
-  return {
-    close: () => db.close(),
-    run(message) {
-      const stagedBefore = staged;
-      begin.run();
-      try {
-        const ids = message.merge ? merge(true) : write(message);
-        commit.run();
-        return ids ?? [];
-      } catch (error) {
-        if (db.inTransaction) rollback.run();
-        staged = stagedBefore;
-        throw error;
-      }
-    },
-  };
-}
-`);
-
-interface TransactionMessage {
+/** One transaction, as the thread (historian.worker.ts) runs it. */
+export interface TransactionMessage {
   topics: (string | number | null)[];
   rows: ValueRows;
   violations: Violation[];
@@ -127,7 +34,7 @@ interface TransactionMessage {
  * The value rows of one transaction, column by column: a typed array is copied to the thread whole, where
  * an array of mixed values is cloned element by element (and boxes every timestamp on the way).
  */
-interface ValueRows {
+export interface ValueRows {
   /** The topic's id, or below zero the created topic -topic-1. */
   topic: Float64Array;
   tsUs: Float64Array;
@@ -143,7 +50,7 @@ interface ValueRows {
 /** Topics a transaction creates, by organization and path: their place in the message, then their ids. */
 type CreatedTopics = Map<string, Map<string, number>>;
 
-interface Violation {
+export interface Violation {
   topic: number;
   organizationId: string;
   tsUs: number;
@@ -168,7 +75,7 @@ export const STAGE_BELOW_ROWS = 256;
 export const MERGE_AT_ROWS = 4096;
 
 /** Asks the thread to merge what is staged. */
-interface MergeMessage {
+export interface MergeMessage {
   merge: true;
 }
 
@@ -183,6 +90,23 @@ function emptyRows(count: number): ValueRows {
     receivedUs: new Float64Array(count),
   };
 }
+/** What the thread is given besides its file: the historian file, and its statements, built here. */
+export interface HistorianThreadData {
+  historianFile: string;
+  schema: string;
+  upsertValue: string;
+  /** The staging table, schema-qualified. */
+  staged: string;
+  stageValue: string;
+  mergeStaged: string;
+  stageBelowRows: number;
+  mergeAtRows: number;
+  upsertLatest: string;
+}
+
+/** The thread's program. */
+const HISTORIAN_WORKER: WorkerModule = { name: 'historian', from: import.meta.url };
+
 // Waits for the event loop's own writes (a topic delete, retention), which are short.
 const BUSY_TIMEOUT_MS = 10_000;
 
@@ -190,9 +114,12 @@ export class SqliteHistorianThread implements HistorianWrites {
   private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
   private readonly thread: SqliteThread<TransactionMessage | MergeMessage, number[]>;
 
-  /** `file` is `meridian.db`, `historianFile` the historian's file beside it. */
-  constructor(file: string, historianFile: string, workerSource: string = WORKER_SOURCE) {
-    this.thread = new SqliteThread('historian thread', workerSource, {
+  /**
+   * `file` is `meridian.db`, `historianFile` the historian's file beside it; `program` is for tests that
+   * need a thread that misbehaves.
+   */
+  constructor(file: string, historianFile: string, program: WorkerModule = HISTORIAN_WORKER) {
+    const data: HistorianThreadData & { file: string; busyTimeoutMs: number } = {
       file,
       historianFile,
       schema: HISTORIAN_SCHEMA,
@@ -207,7 +134,8 @@ export class SqliteHistorianThread implements HistorianWrites {
       stageBelowRows: STAGE_BELOW_ROWS,
       mergeAtRows: MERGE_AT_ROWS,
       upsertLatest: sqliteUpsert('uns_latest', HISTORIAN_SCHEMA),
-    });
+    };
+    this.thread = new SqliteThread('historian thread', program, data);
   }
 
   forgetSubtree(organizationId: string, path: string): void {

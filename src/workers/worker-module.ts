@@ -1,0 +1,43 @@
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * A worker thread's program: the module `<name>.worker.ts` beside the module that starts it. `from` is
+ * the starter's `import.meta.url`; `name` may hold a folder (`fixtures/dying`), relative to the starter.
+ */
+export interface WorkerModule {
+  name: string;
+  from: string;
+}
+
+/** The last part of a worker's name: what its file in the bundle is called (`<base>.worker.mjs`). */
+export const bundledWorkerName = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
+
+/** Loads a TypeScript worker under tsx (tsx-worker.mjs); found only when running from sources. */
+const TSX_WORKER = new URL('./tsx-worker.mjs', import.meta.url);
+
+/**
+ * Where the worker's program is, as the code runs, told by the file the starter is in:
+ * - from sources under tsx (`node --import tsx`: tests, `npm run dev`), the starter is a `.ts` file: the
+ *   program is `<name>.worker.ts` beside it, loaded through tsx-worker.mjs, which registers tsx in the
+ *   thread first (a thread's own `--import tsx` does not reach its entry on Node 20);
+ * - from tsc's build (dist/), a `.js` file: `<name>.worker.js` beside it;
+ * - from the bundle (dist/bundle/meridian.mjs), an `.mjs` file: `<base>.worker.mjs` beside the bundle,
+ *   each worker an entry point of its own (WORKER_ENTRIES in scripts/bundle-options.mjs).
+ */
+export function workerEntry(module: WorkerModule): { url: URL; argv: string[] } {
+  const { name, from } = module;
+  if (from.endsWith('.ts')) return { url: TSX_WORKER, argv: [new URL(`./${name}.worker.ts`, from).href] };
+  if (from.endsWith('.mjs'))
+    return { url: new URL(`./${bundledWorkerName(name)}.worker.mjs`, from), argv: [] };
+  return { url: new URL(`./${name}.worker.js`, from), argv: [] };
+}
+
+/**
+ * Starts a thread running `module`. It inherits no command-line flags of the process (`execArgv: []`
+ * unless `options` says otherwise): a worker's program needs none, and the server's V8 flags are not
+ * meant for threads.
+ */
+export function startWorker(module: WorkerModule, options: WorkerOptions = {}): Worker {
+  const { url, argv } = workerEntry(module);
+  return new Worker(url, { execArgv: [], ...options, argv: [...argv, ...(options.argv ?? [])] });
+}
