@@ -46,8 +46,10 @@ import { EntityEvents } from './platform/entity-events.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
 import { unavailable } from './platform/errors.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
+import { installJsonBodyParser } from './platform/json-body.js';
 import { installMetrics } from './platform/metrics.js';
 import { installOpenApi } from './platform/openapi.js';
+import { PACKAGE_VERSION } from './platform/package-version.js';
 import { loggingOptions } from './platform/request-logging.js';
 import { ErrorBody, UnauthorizedBody } from './platform/schemas.js';
 import { fastifyTrustProxy } from './platform/trust-proxy.js';
@@ -69,7 +71,8 @@ export interface AppDeps {
   egressLookup?: LookupAll;
 }
 
-export const VERSION = '2.4.0';
+/** The package's version (package.json): the API document's `info.version` and export bundles' `meridian`. */
+export const VERSION = PACKAGE_VERSION;
 
 /** Builds the HTTP application without listening: platform plugins first, then every module. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -116,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only: the API refuses other bodies with 400. The OAuth2 endpoints add the form parser in their own scope.
   app.removeContentTypeParser('text/plain');
+  // An empty body sent as application/json is no body (a shell's header array sends the type on every request).
+  installJsonBodyParser(app);
   await app.register(cookie);
   await installOpenApi(app, { issuer: config.issuer, version: deps.version ?? VERSION });
   const metrics = installMetrics(app);

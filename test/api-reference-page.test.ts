@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { referenceServers } from '../src/platform/openapi.js';
@@ -41,6 +42,14 @@ for (const dialect of testDialects()) {
       const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(init.body)?.[1];
       assert.ok(logo, 'the top bar logo is replaced');
       assert.match(Buffer.from(logo, 'base64').toString(), />Meridian<\/text>/);
+    });
+
+    it("shows the package's version, the one package.json has (issue 40)", async () => {
+      const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+      const document = JSON.parse((await get(`${server.url}/api/docs/json`)).body);
+      assert.equal(document.info.version, pkg.version);
+      const committed = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+      assert.equal(committed.info.version, pkg.version);
     });
 
     it('offers the address it was opened from as its server, then the public address', async () => {

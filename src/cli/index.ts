@@ -163,9 +163,11 @@ async function admin(args: string[]): Promise<number> {
       return 0;
     }
     const password = values.password ?? generatePassword();
+    const now = Date.now();
     const result = await storage.db
       .updateTable('users')
-      .set({ password_hash: await hashPassword(password), updated_at: Date.now() })
+      // password_changed_at lifts a sign-in lockout on every replica of a running server.
+      .set({ password_hash: await hashPassword(password), password_changed_at: now, updated_at: now })
       .where('email_normalized', '=', values.email.toLowerCase())
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) {

@@ -4,7 +4,11 @@ import { ApiError, badRequest, conflict, notFound, payloadTooLarge, unavailable 
 import { describeValidationError } from './validation.js';
 
 /** Maps Fastify's own error codes (parsing and limits) to our documented shapes. */
-export function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError | null {
+export function fromFastifyError(
+  error: FastifyError,
+  bodyLimit: number,
+  request?: FastifyRequest,
+): ApiError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return badRequest('body is not valid JSON');
@@ -22,6 +26,9 @@ export function fromFastifyError(error: FastifyError, bodyLimit: number): ApiErr
       break;
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return badRequest('body is not valid JSON');
+  // No body where the route needs one: sent without one, or empty with a JSON content type.
+  if (error.validation && error.validationContext === 'body' && request?.body === undefined)
+    return badRequest('body is empty; send a JSON object');
   if (error.validation)
     return badRequest(describeValidationError(error.validation as never, error.validationContext));
   return null;
@@ -67,7 +74,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     // A route may have its own body limit (batch publish); the 413 names the one that applied.
     const limit = request.routeOptions?.bodyLimit ?? bodyLimit;
     const known =
-      error instanceof ApiError ? error : (fromFastifyError(error, limit) ?? fromDriverError(error));
+      error instanceof ApiError ? error : (fromFastifyError(error, limit, request) ?? fromDriverError(error));
     if (known) {
       if (known.statusCode >= 500) request.log.warn({ err: error }, 'request failed: %s', known.message);
       return sendApiError(reply, known);

@@ -3,7 +3,7 @@
  * replica: behind a load balancer each replica enforces its own limit.
  */
 export class FailureLimiter {
-  private readonly failures = new Map<string, { count: number; resetAt: number }>();
+  private readonly failures = new Map<string, { count: number; resetAt: number; lastAt: number }>();
 
   constructor(
     private readonly maxFailures: number,
@@ -27,9 +27,17 @@ export class FailureLimiter {
     const now = this.now();
     const entry = this.failures.get(key);
     if (!entry || entry.resetAt <= now) {
-      this.failures.set(key, { count: 1, resetAt: now + this.windowMs });
+      this.failures.set(key, { count: 1, resetAt: now + this.windowMs, lastAt: now });
       if (this.failures.size > 100_000) this.prune(now);
-    } else entry.count++;
+    } else {
+      entry.count++;
+      entry.lastAt = now;
+    }
+  }
+
+  /** When the last failure of `key` was recorded (ms), or null when none counts now. */
+  lastFailureAt(key: string): number | null {
+    return this.failures.get(key)?.lastAt ?? null;
   }
 
   /** Takes back one failure recorded for an attempt that turned out to succeed. */

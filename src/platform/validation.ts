@@ -25,19 +25,56 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv('array');
 
-/** Compiles route schemas: strict for bodies, coercing for everything that arrives as text. */
+type Validate = ReturnType<FastifySchemaCompiler<unknown>>;
+
+/** A body schema wrapped in `Type.Optional`: the route runs without a body (as `{}`, by its handler). */
+function isOptionalBody(schema: unknown): boolean {
+  return (schema as Record<string, unknown> | null)?.['~optional'] === true;
+}
+
+/** The error of a required body that is absent (Fastify validates an absent body as `null`). */
+const ABSENT_BODY: ErrorObject[] = [
+  {
+    instancePath: '',
+    schemaPath: '#/type',
+    keyword: 'type',
+    params: { type: 'object' },
+    message: 'must be object',
+  },
+];
+
+/**
+ * Compiles route schemas: strict for bodies, coercing for everything that arrives as text. An optional
+ * body (`Type.Optional(...)`) may be absent; Fastify hands an absent body to the validator as `null`.
+ */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const validate = ajv.compile(schema as object) as Validate;
+  if (httpPart !== 'body' || !isOptionalBody(schema)) return validate;
+  const optional = (data: unknown) => {
+    const valid = data === null || (validate(data) as boolean);
+    optional.errors = valid ? null : validate.errors;
+    return valid;
+  };
+  optional.errors = null as typeof validate.errors;
+  return optional as Validate;
 };
 
 /**
  * For routes whose bodies the domain code checks, naming the JSON pointer at fault at any depth (models,
  * pipelines): the TypeBox body schema documents the body, and path and query parameters are validated
- * as usual.
+ * as usual. A required body that is absent is refused here, as every other route refuses it.
  */
-export const domainBody: FastifySchemaCompiler<unknown> = (context) =>
-  context.httpPart === 'body' ? () => true : validatorCompiler(context);
+export const domainBody: FastifySchemaCompiler<unknown> = (context) => {
+  if (context.httpPart !== 'body') return validatorCompiler(context);
+  if (isOptionalBody(context.schema)) return () => true;
+  const validate = (data: unknown) => {
+    validate.errors = data === null ? ABSENT_BODY : null;
+    return data !== null;
+  };
+  validate.errors = null as ErrorObject[] | null;
+  return validate as Validate;
+};
 
 /** The body as an object; with `allowed`, holding only those members, else 400 naming the member. */
 export function bodyObject(body: unknown, allowed?: readonly string[]): Record<string, unknown> {
@@ -65,9 +102,59 @@ function fieldName(name: string): string {
   return /^[\w.[\]-]*$/.test(short) ? short : JSON.stringify(short);
 }
 
+/** An allowed value as a message names it: a plain word as is, anything else as JSON (`"a b"`, `null`). */
+function allowedValue(value: unknown): string {
+  return typeof value === 'string' && /^[\w.:/+-]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * Ajv's message for one error, naming the allowed values where Ajv says only "must be equal to one of
+ * the allowed values" (`enum`) or "must be equal to constant" (`const`). Every place an Ajv error
+ * reaches a user (route validation, protocol configs, node parameters, model and UNS schema checks)
+ * words it here.
+ */
+export function ajvMessage(error: ErrorObject): string {
+  if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues))
+    return `must be one of ${(error.params.allowedValues as unknown[]).map(allowedValue).join(', ')}`;
+  if (error.keyword === 'const' && 'allowedValue' in error.params)
+    return `must be ${allowedValue(error.params.allowedValue)}`;
+  return error.message ?? 'is invalid';
+}
+
+/**
+ * Ajv's errors with each failed choice between constants (`anyOf`/`oneOf` of `const`, what a TypeBox
+ * union of literals compiles to) folded into one `enum` error at the place of the choice: Ajv reports
+ * "must be equal to constant" once a branch, then "must match a schema in anyOf".
+ */
+export function foldConstantChoices(errors: readonly ErrorObject[]): ErrorObject[] {
+  const folded = new Map<ErrorObject, ErrorObject | null>();
+  for (const choice of errors) {
+    if (choice.keyword !== 'anyOf' && choice.keyword !== 'oneOf') continue;
+    const prefix = `${choice.schemaPath}/`;
+    const branches = errors.filter((e) => e !== choice && e.schemaPath.startsWith(prefix));
+    if (
+      branches.length === 0 ||
+      !branches.every((e) => e.keyword === 'const' && e.instancePath === choice.instancePath)
+    )
+      continue;
+    for (const branch of branches) folded.set(branch, null);
+    folded.set(choice, {
+      ...choice,
+      keyword: 'enum',
+      params: { allowedValues: branches.map((e) => e.params.allowedValue) },
+      message: 'must be equal to one of the allowed values',
+    });
+  }
+  if (folded.size === 0) return [...errors];
+  return errors.flatMap((e) => {
+    const replacement = folded.get(e);
+    return replacement === undefined ? [e] : replacement === null ? [] : [replacement];
+  });
+}
+
 /** Turns the first Ajv error into a sentence that names the field, e.g. `quality must be integer`. */
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
-  const error = errors[0];
+  const error = foldConstantChoices(errors)[0];
   if (!error) return 'request is invalid';
   const label = PART_LABEL[part ?? 'body'] ?? '';
   const path = error.instancePath
@@ -85,10 +172,12 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     case 'additionalProperties':
       return `${label}${at(String(error.params.additionalProperty))} is not a known field`;
     case 'enum':
-      return `${label}${path || 'value'} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+      return `${label}${path || 'value'} ${ajvMessage(error)}`;
     default:
       if (!path)
-        return part === 'body' || part === undefined ? `body ${error.message}` : `${label}${error.message}`;
-      return `${label}${path} ${error.message}`;
+        return part === 'body' || part === undefined
+          ? `body ${ajvMessage(error)}`
+          : `${label}${ajvMessage(error)}`;
+      return `${label}${path} ${ajvMessage(error)}`;
   }
 }

@@ -45,6 +45,8 @@ export interface UserTable {
   email_normalized: string;
   display_name: string;
   password_hash: string;
+  /** When the password last changed (own change or a reset); null: the one set at creation. */
+  password_changed_at: number | null;
   status: 'active' | 'deactivated';
   is_system_admin: number;
   deleted_at: number | null;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { PACKAGE_VERSION } from '../../src/platform/package-version.js';
 import { testDialects } from '../helpers/dialects.js';
 import { buildOrganization } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';
@@ -69,7 +70,7 @@ for (const dialect of testDialects()) {
     it('generates a versioned bundle with keys for references, inputs for secrets and a checksum', async () => {
       assert.equal(bundle.format, 'meridian.bundle');
       assert.equal(bundle.formatVersion, 1);
-      assert.equal(bundle.meridian, '2.4.0');
+      assert.equal(bundle.meridian, PACKAGE_VERSION);
       assert.deepEqual(bundle.requires, {
         protocols: ['rest'],
         nodeTypes: ['connection.call', 'model.validate', 'pipeline.run', 'trigger.manual', 'uns.publish'],

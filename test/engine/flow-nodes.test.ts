@@ -69,7 +69,7 @@ for (const dialect of testDialects()) {
         [
           node('flow.switch', { rules: [{ operator: 'like', compare: 1 }] }),
           '/nodes/1/parameters/rules/0/operator',
-          /allowed values/,
+          /must be one of /,
         ],
         [
           node('flow.switch', { rules: [{ operator: 'eq' }] }),
@@ -79,10 +79,10 @@ for (const dialect of testDialects()) {
         [
           node('flow.switch', { rules: [{ expression: 'a' }], mode: 'some' }),
           '/nodes/1/parameters/mode',
-          /allowed values/,
+          /must be one of /,
         ],
-        [node('flow.merge', { wait: 'most' }), '/nodes/1/parameters/wait', /allowed values/],
-        [node('flow.merge', { output: 'map' }), '/nodes/1/parameters/output', /allowed values/],
+        [node('flow.merge', { wait: 'most' }), '/nodes/1/parameters/wait', /must be one of /],
+        [node('flow.merge', { output: 'map' }), '/nodes/1/parameters/output', /must be one of /],
         [node('flow.merge', { by: 'x' }), '/nodes/1/parameters/by', /not a known parameter/],
         [node('flow.for-each', { items: 'values[' }), '/nodes/1/parameters/items', /compile/],
         [node('flow.for-each', { maxItems: 0 }), '/nodes/1/parameters/maxItems', />= 1/],

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { insufficientScope } from '../../platform/errors.js';
 import { dataEnvelope, Timestamp } from '../../platform/schemas.js';
 import type { Database } from '../../storage/tables.js';
 import { OrganizationRole } from '../organizations/organizations.schemas.js';
@@ -12,6 +13,18 @@ const LoginBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 254 }),
     password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+
+const ChangePasswordBody = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: 256 }),
+    newPassword: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'At least 12 characters, hard to guess.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -107,6 +120,35 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
       reply.header('cache-control', 'no-store');
       const principal = request.principal!;
       return sessionInfo(db, principal.userId, principal.csrfToken ?? '', principal.expiresAt ?? 0);
+    },
+  );
+
+  app.post(
+    '/password',
+    {
+      config: { access: { scope: null, organization: false } },
+      schema: {
+        tags,
+        summary: 'Change your own password',
+        description:
+          'From a console session only (cookie and X-CSRF-Token). `currentPassword` must be right (400 naming it; ' +
+          'wrong ones are rate limited as sign-ins are, 429 with Retry-After); `newPassword` passes the password ' +
+          "policy (400 naming the rule). Ends the user's other sessions, keeps this one; recorded in the audit log.",
+        body: ChangePasswordBody,
+        response: {
+          204: Type.Null(),
+          400: { $ref: 'ErrorBody#' },
+          403: { $ref: 'ErrorBody#' },
+          429: { $ref: 'ErrorBody#' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.principal!;
+      if (principal.credential !== 'session')
+        throw insufficientScope('a console session (a token cannot change a password)');
+      await sessions.changePassword(principal, request.body, String(request.id));
+      return reply.code(204).send(null);
     },
   );
 

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Principal, SessionVerifier } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
-import { rateLimited, unauthorized } from '../../platform/errors.js';
+import { badRequest, rateLimited, unauthorized } from '../../platform/errors.js';
 import { FailureLimiter } from '../../platform/failure-limiter.js';
 import {
   generateOpaqueToken,
@@ -13,7 +13,8 @@ import {
 } from '../../platform/opaque-token.js';
 import type { Database } from '../../storage/tables.js';
 import { recordAudit } from '../audit/audit.repository.js';
-import { verifyPassword } from '../users/passwords.js';
+import { passwordProblem } from '../users/password-policy.js';
+import { hashPassword, verifyPassword } from '../users/passwords.js';
 import { UsersRepository } from '../users/users.repository.js';
 
 export const SESSION_COOKIE = 'meridian_session';
@@ -41,6 +42,13 @@ export function csrfTokenFor(sessionToken: string): string {
   return createHmac('sha256', sessionToken).update('meridian csrf v1').digest('base64url');
 }
 
+/** How long a lock lasts, as a person reads it: `try again in 14 minutes`, `in 40 seconds`. */
+export function tryAgainIn(seconds: number): string {
+  if (seconds < 60) return `try again in ${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `try again in ${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
 export interface SessionsConfig {
   sessionTtl: number;
   loginMaxFailures: number;
@@ -53,6 +61,8 @@ export class SessionsService implements SessionVerifier {
   private readonly users: UsersRepository;
   private readonly perAccount: FailureLimiter;
   private readonly perAddress: FailureLimiter;
+  /** Wrong current passwords of a signed-in user changing theirs, per user. */
+  private readonly passwordChanges: FailureLimiter;
 
   constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; config: SessionsConfig }) {
     this.users = new UsersRepository(deps.db);
@@ -61,13 +71,27 @@ export class SessionsService implements SessionVerifier {
     this.perAccount = new FailureLimiter(deps.config.loginMaxFailures, windowMs, now);
     // One address may try several accounts (a shared NAT), but not spray passwords across all of them.
     this.perAddress = new FailureLimiter(deps.config.loginMaxFailures * 10, windowMs, now);
+    this.passwordChanges = new FailureLimiter(deps.config.loginMaxFailures, windowMs, now);
   }
 
-  /** Checks the password and opens a session. Throws 429 while the account or address is locked out. */
+  /**
+   * Checks the password and opens a session. Throws 429 while the account or address is locked out,
+   * saying for how long. A password changed since the account's last failure (a reset by an
+   * administrator or `meridian admin reset-password`, the user's own change) lifts its lock: the change is
+   * in the database, so every replica lifts it at the next attempt.
+   */
   async login(email: string, password: string, request: FastifyRequest) {
     const accountKey = `${email.trim().toLowerCase()}|${request.ip}`;
-    const wait = Math.max(this.perAccount.retryAfter(accountKey), this.perAddress.retryAfter(request.ip));
-    if (wait > 0) throw rateLimited(wait, 'too many failed sign-in attempts; try again later');
+    let accountWait = this.perAccount.retryAfter(accountKey);
+    if (
+      accountWait > 0 &&
+      (await this.passwordChangedSince(email, this.perAccount.lastFailureAt(accountKey)))
+    ) {
+      this.perAccount.clear(accountKey);
+      accountWait = 0;
+    }
+    const wait = Math.max(accountWait, this.perAddress.retryAfter(request.ip));
+    if (wait > 0) throw rateLimited(wait, `too many failed sign-in attempts; ${tryAgainIn(wait)}`);
 
     // Counted as a failure before the password is checked and taken back when it is right: otherwise
     // concurrent attempts all pass the check above before the first failure is recorded.
@@ -107,6 +131,68 @@ export class SessionsService implements SessionVerifier {
       });
     });
     return { token: token.value, userId: usable.id, expiresAt, csrfToken: csrfTokenFor(token.value) };
+  }
+
+  /** Whether the password of the account signing in as `email` changed at or after `since`. */
+  private async passwordChangedSince(email: string, since: number | null): Promise<boolean> {
+    if (since === null) return false;
+    const user = await this.users.findByEmail(email);
+    return user?.password_changed_at != null && user.password_changed_at >= since;
+  }
+
+  /**
+   * A signed-in user changes their own password: the current one must be right (400 naming
+   * `currentPassword`; failures are limited as sign-ins are, 429 with Retry-After), the new one passes
+   * the policy of user creation. The user's other sessions end (this one stays), and the audit log
+   * records it.
+   */
+  async changePassword(
+    principal: { userId: string; credentialId: string },
+    input: { currentPassword: string; newPassword: string },
+    requestId: string,
+  ): Promise<void> {
+    const key = principal.userId;
+    const wait = this.passwordChanges.retryAfter(key);
+    if (wait > 0) throw rateLimited(wait, `too many wrong current passwords; ${tryAgainIn(wait)}`);
+    this.passwordChanges.recordFailure(key);
+    const user = await this.users.findById(principal.userId);
+    if (user?.status !== 'active' || user.deleted_at !== null) throw unauthorized('sign in again');
+    if (!(await verifyPassword(user.password_hash, input.currentPassword)))
+      throw badRequest('currentPassword is incorrect');
+    this.passwordChanges.clear(key);
+    const problem = await passwordProblem(input.newPassword, {
+      email: user.email,
+      displayName: user.display_name,
+    });
+    if (problem)
+      throw badRequest(
+        problem.startsWith('password ') ? `newPassword ${problem.slice(9)}` : `newPassword: ${problem}`,
+      );
+    if (input.newPassword === input.currentPassword)
+      throw badRequest('newPassword must differ from currentPassword');
+    const now = this.deps.clock.now();
+    const hash = await hashPassword(input.newPassword);
+    await this.deps.db.transaction().execute(async (trx) => {
+      await new UsersRepository(trx).update(user.id, {
+        password_hash: hash,
+        password_changed_at: now,
+        updated_at: now,
+        updated_by: user.id,
+      });
+      await trx
+        .deleteFrom('sessions')
+        .where('user_id', '=', user.id)
+        .where('token_hash', '!=', principal.credentialId)
+        .execute();
+      await recordAudit(trx, now, {
+        actorUserId: user.id,
+        action: 'user.password_changed',
+        targetType: 'user',
+        targetId: user.id,
+        details: { otherSessionsEnded: true },
+        requestId,
+      });
+    });
   }
 
   async verify(cookieValue: string): Promise<Principal | string> {

@@ -62,6 +62,7 @@ export class UsersService {
       email_normalized: input.email.trim().toLowerCase(),
       display_name: input.displayName.trim(),
       password_hash: await hashPassword(input.password),
+      password_changed_at: null,
       status: input.status ?? 'active',
       is_system_admin: input.isSystemAdmin ? 1 : 0,
       deleted_at: null,
@@ -98,7 +99,11 @@ export class UsersService {
       patch.email_normalized = input.email.trim().toLowerCase();
     }
     if (input.displayName !== undefined) patch.display_name = input.displayName.trim();
-    if (input.password !== undefined) patch.password_hash = await hashPassword(input.password);
+    if (input.password !== undefined) {
+      patch.password_hash = await hashPassword(input.password);
+      // Lifts a sign-in lockout of the user on every replica (sessions.service.ts).
+      patch.password_changed_at = patch.updated_at;
+    }
     if (input.isSystemAdmin !== undefined) {
       if (!input.isSystemAdmin) await this.ensureAnotherAdmin(existing);
       patch.is_system_admin = input.isSystemAdmin ? 1 : 0;

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
+import { ajvMessage, foldConstantChoices } from '../../../platform/validation.js';
 import { pointerToken } from '../../versions/json-diff.js';
 import { type FieldShape, type ModelField, ModelInputError, referencesOf } from './model-fields.js';
 
@@ -182,7 +183,7 @@ export interface ValueError {
 
 /** Ajv's errors as JSON pointers to the exact member: a missing or extra property is named itself. */
 export function valueErrors(errors: readonly ErrorObject[] | null | undefined): ValueError[] {
-  return (errors ?? []).map((e) => {
+  return foldConstantChoices(errors ?? []).map((e) => {
     let path = e.instancePath;
     const params = e.params as {
       missingProperty?: string;
@@ -193,11 +194,9 @@ export function valueErrors(errors: readonly ErrorObject[] | null | undefined): 
       path += `/${pointerToken(params.missingProperty)}`;
     if (e.keyword === 'additionalProperties' && params.additionalProperty !== undefined)
       path += `/${pointerToken(params.additionalProperty)}`;
-    let message = e.message ?? 'is invalid';
+    let message = ajvMessage(e);
     if (e.keyword === 'required') message = 'is required';
     else if (e.keyword === 'additionalProperties') message = 'is not a field of the model';
-    else if (e.keyword === 'enum' && params.allowedValues)
-      message = `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     return { path, message };
   });
 }

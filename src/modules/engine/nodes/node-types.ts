@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
+import { ajvMessage, foldConstantChoices } from '../../../platform/validation.js';
 import type { ExecutionTrigger } from '../executions/execution-rows.js';
 import type { EvaluationOptions, Sandbox } from '../sandbox/sandbox.js';
 import { CORE_NODE_TYPES } from './core-nodes.js';
@@ -193,12 +194,12 @@ export function parameterErrors(type: NodeType, parameters: unknown): { path: st
     validators.set(type.type, validate);
   }
   if (validate(parameters)) return type.check?.(parameters as Record<string, unknown>) ?? [];
-  return (validate.errors ?? []).map((e) => ({
+  return foldConstantChoices(validate.errors ?? []).map((e) => ({
     path:
       e.instancePath +
       (e.keyword === 'additionalProperties' ? `/${String(e.params.additionalProperty)}` : '') +
       (e.keyword === 'required' ? `/${String(e.params.missingProperty)}` : ''),
-    message: e.keyword === 'additionalProperties' ? 'is not a known parameter' : (e.message ?? 'is invalid'),
+    message: e.keyword === 'additionalProperties' ? 'is not a known parameter' : ajvMessage(e),
   }));
 }
 

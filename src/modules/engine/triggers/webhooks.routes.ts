@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
 import { conflict, notFound, rateLimited, unauthorized } from '../../../platform/errors.js';
+import { emptyAwareJsonParser } from '../../../platform/json-body.js';
 import { dataEnvelope, errorResponse, isoTime } from '../../../platform/schemas.js';
 import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
@@ -66,12 +67,11 @@ function webhookNode(nodes: PipelineNode[], method: string, path: string): Pipel
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookDeps> = async (app, deps) => {
   // The exact bytes of each body, for its signature: JSON and text are parsed here, from a buffer.
   const rawBodies = new WeakMap<FastifyRequest, Buffer>();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = emptyAwareJsonParser(app, (request, body) => rawBodies.set(request, body));
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    rawBodies.set(request, body as Buffer);
-    parseJson(request, (body as Buffer).toString('utf8'), done);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) =>
+    parseJson(request, body as Buffer, done),
+  );
   app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body, done) => {
     rawBodies.set(request, body as Buffer);
     done(null, (body as Buffer).toString('utf8'));

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 // First: the packages imported below make their `debug` loggers as they load.
 import './quiet-debug.js';
 import { createServer, type Server } from 'node:net';
@@ -87,6 +88,12 @@ function authError(message: string, returnCode: number): AuthenticateError {
  * needs `uns:read` and a filter without lookalike characters or mixed scripts (topic-text.ts); a refused
  * subscription gets the failure return code.
  */
+/**
+ * MQTT 5.0 CONNACK (3.2): packet type 2, remaining length 3, no session present, reason code 0x84
+ * (Unsupported Protocol Version), no properties.
+ */
+const MQTT5_UNSUPPORTED_VERSION_CONNACK = Buffer.from([0x20, 0x03, 0x00, 0x84, 0x00]);
+
 export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<BrokerBackend> {
   // A publisher repeats its topics: each distinct one is parsed once.
   const parseOptions = { prefix: deps.topicPrefix, now: deps.now, topics: new Map<string, TopicPath>() };
@@ -239,6 +246,28 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
 
   const broker = await Aedes.createBroker({
     mq: emitter,
+    // The embedded broker speaks MQTT 3.1.1 (and 3.1). An MQTT 5.0 CONNECT is answered as MQTT 5 says
+    // (3.1.4): CONNACK with reason code 0x84, unsupported protocol version, then the connection closes
+    // (aedes would answer a 3.1.1 CONNACK, return code 1, which MQTT 5 clients misread). The log says
+    // which client and what to do, as a client often shows only the number.
+    preConnect(client, packet, done) {
+      if (packet.protocolVersion !== 5) {
+        done(null, true);
+        return;
+      }
+      deps.log.warn(
+        {
+          clientId: packet.clientId,
+          remoteAddress: (client.conn as { remoteAddress?: string }).remoteAddress,
+        },
+        'mqtt connection refused: client %s speaks MQTT 5.0 and the embedded broker speaks MQTT 3.1.1; ' +
+          'connect with MQTT 3.1.1 (mosquitto_pub -V mqttv311; MQTTX: MQTT version 3.1.1), or run an external ' +
+          'broker that speaks MQTT 5 and point Meridian at it with MQTT_URL',
+        JSON.stringify(packet.clientId),
+      );
+      (client.conn as Duplex).end(MQTT5_UNSUPPORTED_VERSION_CONNACK);
+      done(null, false);
+    },
     authenticate(client, username, password, done) {
       if (!username || !password) {
         done(authError('username (organization id) and password (token) are required', 4), null);

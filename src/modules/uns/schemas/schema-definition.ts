@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { compileSafeRegExp, safeRegExpEngine, UnsafePatternError } from '../../../platform/safe-regexp.js';
+import { ajvMessage, foldConstantChoices } from '../../../platform/validation.js';
 import { isControlCode } from '../topics/topic-text.js';
 import { describeJsonType, inputError, isPlainObject, quoteInput, UnsInputError } from '../uns-errors.js';
 
@@ -61,11 +62,12 @@ export function declaredTypes(jsonSchema: Record<string, unknown> | undefined): 
 /** Formats Ajv errors for a message: at most three, each path cut short; never the whole value. */
 export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors || errors.length === 0) return 'does not match';
-  const parts = errors.slice(0, 3).map((e) => {
+  const folded = foldConstantChoices(errors);
+  const parts = folded.slice(0, 3).map((e) => {
     const path = e.instancePath === '' ? '' : ` at ${quoteInput(e.instancePath)}`;
-    return `${e.message ?? 'is invalid'}${path}`;
+    return `${ajvMessage(e)}${path}`;
   });
-  const more = errors.length > 3 ? `; and ${errors.length - 3} more` : '';
+  const more = folded.length > 3 ? `; and ${folded.length - 3} more` : '';
   return parts.join('; ') + more;
 }
 

@@ -8,9 +8,10 @@ import { ConfirmDialog } from '../../components/confirm-dialog';
 import { formatDateTime, formatRelative } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { useSupportedScopes } from '../clients/use-directory';
+import { ChangePasswordForm } from './change-password-form';
 import { CreatePatDialog } from './create-pat-dialog';
 
-/** Profile, Security tab: personal access tokens. */
+/** Profile, Security tab: your password and personal access tokens. */
 export function SecurityPage() {
   const { session, organization } = useSession();
   const scopes = useSupportedScopes();
@@ -44,6 +45,7 @@ export function SecurityPage() {
         </button>
       </div>
       <div role="tabpanel" aria-labelledby="tab-security" className="tab-panel">
+        <ChangePasswordForm />
         <header className="section-header">
           <div>
             <h2>Personal access tokens</h2>
