@@ -8,6 +8,7 @@ import { systemClock } from '../platform/clock.js';
 import { hasServerNodeFlags, SERVER_NODE_FLAGS } from '../platform/gc-tuning.js';
 import { openStorage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrator.js';
+import { compactHistorian } from './historian-command.js';
 import { rotateSigningKeys } from './keys-command.js';
 import { startServer } from './serve.js';
 
@@ -20,6 +21,9 @@ Commands:
   admin reset-password --email E [--password P]
                                          set a user's password (generated and printed when omitted)
   keys rotate                            make new signing keys active; the current ones retire
+  historian compact [--dry-run]          compress every complete day of history into segments now
+                                         and print the figures (measures only while
+                                         MERIDIAN_UNS_COMPRESS is off)
   config                                 list every configuration key with its default
 
 Configuration comes from environment variables; see \`meridian config\`.`;
@@ -39,6 +43,12 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       return rotateSigningKeys(loadConfig());
+    case 'historian':
+      if (rest[0] !== 'compact') {
+        console.error(USAGE);
+        return 2;
+      }
+      return compactHistorian(loadConfig(), rest.slice(1));
     case 'config':
       console.log(configListing().join('\n'));
       return 0;

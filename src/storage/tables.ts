@@ -224,6 +224,19 @@ export interface UnsValueTable {
   received_us: number;
 }
 
+/** A topic's values of one UTC day, compressed (`uns/historian/segments/`); on SQLite in the historian file. */
+export interface UnsSegmentTable {
+  topic_id: number;
+  /** The UTC day's start, epoch microseconds. */
+  day_us: number;
+  first_us: number;
+  last_us: number;
+  value_count: number;
+  /** What the values took as rows before (an estimate: their columns' bytes), for figures. */
+  row_bytes: number;
+  data: Uint8Array;
+}
+
 /** The value with the newest declared timestamp of each topic. */
 export type UnsLatestTable = UnsValueTable;
 
@@ -367,6 +380,7 @@ export interface Database extends WebhookTables {
   personal_access_tokens: PersonalAccessTokenTable;
   uns_topics: UnsTopicTable;
   uns_values: UnsValueTable;
+  uns_segments: UnsSegmentTable;
   uns_latest: UnsLatestTable;
   uns_rollups: UnsRollupTable;
   uns_rollup_coverage: UnsRollupCoverageTable;

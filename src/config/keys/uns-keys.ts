@@ -12,6 +12,23 @@ export const UNS_KEYS = {
     description:
       'How long the historian keeps values, by declared timestamp; 0 keeps them forever. PostgreSQL drops whole daily partitions; SQLite deletes rows.',
   },
+  unsCompress: {
+    env: 'MERIDIAN_UNS_COMPRESS',
+    kind: 'boolean',
+    default: false,
+    description:
+      'Runs the historian compaction job (one replica at a time): complete days of each topic older than MERIDIAN_UNS_COMPRESS_AFTER become compressed segments. Off until every reader merges segments with rows.',
+  },
+  unsCompressAfter: {
+    env: 'MERIDIAN_UNS_COMPRESS_AFTER',
+    kind: 'integer',
+    default: 3600,
+    unit: 'seconds',
+    min: 0,
+    max: 31536000,
+    description:
+      'How old values must be (by declared timestamp) before compaction may take them: a UTC day is compressed once its end is this far in the past.',
+  },
   unsCommitWindow: {
     env: 'MERIDIAN_UNS_COMMIT_WINDOW',
     kind: 'integer',

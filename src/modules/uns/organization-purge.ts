@@ -57,6 +57,8 @@ export async function purgeOrganizationUns(db: Kysely<Database>, organizationId:
       sql`delete from uns_rollups where (topic_id, field, width_us, start_us) in (
         select topic_id, field, width_us, start_us from uns_rollups where topic_id in (${idList}) limit ${ROWS_PER_SLICE})`,
     );
+    // A segment holds a topic's day (a few kilobytes): one statement a round.
+    await db.deleteFrom('uns_segments').where('topic_id', 'in', ids).execute();
     await db.deleteFrom('uns_rollup_coverage').where('topic_id', 'in', ids).execute();
     await db.deleteFrom('uns_latest').where('topic_id', 'in', ids).execute();
     await db.deleteFrom('uns_topics').where('id', 'in', ids).execute();

@@ -15,6 +15,8 @@ import { HistorianRollups, LATE_VALUES_TOPIC, lateValueAnnouncements } from './d
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
+import { CompactionJob } from './historian/segments/compaction-job.js';
+import { SegmentStore } from './historian/segments/segment-store.js';
 import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
 import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
@@ -108,6 +110,18 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     settle: () => writer.settle(),
     log: app.log,
   });
+  const segments = new SegmentStore(db, storage.dialect);
+  // Off by default (MERIDIAN_UNS_COMPRESS): not every reader merges segments with rows yet.
+  const compaction = config.unsCompress
+    ? new CompactionJob({
+        db,
+        store: segments,
+        clock,
+        settle: () => writer.settle(),
+        compressAfterMs: config.unsCompressAfter * 1000,
+        log: app.log,
+      })
+    : undefined;
   // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
   // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
   // ended) are announced to them over the bus; live values cost one comparison each.
@@ -223,8 +237,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     await writer.settle();
     const cutoffUs = (clock.now() - days * 86_400_000) * 1000;
     const result = await layout.applyRetention(cutoffUs);
+    const fromSegments = await segments.dropBefore(cutoffUs);
     await rollups.dropBefore(cutoffUs);
-    return result;
+    return fromSegments > 0 ? `${result}; ${fromSegments} compressed values dropped` : result;
   };
   const runtime: UnsRuntime = {
     layout,
@@ -296,10 +311,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     retentionTimer.unref();
     void run();
     rollupJob.start();
+    compaction?.start();
   });
   app.addHook('onClose', async () => {
     clearInterval(retentionTimer);
     await rollupJob.stop();
+    await compaction?.stop();
     await settings.close();
     await broker.stop();
     await committer.drain();

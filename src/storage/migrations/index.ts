@@ -23,6 +23,7 @@ import { engineDefinitions } from './0022-engine-definitions.js';
 import { engineActiveIndexes } from './0023-engine-active-indexes.js';
 import { connectionCredentials } from './0024-connection-credentials.js';
 import { webhookSigning } from './0025-webhook-signing.js';
+import { unsSegments } from './0026-uns-segments.js';
 import { passwordChangedAt } from './0029-password-changed-at.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
@@ -51,5 +52,6 @@ export const migrations: MeridianMigration[] = [
   engineActiveIndexes,
   connectionCredentials,
   webhookSigning,
+  unsSegments,
   passwordChangedAt,
 ];

@@ -68,7 +68,12 @@ describe('SQLite historian file', () => {
       'uns_topics',
       'uns_violations',
     ]);
-    assert.deepEqual(await tablesIn(storage, 'historian'), ['uns_latest', 'uns_values', 'uns_values_staged']);
+    assert.deepEqual(await tablesIn(storage, 'historian'), [
+      'uns_latest',
+      'uns_segments',
+      'uns_values',
+      'uns_values_staged',
+    ]);
     const moved = await storage.db.selectFrom('uns_latest').selectAll().orderBy('topic_id').execute();
     assert.deepEqual(moved, rows, 'every column of every row, now read from the historian file');
 

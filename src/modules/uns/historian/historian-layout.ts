@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
 import { createValueTable } from '../../../storage/migrations/0003-uns.js';
+import { createSegmentTable } from '../../../storage/migrations/0026-uns-segments.js';
 import { ensurePrivateDatabaseFile } from '../../../storage/private-files.js';
 import type { Database } from '../../../storage/tables.js';
 import { VALUE_COLUMNS } from './value-upsert.js';
@@ -56,6 +57,7 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
         source text, received_us bigint not null)`,
     )
     .execute(db);
+  await createSegmentTable(db, 'sqlite', `${HISTORIAN_SCHEMA}.uns_segments`);
   await moveLatestIntoHistorian(db);
   return {
     kind: 'sqlite-file',

@@ -279,6 +279,7 @@ export class TopicsService {
       for (let i = 0; i < ids.length; i += 1000) {
         const part = ids.slice(i, i + 1000);
         await trx.deleteFrom('uns_values').where('topic_id', 'in', part).execute();
+        await trx.deleteFrom('uns_segments').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_latest').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_violations').where('topic_id', 'in', part).execute();
         await trx.deleteFrom('uns_rollups').where('topic_id', 'in', part).execute();

@@ -1,0 +1,59 @@
+import type { Config } from '../config/config.schema.js';
+import { openHistorian } from '../modules/uns/historian/historian-layout.js';
+import { CompactionJob } from '../modules/uns/historian/segments/compaction-job.js';
+import { type CompactionFigures, SegmentStore } from '../modules/uns/historian/segments/segment-store.js';
+import { systemClock } from '../platform/clock.js';
+import { openStorage } from '../storage/database.js';
+import { migrateToLatest } from '../storage/migrator.js';
+
+/**
+ * `meridian historian compact [--dry-run]`: compresses every complete day (older than
+ * MERIDIAN_UNS_COMPRESS_AFTER) into segments now, under the same lease as the background job, and prints
+ * values, segments, bytes before and after and bytes a value. While MERIDIAN_UNS_COMPRESS is off (the
+ * default: not every reader merges segments yet) it only measures, as `--dry-run` does.
+ */
+export async function compactHistorian(
+  config: Config,
+  args: string[],
+  print: (line: string) => void = console.log,
+): Promise<number> {
+  const dryRun = args.includes('--dry-run') || !config.unsCompress;
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(storage);
+    await openHistorian(storage);
+    const store = new SegmentStore(storage.db, storage.dialect);
+    const job = new CompactionJob({
+      db: storage.db,
+      store,
+      clock: systemClock,
+      settle: async () => {},
+      compressAfterMs: config.unsCompressAfter * 1000,
+      replicaId: `cli-${process.pid}`,
+    });
+    const figures = await job.compactCompleteDays({ dryRun });
+    if (figures === null) {
+      print('another replica is compacting the historian now (lease uns-compaction); nothing done');
+      return 1;
+    }
+    await job.lease.release();
+    if (dryRun) {
+      print(
+        config.unsCompress
+          ? 'dry run: nothing changed'
+          : 'dry run: MERIDIAN_UNS_COMPRESS is off, nothing changed (compaction would give the figures below)',
+      );
+    }
+    print(describeFigures(dryRun ? 'would compact' : 'compacted', figures));
+    if (!dryRun) print(describeFigures('all segments', await store.figures()));
+    return 0;
+  } finally {
+    await storage.close();
+  }
+}
+
+/** "compacted: 86400 values, 1 segments, 4147200 bytes as rows, 232000 bytes as segments, 2.69 bytes a value". */
+export function describeFigures(label: string, f: CompactionFigures): string {
+  const perValue = f.values === 0 ? '-' : (f.segmentBytes / f.values).toFixed(2);
+  return `${label}: ${f.values} values, ${f.segments} segments, ${f.rowBytes} bytes as rows (columns), ${f.segmentBytes} bytes as segments, ${perValue} bytes a value`;
+}

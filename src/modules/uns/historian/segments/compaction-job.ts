@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../../platform/clock.js';
+import { JobLease } from '../../../../storage/job-lease.js';
+import type { Database } from '../../../../storage/tables.js';
+import { DAY_US } from '../historian-layout.js';
+import { type CompactionFigures, dayOf, type SegmentStore } from './segment-store.js';
+
+export interface CompactionJobDeps {
+  db: Kysely<Database>;
+  store: SegmentStore;
+  clock: Clock;
+  /** Resolves once every committed value is in `uns_values` (HistorianWrites.settle). */
+  settle: () => Promise<void>;
+  /** How old a day's end must be before the day is compacted (MERIDIAN_UNS_COMPRESS_AFTER). */
+  compressAfterMs: number;
+  log?: FastifyBaseLogger;
+  replicaId?: string;
+  /** How long the lease lasts without renewal. Default 60 s. */
+  leaseMs?: number;
+  /** How often the job runs when started. Default 10 minutes. */
+  tickMs?: number;
+}
+
+/**
+ * Compacts complete days into segments: every UTC day of every topic whose end lies more than
+ * `compressAfterMs` in the past, one transaction a topic and day (`SegmentStore.compactDay`). One
+ * replica at a time holds the `uns-compaction` lease in `job_leases`, renewed between days; a replica
+ * that loses it stops after the day in hand. Its progress is the data itself (rows left are rows to
+ * compact), so a crash or another replica taking over continues where it stood.
+ */
+export class CompactionJob {
+  readonly lease: JobLease;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: CompactionJobDeps) {
+    this.lease = new JobLease(
+      deps.db,
+      'uns-compaction',
+      deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`,
+      deps.leaseMs ?? 60_000,
+    );
+  }
+
+  /** The first day (epoch µs) not yet complete at `nowMs`: days before it may be compacted. */
+  horizonUs(nowMs: number): number {
+    return dayOf((nowMs - this.deps.compressAfterMs) * 1000);
+  }
+
+  /**
+   * Compacts every complete day now, holding the lease (answers null when another replica holds it).
+   * `dryRun`: measures what compaction would give and changes nothing (no lease needed).
+   */
+  async compactCompleteDays(options: { dryRun?: boolean } = {}): Promise<CompactionFigures | null> {
+    const dryRun = options.dryRun ?? false;
+    if (!dryRun && !(await this.lease.hold(this.deps.clock.now()))) return null;
+    await this.deps.settle();
+    const beforeUs = this.horizonUs(this.deps.clock.now());
+    const total: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+    for (const series of await this.deps.store.seriesBefore(beforeUs)) {
+      let day: number | null = dayOf(series.firstUs);
+      while (day !== null) {
+        if (!dryRun && !(await this.lease.hold(this.deps.clock.now()))) return total;
+        const done = await this.deps.store.compactDay(series.topicId, day, dryRun);
+        total.values += done.values;
+        total.segments += done.segments;
+        total.rowBytes += done.rowBytes;
+        total.segmentBytes += done.segmentBytes;
+        const next = await this.deps.store.nextRowAt(series.topicId, day + DAY_US, beforeUs);
+        day = next === null ? null : dayOf(next);
+      }
+    }
+    return total;
+  }
+
+  start(): void {
+    const run = () => {
+      this.running = this.compactCompleteDays().then(
+        (figures) => {
+          if (figures !== null && figures.values > 0) this.deps.log?.info({ figures }, 'historian compacted');
+        },
+        (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
+      );
+    };
+    this.timer = setInterval(run, this.deps.tickMs ?? 600_000);
+    this.timer.unref();
+    run();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.lease.release();
+  }
+}

@@ -1,0 +1,235 @@
+import { type Kysely, sql } from 'kysely';
+import type { DialectName } from '../../../../storage/database.js';
+import type { Database } from '../../../../storage/tables.js';
+import { DAY_US } from '../historian-layout.js';
+import { decodeSegment, encodeSegment, type SegmentRow } from './segment-codec.js';
+
+/** The first key of the advisory locks that serialize compactions of a topic (issue 38). */
+const SEGMENT_LOCK_CLASS = 38038;
+
+/** What compacting did (or, in a dry run, would do). */
+export interface CompactionFigures {
+  values: number;
+  segments: number;
+  /** What the values took as rows: the bytes of their columns (an estimate; indexes and pages add more). */
+  rowBytes: number;
+  segmentBytes: number;
+}
+
+type StoredRow = {
+  ts_us: number | string;
+  value_json: string;
+  quality: number;
+  source: string | null;
+  received_us: number | string;
+};
+
+/** The UTC day (its start, epoch µs) of a timestamp, before 1970 too. */
+export function dayOf(tsUs: number): number {
+  return tsUs - (((tsUs % DAY_US) + DAY_US) % DAY_US);
+}
+
+/** The bytes a row's columns take (topic id, times, value text and number, quality, source). */
+export function rowBytes(row: SegmentRow): number {
+  return (
+    8 * 4 + 2 + Buffer.byteLength(row.valueJson) + (row.source === null ? 0 : Buffer.byteLength(row.source))
+  );
+}
+
+/**
+ * The segments of the historian in `uns_segments`: one a topic and UTC day. `compactDay` moves a day's
+ * rows of `uns_values` into its segment in one transaction: the rows are deleted with RETURNING, so
+ * exactly the rows read are the rows removed (a value committed meanwhile stays a row), merged with the
+ * segment already there (a row replaces the segment's value at the same timestamp: it was published
+ * later), encoded and written back. A crash before the commit leaves rows and segment as they were.
+ */
+export class SegmentStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
+
+  /**
+   * The topics with rows declared before `beforeUs`, each with the day of its oldest such row.
+   */
+  async seriesBefore(beforeUs: number): Promise<{ topicId: number; firstUs: number }[]> {
+    const rows = await this.db
+      .selectFrom('uns_values')
+      .select(['topic_id', (eb) => eb.fn.min('ts_us').as('first_us')])
+      .where('ts_us', '<', beforeUs)
+      .groupBy('topic_id')
+      .orderBy('topic_id')
+      .execute();
+    return rows.map((r) => ({ topicId: Number(r.topic_id), firstUs: Number(r.first_us) }));
+  }
+
+  /** The oldest row of a topic in [fromUs, beforeUs), or null. */
+  async nextRowAt(topicId: number, fromUs: number, beforeUs: number): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('uns_values')
+      .select('ts_us')
+      .where('topic_id', '=', topicId)
+      .where('ts_us', '>=', fromUs)
+      .where('ts_us', '<', beforeUs)
+      .orderBy('ts_us')
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? null : Number(row.ts_us);
+  }
+
+  /**
+   * Moves the rows of one topic's UTC day into its segment. `dryRun`: reads and encodes, changes nothing.
+   * Answers the figures of the rows moved (the segment's bytes are the whole segment's).
+   */
+  async compactDay(topicId: number, dayUs: number, dryRun = false): Promise<CompactionFigures> {
+    const none: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+    if (dryRun) {
+      const rows = (await this.db
+        .selectFrom('uns_values')
+        .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
+        .where('topic_id', '=', topicId)
+        .where('ts_us', '>=', dayUs)
+        .where('ts_us', '<', dayUs + DAY_US)
+        .orderBy('ts_us')
+        .execute()) as StoredRow[];
+      if (rows.length === 0) return none;
+      const series = rows.map(toSegmentRow);
+      return {
+        values: series.length,
+        segments: 1,
+        rowBytes: series.reduce((sum, row) => sum + rowBytes(row), 0),
+        segmentBytes: encodeSegment(series).length,
+      };
+    }
+    return this.db.transaction().execute(async (trx) => {
+      // Two compactions of one topic at once (a lease that ran out mid-run) take turns: PostgreSQL by
+      // an advisory lock of the topic for the transaction; SQLite's writers are serial already.
+      if (this.dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(${SEGMENT_LOCK_CLASS}, ${topicId % 2 ** 31}::int)`.execute(
+          trx,
+        );
+      const existing = await sql<{ data: Uint8Array; row_bytes: number | string }>`
+        select data, row_bytes from uns_segments where topic_id = ${topicId} and day_us = ${dayUs}`.execute(
+        trx,
+      );
+      const { rows } = await sql<StoredRow>`
+        delete from uns_values where topic_id = ${topicId} and ts_us >= ${dayUs} and ts_us < ${dayUs + DAY_US}
+        returning ts_us, value_json, quality, source, received_us`.execute(trx);
+      if (rows.length === 0) return none;
+      const moved = rows.map(toSegmentRow);
+      const before = existing.rows[0];
+      const merged = mergeRows(before === undefined ? [] : decodeSegment(before.data), moved);
+      const movedBytes = moved.reduce((sum, row) => sum + rowBytes(row), 0);
+      const data = encodeSegment(merged);
+      await this.writeSegment(trx, topicId, dayUs, merged, data, Number(before?.row_bytes ?? 0) + movedBytes);
+      return { values: moved.length, segments: 1, rowBytes: movedBytes, segmentBytes: data.length };
+    });
+  }
+
+  /** Writes (or replaces) the segment of a topic's day; `rows` sorted by time, not empty. */
+  async writeSegment(
+    db: Kysely<Database>,
+    topicId: number,
+    dayUs: number,
+    rows: SegmentRow[],
+    data: Uint8Array,
+    bytesOfRows: number,
+  ): Promise<void> {
+    const values = {
+      topic_id: topicId,
+      day_us: dayUs,
+      first_us: (rows[0] as SegmentRow).tsUs,
+      last_us: (rows[rows.length - 1] as SegmentRow).tsUs,
+      value_count: rows.length,
+      row_bytes: bytesOfRows,
+      data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+    };
+    await db
+      .insertInto('uns_segments')
+      .values(values)
+      .onConflict((oc) =>
+        oc.columns(['topic_id', 'day_us']).doUpdateSet({
+          first_us: values.first_us,
+          last_us: values.last_us,
+          value_count: values.value_count,
+          row_bytes: values.row_bytes,
+          data: values.data,
+        }),
+      )
+      .execute();
+  }
+
+  /** Figures of every segment stored: values, segments, bytes their rows took and bytes now. */
+  async figures(): Promise<CompactionFigures> {
+    const row = await sql<{
+      values: number | string | null;
+      segments: number | string;
+      row_bytes: number | string | null;
+      bytes: number | string | null;
+    }>`
+      select sum(value_count) as ${sql.ref('values')}, count(*) as segments, sum(row_bytes) as row_bytes,
+        sum(length(data)) as bytes from uns_segments`.execute(this.db);
+    const r = row.rows[0];
+    return {
+      values: Number(r?.values ?? 0),
+      segments: Number(r?.segments ?? 0),
+      rowBytes: Number(r?.row_bytes ?? 0),
+      segmentBytes: Number(r?.bytes ?? 0),
+    };
+  }
+
+  /**
+   * Retention: drops every segment whose day ends at or before `cutoffUs` whole, and re-encodes the one
+   * day that straddles it without its values declared before `cutoffUs`. Answers the values dropped.
+   */
+  async dropBefore(cutoffUs: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const whole = await trx
+        .deleteFrom('uns_segments')
+        .where('day_us', '<=', cutoffUs - DAY_US)
+        .returning('value_count')
+        .execute();
+      let dropped = whole.reduce((sum, r) => sum + Number(r.value_count), 0);
+      const straddling = await trx
+        .selectFrom('uns_segments')
+        .select(['topic_id', 'day_us', 'data', 'row_bytes', 'value_count'])
+        .where('day_us', '=', dayOf(cutoffUs))
+        .where('first_us', '<', cutoffUs)
+        .execute();
+      for (const segment of straddling) {
+        const kept = decodeSegment(segment.data).filter((row) => row.tsUs >= cutoffUs);
+        dropped += Number(segment.value_count) - kept.length;
+        if (kept.length === 0) {
+          await trx
+            .deleteFrom('uns_segments')
+            .where('topic_id', '=', segment.topic_id)
+            .where('day_us', '=', segment.day_us)
+            .execute();
+          continue;
+        }
+        const share = Math.round((Number(segment.row_bytes) * kept.length) / Number(segment.value_count));
+        const day = Number(segment.day_us);
+        await this.writeSegment(trx, Number(segment.topic_id), day, kept, encodeSegment(kept), share);
+      }
+      return dropped;
+    });
+  }
+}
+
+function toSegmentRow(row: StoredRow): SegmentRow {
+  return {
+    tsUs: Number(row.ts_us),
+    valueJson: row.value_json,
+    quality: Number(row.quality),
+    source: row.source,
+    receivedUs: Number(row.received_us),
+  };
+}
+
+/** The segment's values and the rows, by time; a row replaces the segment's value at its timestamp. */
+export function mergeRows(segment: SegmentRow[], rows: SegmentRow[]): SegmentRow[] {
+  const byTime = new Map<number, SegmentRow>();
+  for (const row of segment) byTime.set(row.tsUs, row);
+  for (const row of rows) byTime.set(row.tsUs, row);
+  return [...byTime.values()].sort((a, b) => a.tsUs - b.tsUs);
+}
