@@ -79,7 +79,7 @@ describe('console: sign-in, organizations and access', () => {
   it('returns to the sign-in page, saying why, when the session ends elsewhere', async () => {
     const { page, context } = await openPage(browser);
     try {
-      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
       await page.getByRole('heading', { name: 'OAuth2 clients' }).waitFor();
       const cookie = (await context.cookies()).find((c) => c.name === 'meridian_session');
       assert.ok(cookie);
@@ -101,7 +101,7 @@ describe('console: sign-in, organizations and access', () => {
   it('can be used from the keyboard: open the register dialog, close it with Escape, focus returns', async () => {
     const { page, context } = await openPage(browser);
     try {
-      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
       const register = page.getByRole('button', { name: 'Register client' });
       await register.waitFor();
       for (let i = 0; i < 30; i++) {

@@ -1,17 +1,16 @@
 import type { ReactNode } from 'react';
+import { Link, NavLink as RouterNavLink, useNavigate } from 'react-router';
 import { abilitiesOf } from '../pages/admin/admin-api';
 import { MaintenanceBanner, useMaintenance } from '../pages/admin/maintenance-banner';
 import { OrganizationLogo } from '../pages/admin/organization-logo';
-import { Link, navigate, useLocation } from './router';
 import { useSession } from './session';
 
+/** A navigation link, marked as the current page (aria-current) on its path and the paths under it. */
 function NavLink({ to, children }: { to: string; children: ReactNode }) {
-  const { pathname } = useLocation();
-  const current = pathname === to || pathname.startsWith(`${to}/`);
   return (
-    <Link to={to} className="nav-link" aria-current={current ? 'page' : undefined}>
+    <RouterNavLink to={to} className="nav-link">
       {children}
-    </Link>
+    </RouterNavLink>
   );
 }
 
@@ -41,6 +40,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const isAdmin = session?.user.isSystemAdmin ?? false;
   const abilities = abilitiesOf(session, organization);
   const maintenance = useMaintenance(organization?.id ?? null);
+  const navigate = useNavigate();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">

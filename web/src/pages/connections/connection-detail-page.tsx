@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
 import { ErrorMessage, Loading } from '../../components/states';
@@ -18,6 +18,7 @@ type Tab = 'runtime' | 'functions' | 'history' | 'versions' | 'settings';
 
 /** One connection: runtime with actions and metrics, functions, state history, versions, settings. */
 export default function ConnectionDetailPage({ id }: { id: string }) {
+  const navigate = useNavigate();
   const [tab, setTab] = useState<Tab>('runtime');
   const [actionError, setActionError] = useState<string | null>(null);
   const [asking, setAsking] = useState<'stop' | 'delete' | null>(null);

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { ApiFailure, errorText } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
 import { Dialog } from '../../components/dialog';
@@ -94,6 +94,7 @@ function NameDialog(props: {
 
 /** Dashboards and their folders: browse the tree, search, filter by tag, create, clone, move, delete. */
 export default function DashboardsPage() {
+  const navigate = useNavigate();
   const { organization } = useSession();
   const canWrite = organization?.role !== 'Viewer';
   const [place, setPlace] = useState<Place>('all');

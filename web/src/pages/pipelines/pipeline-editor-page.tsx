@@ -1,7 +1,7 @@
 import { ReactFlowProvider } from '@xyflow/react';
 import { useEffect, useRef, useState } from 'react';
+import { Link } from 'react-router';
 import { errorText } from '../../api/client';
-import { Link } from '../../app/router';
 import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
 import { graphLink } from '../dependencies/dependencies-api';
