@@ -67,7 +67,8 @@ describe('console: sign-in, organizations and access', () => {
     const { page, context } = await openPage(browser);
     try {
       await signIn(page, server.url, viewer.email, viewer.password);
-      await page.getByRole('heading', { name: 'Unified namespace' }).waitFor();
+      // Everyone lands on the home page of the organization.
+      await page.getByRole('heading', { name: 'Recent changes' }).waitFor();
       assert.equal(await page.getByRole('link', { name: 'OAuth2 clients' }).count(), 0);
       await page.goto(`${server.url}/oauth2/clients`);
       await page.getByText('Only System Administrators can manage OAuth2 clients.').waitFor();

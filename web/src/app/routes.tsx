@@ -7,6 +7,7 @@ import { OrganizationsPage } from '../pages/admin/organizations-page';
 import { UsersPage } from '../pages/admin/users-page';
 import { ClientDetailPage } from '../pages/clients/client-detail-page';
 import { ClientsPage } from '../pages/clients/clients-page';
+import { HomePage } from '../pages/home/home-page';
 import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
@@ -44,12 +45,6 @@ function NotFound() {
   );
 }
 
-/** The start page: System Administrators land on OAuth2 clients, everyone else on the namespace. */
-function Start() {
-  const { session } = useSession();
-  return <Navigate to={session?.user.isSystemAdmin ? '/oauth2/clients' : '/uns'} replace />;
-}
-
 /** The console's root: the sign-in page until there is a session, then the frame around the page. */
 function Root() {
   const { session, organization } = useSession();
@@ -83,8 +78,9 @@ export const routes: RouteObject[] = [
     element: <Root />,
     errorElement: <NotFound />,
     children: [
-      { index: true, element: <Start /> },
-      { path: 'sign-in', element: <Start /> },
+      // Everyone lands on the home page: what runs in the current organization.
+      { index: true, element: <HomePage /> },
+      { path: 'sign-in', element: <Navigate to="/" replace /> },
       {
         path: 'oauth2/clients',
         element: (

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { api, orgHeader, unwrap } from '../../api/client';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
@@ -51,7 +52,11 @@ function History() {
 export function OrganizationPage() {
   const { session, organization } = useSession();
   const abilities = abilitiesOf(session, organization);
-  const [tab, setTab] = useState<Tab>('Settings');
+  const [search] = useSearchParams();
+  // `?tab=members` (the navigation's Members) opens a tab by its name.
+  const [tab, setTab] = useState<Tab>(
+    () => TABS.find((t) => t.toLowerCase() === search.get('tab')) ?? 'Settings',
+  );
   const [settings, setSettings] = useState<OrganizationSettings | null>(null);
   const loaded = useAsync(async () => {
     const data = unwrap(
