@@ -1,5 +1,7 @@
-import type { ComponentType } from 'react';
+import type { ComponentType, ReactNode } from 'react';
 import { createBrowserRouter, Link, Navigate, Outlet, type RouteObject, useParams } from 'react-router';
+import { api, orgHeader, unwrap } from '../api/client';
+import { setDisplaySettings } from '../components/format';
 import { EmptyState, Loading } from '../components/states';
 import { AuditLogPage } from '../pages/admin/audit-log-page';
 import { OrganizationPage } from '../pages/admin/organization-page';
@@ -12,6 +14,7 @@ import { SecurityPage } from '../pages/profile/security-page';
 import { SignInPage } from '../pages/sign-in/sign-in-page';
 import { Layout } from './layout';
 import { useSession } from './session';
+import { useAsync } from './use-async';
 
 /**
  * A route whose page loads when it is first opened (its module's default export). React Router loads it
@@ -54,10 +57,36 @@ function Root() {
     <Layout>
       {/* Another organization mounts every page anew: nothing of the previous one stays on screen. */}
       <div key={organization?.id ?? 'none'}>
-        <Outlet />
+        <OrganizationDisplay organizationId={organization?.id ?? null}>
+          <Outlet />
+        </OrganizationDisplay>
       </div>
     </Layout>
   );
+}
+
+/**
+ * Reads the organization's time zone, locale and date format before its pages render: every date and
+ * number on them follows those (components/format.ts). A member who cannot read them sees the browser's.
+ */
+function OrganizationDisplay({
+  organizationId,
+  children,
+}: {
+  organizationId: string | null;
+  children: ReactNode;
+}) {
+  const settings = useAsync(async () => {
+    if (!organizationId) return null;
+    const answer = await api.GET('/api/v1/organizations/settings', { params: { header: orgHeader() } });
+    return answer.response.ok ? unwrap(answer).data : null;
+  }, [organizationId]);
+  if (settings.loading && settings.data === undefined) return <Loading label="Opening the organization…" />;
+  const data = settings.data ?? null;
+  setDisplaySettings(
+    data ? { timezone: data.timezone, locale: data.locale, dateFormat: data.dateFormat } : null,
+  );
+  return children;
 }
 
 /** The pages of System Administrators: others see why they cannot open them. */

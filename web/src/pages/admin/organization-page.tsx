@@ -3,6 +3,7 @@ import { useSearchParams } from 'react-router';
 import { api, orgHeader, unwrap } from '../../api/client';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
+import { setDisplaySettings } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import { abilitiesOf, type OrganizationSettings } from './admin-api';
 import { ChangeList, Pager } from './change-list';
@@ -96,7 +97,14 @@ export function OrganizationPage() {
           <SettingsForm
             settings={settings}
             canEdit={abilities.manageOrganization}
-            onSaved={setSettings}
+            onSaved={(saved) => {
+              setDisplaySettings({
+                timezone: saved.timezone,
+                locale: saved.locale,
+                dateFormat: saved.dateFormat,
+              });
+              setSettings(saved);
+            }}
             onReload={loaded.reload}
           />
         )}

@@ -3,6 +3,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
+import { formatDateTime } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
 import { graphLink } from '../dependencies/dependencies-api';
@@ -132,7 +133,7 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
           (r ? (
             <>
               <p>
-                <StateBadge state={r.state} /> since {new Date(r.since).toLocaleString()}
+                <StateBadge state={r.state} /> since {formatDateTime(r.since)}
                 {r.ownerReplica && <span className="muted"> on {r.ownerReplica}</span>}
               </p>
               {r.lastError && <p className="state state-error">Last error: {r.lastError}</p>}

@@ -4,6 +4,7 @@ import { ApiFailure, errorText } from '../../api/client';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
 import { Dialog } from '../../components/dialog';
+import { formatDateTime } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import {
   cloneDashboard,
@@ -226,7 +227,7 @@ export default function DashboardsPage() {
                   </td>
                   <td>{d.tags.join(', ')}</td>
                   <td>{d.panelCount}</td>
-                  <td>{new Date(d.updatedAt).toLocaleString()}</td>
+                  <td>{formatDateTime(d.updatedAt)}</td>
                   {canWrite && (
                     <td className="button-row">
                       <button
