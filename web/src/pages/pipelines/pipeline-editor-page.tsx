@@ -285,6 +285,10 @@ export function PipelineEditorPage({ id }: { id: string }) {
           open={openExecution}
           onOpen={setOpenExecution}
           onRuns={(runs) => setRunStatus(Object.fromEntries(runs.map((r) => [r.nodeId, r.status])))}
+          graph={() => {
+            const graph = canvas.current?.graph();
+            return graph ? { ...graph, types } : { nodes: pipeline.nodes, edges: pipeline.edges, types };
+          }}
         />
       )}
     </div>
