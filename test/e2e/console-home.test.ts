@@ -121,7 +121,10 @@ describe('console: the home page and the grouped navigation', () => {
       .getByRole('list', { name: 'Pipelines with failed executions' })
       .getByRole('listitem');
     await failing.filter({ hasText: 'Threshold' }).getByText('1 failed').waitFor();
-    await failing.filter({ hasText: 'Threshold' }).getByText(/^Check: .*too low/).waitFor();
+    await failing
+      .filter({ hasText: 'Threshold' })
+      .getByText(/^Check: .*too low/)
+      .waitFor();
 
     const broker = page.getByRole('region', { name: 'MQTT broker' });
     await broker.getByTestId('broker-rate').waitFor();
@@ -172,7 +175,10 @@ describe('console: the home page and the grouped navigation', () => {
     await nav.getByRole('link', { name: 'Members' }).click();
     assert.equal(await page.getByRole('tab', { name: 'Members' }).getAttribute('aria-selected'), 'true');
     assert.equal(await nav.getByRole('link', { name: 'Members' }).getAttribute('aria-current'), 'page');
-    assert.equal(await nav.getByRole('link', { name: 'Organization', exact: true }).getAttribute('aria-current'), null);
+    assert.equal(
+      await nav.getByRole('link', { name: 'Organization', exact: true }).getAttribute('aria-current'),
+      null,
+    );
     assert.deepEqual(errors, []);
   });
 
@@ -189,7 +195,9 @@ describe('console: the home page and the grouped navigation', () => {
     const nav = other.page.getByRole('navigation', { name: 'Main' });
     assert.equal(await nav.locator('[data-group="System"]').count(), 0);
     assert.equal(await nav.getByRole('link', { name: 'Audit log' }).count(), 0);
-    const overflow = await other.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await other.page.evaluate(
+      () => document.documentElement.scrollWidth - window.innerWidth,
+    );
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
     await screenshot(other.page, 'home-viewer');
     assert.deepEqual(other.errors, []);
