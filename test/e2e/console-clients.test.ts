@@ -51,8 +51,8 @@ describe('console: OAuth2 clients', () => {
     await server?.close();
   });
 
-  it('signs in and lands on the client list', async () => {
-    await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  it('signs in at the client list and stays there', async () => {
+    await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
     await page.getByRole('heading', { name: 'OAuth2 clients' }).waitFor();
     assert.deepEqual(await listedNames(page), ['Alpha historian export', 'Zulu mobile app']);
     await screenshot(page, 'clients-list');
@@ -237,7 +237,7 @@ describe('console: OAuth2 clients', () => {
   it('works on a narrow screen', async () => {
     const narrow = await openPage(browser, NARROW);
     try {
-      await signIn(narrow.page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      await signIn(narrow.page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
       await narrow.page.getByRole('link', { name: 'Zulu mobile app' }).waitFor();
       await screenshot(narrow.page, 'clients-list');
       const overflow = await narrow.page.evaluate(

@@ -144,10 +144,16 @@ describe('console: dashboards', () => {
     assert.ok(elapsed < 1000, `the publish showed after ${elapsed} ms`);
   });
 
-  it('shows numbers in the reader locale', async () => {
+  it("shows numbers in the organization's locale, whatever the browser's", async () => {
+    const settings = (await server.admin.get('/api/v1/organizations/settings')).body.data;
+    const german = await server.admin.patch('/api/v1/organizations/settings', {
+      version: settings.version,
+      locale: 'de-DE',
+    });
+    assert.equal(german.status, 200, JSON.stringify(german.body));
     const de = await browser.newContext({
       viewport: { width: 1280, height: 860 },
-      locale: 'de-DE',
+      locale: 'en-US',
       timezoneId: 'UTC',
     });
     const dePage = await de.newPage();
@@ -159,6 +165,11 @@ describe('console: dashboards', () => {
       .filter({ hasText: '1.234,5 °C' })
       .waitFor();
     await de.close();
+    const back = await server.admin.patch('/api/v1/organizations/settings', {
+      version: german.body.data.version,
+      locale: settings.locale,
+    });
+    assert.equal(back.status, 200, JSON.stringify(back.body));
   });
 
   it('opens kiosk mode without the console frame', async () => {

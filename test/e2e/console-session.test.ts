@@ -67,7 +67,8 @@ describe('console: sign-in, organizations and access', () => {
     const { page, context } = await openPage(browser);
     try {
       await signIn(page, server.url, viewer.email, viewer.password);
-      await page.getByRole('heading', { name: 'Unified namespace' }).waitFor();
+      // Everyone lands on the home page of the organization.
+      await page.getByRole('heading', { name: 'Recent changes' }).waitFor();
       assert.equal(await page.getByRole('link', { name: 'OAuth2 clients' }).count(), 0);
       await page.goto(`${server.url}/oauth2/clients`);
       await page.getByText('Only System Administrators can manage OAuth2 clients.').waitFor();
@@ -79,7 +80,7 @@ describe('console: sign-in, organizations and access', () => {
   it('returns to the sign-in page, saying why, when the session ends elsewhere', async () => {
     const { page, context } = await openPage(browser);
     try {
-      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
       await page.getByRole('heading', { name: 'OAuth2 clients' }).waitFor();
       const cookie = (await context.cookies()).find((c) => c.name === 'meridian_session');
       assert.ok(cookie);
@@ -101,7 +102,7 @@ describe('console: sign-in, organizations and access', () => {
   it('can be used from the keyboard: open the register dialog, close it with Escape, focus returns', async () => {
     const { page, context } = await openPage(browser);
     try {
-      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/oauth2/clients');
       const register = page.getByRole('button', { name: 'Register client' });
       await register.waitFor();
       for (let i = 0; i < 30; i++) {

@@ -1,17 +1,38 @@
 import type { ReactNode } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { abilitiesOf } from '../pages/admin/admin-api';
 import { MaintenanceBanner, useMaintenance } from '../pages/admin/maintenance-banner';
 import { OrganizationLogo } from '../pages/admin/organization-logo';
-import { Link, navigate, useLocation } from './router';
 import { useSession } from './session';
 
+/** The navigation's links to a tab of a page. */
+const QUERY_LINKS = new Set(['/admin/organization?tab=members']);
+
+/**
+ * A navigation link, marked as the current page (aria-current) on its path and the paths under it; a
+ * link with a query (a tab of a page) only with that query, and the page's own link then not.
+ */
 function NavLink({ to, children }: { to: string; children: ReactNode }) {
-  const { pathname } = useLocation();
-  const current = pathname === to || pathname.startsWith(`${to}/`);
+  const location = useLocation();
+  const [path, query] = to.split('?');
+  const onPath = location.pathname === path || location.pathname.startsWith(`${path}/`);
+  const current = query
+    ? onPath && location.search === `?${query}`
+    : onPath && !QUERY_LINKS.has(location.pathname + location.search);
   return (
     <Link to={to} className="nav-link" aria-current={current ? 'page' : undefined}>
       {children}
     </Link>
+  );
+}
+
+/** A labelled group of the main navigation (engineering, administration, system). */
+function NavGroup({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="nav-group" data-group={label}>
+      <span className="nav-group-label">{label}</span>
+      <div className="nav-group-links">{children}</div>
+    </div>
   );
 }
 
@@ -41,6 +62,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const isAdmin = session?.user.isSystemAdmin ?? false;
   const abilities = abilitiesOf(session, organization);
   const maintenance = useMaintenance(organization?.id ?? null);
+  const navigate = useNavigate();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -52,20 +74,35 @@ export function Layout({ children }: { children: ReactNode }) {
           Meridian
         </Link>
         <nav aria-label="Main" className="nav">
-          <NavLink to="/uns">Namespace</NavLink>
-          <NavLink to="/connections">Connections</NavLink>
-          <NavLink to="/engine/models">Models</NavLink>
-          <NavLink to="/engine/pipelines">Pipelines</NavLink>
-          <NavLink to="/dashboards">Dashboards</NavLink>
-          <NavLink to="/dependencies">Dependencies</NavLink>
-          {isAdmin && <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>}
-          {organization && <NavLink to="/admin/organization">Organization</NavLink>}
-          {abilities.manageMembers && <NavLink to="/admin/audit-log">Audit log</NavLink>}
-          {isAdmin && <NavLink to="/admin/organizations">Organizations</NavLink>}
-          {isAdmin && <NavLink to="/admin/users">Users</NavLink>}
-          <NavLink to="/profile/security">Profile</NavLink>
+          <NavGroup label="Engineering">
+            <NavLink to="/uns">Namespace</NavLink>
+            <NavLink to="/connections">Connections</NavLink>
+            <NavLink to="/engine/models">Models</NavLink>
+            <NavLink to="/engine/pipelines">Pipelines</NavLink>
+            <NavLink to="/dashboards">Dashboards</NavLink>
+          </NavGroup>
+          <NavGroup label="Administration">
+            {organization && <NavLink to="/admin/organization">Organization</NavLink>}
+            {organization && abilities.manageMembers && (
+              <NavLink to="/admin/organization?tab=members">Members</NavLink>
+            )}
+            {abilities.manageMembers && <NavLink to="/admin/audit-log">Audit log</NavLink>}
+            <NavLink to="/dependencies">Dependencies</NavLink>
+          </NavGroup>
+          {isAdmin && (
+            <NavGroup label="System">
+              <NavLink to="/admin/organizations">Organizations</NavLink>
+              <NavLink to="/admin/users">Users</NavLink>
+              <NavLink to="/oauth2/clients">OAuth2 clients</NavLink>
+            </NavGroup>
+          )}
         </nav>
         <div className="topbar-end">
+          {/* The API reference is served by the server, not the console: a plain link. */}
+          <a className="api-reference-link" href="/api/docs" target="_blank" rel="noreferrer">
+            API reference
+          </a>
+          <NavLink to="/profile/security">Profile</NavLink>
           <OrganizationSwitcher />
           <span className="user" title={session?.user.email}>
             {session?.user.displayName}

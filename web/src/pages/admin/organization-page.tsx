@@ -1,7 +1,9 @@
 import { useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { api, orgHeader, unwrap } from '../../api/client';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
+import { setDisplaySettings } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import { abilitiesOf, type OrganizationSettings } from './admin-api';
 import { ChangeList, Pager } from './change-list';
@@ -51,7 +53,11 @@ function History() {
 export function OrganizationPage() {
   const { session, organization } = useSession();
   const abilities = abilitiesOf(session, organization);
-  const [tab, setTab] = useState<Tab>('Settings');
+  const [search] = useSearchParams();
+  // `?tab=members` (the navigation's Members) opens a tab by its name.
+  const [tab, setTab] = useState<Tab>(
+    () => TABS.find((t) => t.toLowerCase() === search.get('tab')) ?? 'Settings',
+  );
   const [settings, setSettings] = useState<OrganizationSettings | null>(null);
   const loaded = useAsync(async () => {
     const data = unwrap(
@@ -91,7 +97,14 @@ export function OrganizationPage() {
           <SettingsForm
             settings={settings}
             canEdit={abilities.manageOrganization}
-            onSaved={setSettings}
+            onSaved={(saved) => {
+              setDisplaySettings({
+                timezone: saved.timezone,
+                locale: saved.locale,
+                dateFormat: saved.dateFormat,
+              });
+              setSettings(saved);
+            }}
             onReload={loaded.reload}
           />
         )}

@@ -1,7 +1,7 @@
 import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
 import type { OAuth2Client } from '../../api/types';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList, StatusBadge } from '../../components/badges';
 import { CopyButton } from '../../components/copy-button';
@@ -59,6 +59,7 @@ function FixedSettings({ client }: { client: OAuth2Client }) {
 
 /** One client: status actions, its fixed settings, and the edit form for the editable ones. */
 export function ClientDetailPage({ id }: { id: string }) {
+  const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const loaded = useAsync(
     async () =>

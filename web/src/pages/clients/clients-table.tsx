@@ -1,5 +1,5 @@
+import { Link, useNavigate } from 'react-router';
 import type { AdminUser, OAuth2Client } from '../../api/types';
-import { Link, navigate } from '../../app/router';
 import { ActionsMenu } from '../../components/actions-menu';
 import { BadgeList, StatusBadge } from '../../components/badges';
 import { CopyButton } from '../../components/copy-button';
@@ -40,6 +40,7 @@ export function ClientsTable(props: {
   onDelete: (client: OAuth2Client) => void;
 }) {
   const organizations = useOrganizationOptions();
+  const navigate = useNavigate();
   return (
     <div className="table-wrap">
       <table className="table responsive-table">

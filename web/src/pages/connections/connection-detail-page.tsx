@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
+import { formatDateTime } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
 import { graphLink } from '../dependencies/dependencies-api';
@@ -18,6 +19,7 @@ type Tab = 'runtime' | 'functions' | 'history' | 'versions' | 'settings';
 
 /** One connection: runtime with actions and metrics, functions, state history, versions, settings. */
 export default function ConnectionDetailPage({ id }: { id: string }) {
+  const navigate = useNavigate();
   const [tab, setTab] = useState<Tab>('runtime');
   const [actionError, setActionError] = useState<string | null>(null);
   const [asking, setAsking] = useState<'stop' | 'delete' | null>(null);
@@ -131,7 +133,7 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
           (r ? (
             <>
               <p>
-                <StateBadge state={r.state} /> since {new Date(r.since).toLocaleString()}
+                <StateBadge state={r.state} /> since {formatDateTime(r.since)}
                 {r.ownerReplica && <span className="muted"> on {r.ownerReplica}</span>}
               </p>
               {r.lastError && <p className="state state-error">Last error: {r.lastError}</p>}

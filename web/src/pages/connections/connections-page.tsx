@@ -1,6 +1,6 @@
 import { useDeferredValue, useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { BadgeList } from '../../components/badges';
 import { Dialog } from '../../components/dialog';
@@ -110,6 +110,7 @@ export default function ConnectionsPage() {
 }
 
 function CreateConnectionDialog({ protocols, onClose }: { protocols: Protocol[]; onClose: () => void }) {
+  const navigate = useNavigate();
   const [protocolId, setProtocolId] = useState(protocols[0]?.id ?? '');
   const protocol = protocols.find((p) => p.id === protocolId);
   const schema = (protocol?.configSchema ?? {}) as ObjectSchema;

@@ -1,5 +1,6 @@
 import { api, orgHeader, unwrap } from '../../api/client';
 import { useAsync } from '../../app/use-async';
+import { formatTimestamp } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
 import { StateBadge } from './state-badge';
 
@@ -57,7 +58,7 @@ export function HistoryPanel({ connectionId }: { connectionId: string }) {
         <ol className="timeline" aria-label="State history">
           {history.data.data.map((e) => (
             <li key={e.id}>
-              <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time> <StateBadge state={e.to} />{' '}
+              <time dateTime={e.at}>{formatTimestamp(e.at)}</time> <StateBadge state={e.to} />{' '}
               <span className="muted">
                 from {e.from} · {e.reason}
               </span>

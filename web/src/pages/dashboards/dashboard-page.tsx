@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import ReactGridLayout, { type Layout, useContainerWidth } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { errorText } from '../../api/client';
-import { Link, navigate, useLocation } from '../../app/router';
 import { useSession } from '../../app/session';
 import { ErrorMessage, Loading } from '../../components/states';
 import { graphLink } from '../dependencies/dependencies-api';
@@ -87,8 +87,9 @@ function applyLive(answer: QueryAnswer, live: LiveValue): QueryAnswer {
 
 /** A dashboard: its panels on a 24-column grid, answered by one query, kept live by one value stream. */
 export default function DashboardPage({ id }: { id: string }) {
+  const navigate = useNavigate();
   const { organization } = useSession();
-  const { search } = useLocation();
+  const [search] = useSearchParams();
   const kiosk = search.get('kiosk') === '1';
   const canWrite = organization?.role !== 'Viewer';
   const [dashboard, setDashboard] = useState<Dashboard | null>(null);

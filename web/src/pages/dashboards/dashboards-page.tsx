@@ -1,9 +1,10 @@
 import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { ApiFailure, errorText } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
 import { Dialog } from '../../components/dialog';
+import { formatDateTime } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import {
   cloneDashboard,
@@ -94,6 +95,7 @@ function NameDialog(props: {
 
 /** Dashboards and their folders: browse the tree, search, filter by tag, create, clone, move, delete. */
 export default function DashboardsPage() {
+  const navigate = useNavigate();
   const { organization } = useSession();
   const canWrite = organization?.role !== 'Viewer';
   const [place, setPlace] = useState<Place>('all');
@@ -225,7 +227,7 @@ export default function DashboardsPage() {
                   </td>
                   <td>{d.tags.join(', ')}</td>
                   <td>{d.panelCount}</td>
-                  <td>{new Date(d.updatedAt).toLocaleString()}</td>
+                  <td>{formatDateTime(d.updatedAt)}</td>
                   {canWrite && (
                     <td className="button-row">
                       <button

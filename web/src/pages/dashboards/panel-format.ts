@@ -1,3 +1,4 @@
+import { displayLocale, formatTimestamp } from '../../components/format';
 import type { Panel, Series } from './dashboards-api';
 
 type FieldConfig = Panel['fieldConfig'];
@@ -6,13 +7,13 @@ const numberFormats = new Map<string, Intl.NumberFormat>();
 
 /** A number in the reader's locale with the panel's decimals (default: up to 2). */
 export function formatNumber(value: number, decimals: number | null | undefined): string {
-  const key = String(decimals ?? 'auto');
+  const key = `${displayLocale()}:${decimals ?? 'auto'}`;
   let format = numberFormats.get(key);
   if (!format) {
     format =
       decimals === null || decimals === undefined
-        ? new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 })
-        : new Intl.NumberFormat(undefined, {
+        ? new Intl.NumberFormat(displayLocale(), { maximumFractionDigits: 2 })
+        : new Intl.NumberFormat(displayLocale(), {
             minimumFractionDigits: decimals,
             maximumFractionDigits: decimals,
           });
@@ -59,10 +60,9 @@ export function displayValue(
   return { text: String(value), colour: null };
 }
 
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-
-/** "5 seconds ago", "3 hours ago", in the reader's locale. */
+/** "5 seconds ago", "3 hours ago", in the organization's locale. */
 export function formatAge(ageMs: number): string {
+  const relative = new Intl.RelativeTimeFormat(displayLocale(), { numeric: 'auto' });
   const seconds = Math.round(ageMs / 1000);
   if (seconds < 60) return relative.format(-seconds, 'second');
   if (seconds < 3600) return relative.format(-Math.round(seconds / 60), 'minute');
@@ -72,7 +72,7 @@ export function formatAge(ageMs: number): string {
 
 /** A time in the reader's locale. */
 export function formatTime(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+  return formatTimestamp(iso);
 }
 
 /** How old a series' latest value is now, and whether that is past its schema's stale-after. */

@@ -1,4 +1,4 @@
-import { Link, navigate, useLocation } from '../../app/router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useAsync } from '../../app/use-async';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import {
@@ -21,7 +21,8 @@ const DIRECTIONS: { id: Direction; label: string }[] = [
 
 /** `/dependencies?focus=<type>:<id>`: the graph around one entity; without a focus, the unused entities. */
 export default function DependencyGraphPage() {
-  const { search } = useLocation();
+  const navigate = useNavigate();
+  const [search] = useSearchParams();
   const focus = search.get('focus');
   const depth = Math.min(5, Math.max(1, Number(search.get('depth') ?? 2) || 2));
   const direction = (search.get('direction') ?? 'both') as Direction;
@@ -70,6 +71,7 @@ export default function DependencyGraphPage() {
 }
 
 function Focused(props: { focus: string; depth: number; direction: Direction }) {
+  const navigate = useNavigate();
   const graph = useAsync(
     () => loadGraph(props.focus, props.depth, props.direction),
     [props.focus, props.depth, props.direction],

@@ -1,7 +1,8 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link } from '../../app/router';
 import { useAsync } from '../../app/use-async';
+import { formatDateTime, formatNumber } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import {
   type Analysis,
@@ -209,7 +210,7 @@ export default function ExportPage() {
         <ul className="bundle-recent">
           {recent.data.map((e) => (
             <li key={e.id}>
-              {new Date(e.createdAt).toLocaleString()} · {e.entityCount} entities{' '}
+              {formatDateTime(e.createdAt)} · {formatNumber(e.entityCount)} entities{' '}
               {e.description && `· ${e.description}`}{' '}
               <button
                 type="button"

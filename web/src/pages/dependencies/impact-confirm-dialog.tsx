@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Link } from '../../app/router';
+import { Link } from 'react-router';
 import { useAsync } from '../../app/use-async';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorMessage, Loading } from '../../components/states';

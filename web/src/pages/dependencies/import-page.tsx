@@ -1,6 +1,6 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
-import { Link } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { ErrorMessage } from '../../components/states';
 import type { ImportReport, Plan, Policy } from './bundle-api';

@@ -1,6 +1,6 @@
 import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { ApiFailure, errorText } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { ErrorMessage, Loading } from '../../components/states';
 import { graphLink } from '../dependencies/dependencies-api';
@@ -230,6 +230,7 @@ function Bindings({ model }: { model: Model }) {
 
 /** One model: its fields, history, a validator and its namespace bindings. */
 export function ModelDetailPage({ id }: { id: string }) {
+  const navigate = useNavigate();
   const loaded = useAsync(() => getModel(id), [id]);
   const [current, setCurrent] = useState<Model | null>(null);
   const [tab, setTab] = useState<Tab>('fields');
@@ -309,3 +310,5 @@ export function ModelDetailPage({ id }: { id: string }) {
     </section>
   );
 }
+
+export default ModelDetailPage;

@@ -1,6 +1,6 @@
 import { useDeferredValue, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { errorText } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { Dialog } from '../../components/dialog';
 import { formatDateTime } from '../../components/format';
@@ -16,6 +16,7 @@ const SORTS = [
 ];
 
 function NewModelDialog({ onClose }: { onClose: () => void }) {
+  const navigate = useNavigate();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -205,3 +206,5 @@ export function ModelsPage() {
     </section>
   );
 }
+
+export default ModelsPage;

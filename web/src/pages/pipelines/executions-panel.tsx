@@ -1,22 +1,43 @@
 import { useEffect, useState } from 'react';
 import { errorText } from '../../api/client';
-import { formatDateTime } from '../../components/format';
+import { formatDateTime, formatNumber } from '../../components/format';
 import { ErrorMessage, Loading } from '../../components/states';
+import { ExecutionGraph } from './execution-graph';
 import {
   type Execution,
   getExecution,
   listExecutions,
   listNodeRuns,
   type NodeRun,
+  type NodeType,
   type Pipeline,
+  type PipelineEdge,
+  type PipelineNode,
   retryExecution,
 } from './pipelines-api';
 
 const FINISHED = (status: string) => !['queued', 'running'].includes(status);
 
+/** An execution's or a node run's status in words and colour (data-status picks the colour). */
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <span className="status-badge" data-status={status}>
+      {status.replace(/_/g, ' ')}
+    </span>
+  );
+}
+
+/** The graph the inspector draws: the nodes where the editor has them, and the types for their titles. */
+export interface GraphView {
+  nodes: PipelineNode[];
+  edges: PipelineEdge[];
+  types: NodeType[];
+}
+
 /** One execution: its status and error, each node run with input, output, attempts and iterations; retry. */
 function ExecutionInspector(props: {
   id: string;
+  graph: GraphView | null;
   onOpen: (id: string) => void;
   onFinished: () => void;
   onRuns?: (runs: NodeRun[]) => void;
@@ -62,13 +83,23 @@ function ExecutionInspector(props: {
   return (
     <section className="execution-inspector" aria-label="Execution" data-execution-status={execution.status}>
       <h3>
-        Execution <code>{execution.id.slice(0, 8)}</code> <span className="badge">{execution.status}</span>
+        Execution <code className="execution-id">{execution.id}</code>{' '}
+        <StatusBadge status={execution.status} />
       </h3>
       <p className="muted">
         Version {execution.pipelineVersion}, {execution.trigger.type} trigger, queued{' '}
         {formatDateTime(execution.queuedAt)}
-        {execution.durationMs !== null ? `, ${execution.durationMs} ms` : ''}
-        {execution.retryOf ? `, retry of ${execution.retryOf.slice(0, 8)}` : ''}
+        {execution.durationMs !== null ? `, ${formatNumber(execution.durationMs)} ms` : ''}
+        {execution.retryOf ? (
+          <>
+            , retry of{' '}
+            <button type="button" className="button-link" onClick={() => onOpen(execution.retryOf!)}>
+              <code>{execution.retryOf}</code>
+            </button>
+          </>
+        ) : (
+          ''
+        )}
       </p>
       {execution.error && (
         <p className="field-error">
@@ -76,6 +107,15 @@ function ExecutionInspector(props: {
         </p>
       )}
       <ErrorMessage error={error} />
+      {props.graph && props.graph.nodes.length > 0 && (
+        <ExecutionGraph
+          nodes={props.graph.nodes}
+          edges={props.graph.edges}
+          types={props.graph.types}
+          runs={runs}
+          failedNodeId={execution.error?.nodeId ?? null}
+        />
+      )}
       {retryable && (
         <div className="toolbar">
           <label className="checkbox">
@@ -104,9 +144,9 @@ function ExecutionInspector(props: {
           <summary>
             <strong>{run.nodeName}</strong> <span className="muted">{run.type}</span>
             {run.runIndex > 0 && <span className="badge">iteration {run.runIndex}</span>}{' '}
-            <span className="badge">{run.status}</span>
+            <StatusBadge status={run.status} />
             {run.port && <span className="muted"> → {run.port}</span>}
-            {run.durationMs !== null && <span className="muted"> {run.durationMs} ms</span>}
+            {run.durationMs !== null && <span className="muted"> {formatNumber(run.durationMs)} ms</span>}
             {run.attempts.length > 1 && <span className="muted"> {run.attempts.length} attempts</span>}
           </summary>
           {run.error && (
@@ -146,6 +186,8 @@ export function ExecutionsPanel(props: {
   onOpen: (id: string | null) => void;
   /** The node runs of the execution open in the inspector (the canvas shows their status). */
   onRuns?: (runs: NodeRun[]) => void;
+  /** The graph as the editor lays it out, for the inspector's picture of the run. */
+  graph: () => GraphView | null;
 }) {
   const [executions, setExecutions] = useState<Execution[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -156,48 +198,59 @@ export function ExecutionsPanel(props: {
   }, [props.pipeline.id, props.open, tick]);
   return (
     <div className="executions">
-      <ErrorMessage error={error} />
-      <button type="button" className="button button-small" onClick={() => setTick((t) => t + 1)}>
-        Refresh
-      </button>
-      {executions === null ? (
-        <Loading label="Loading executions…" />
-      ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Execution</th>
-              <th scope="col">Status</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Queued</th>
-              <th scope="col">Duration</th>
-            </tr>
-          </thead>
-          <tbody>
-            {executions.map((e) => (
-              <tr key={e.id} data-execution-id={e.id} aria-selected={e.id === props.open}>
-                <td>
-                  <button type="button" className="button-link" onClick={() => props.onOpen(e.id)}>
-                    {e.id.slice(0, 8)}
-                  </button>
-                </td>
-                <td>{e.status}</td>
-                <td>{e.trigger.type}</td>
-                <td>{formatDateTime(e.queuedAt)}</td>
-                <td>{e.durationMs === null ? '—' : `${e.durationMs} ms`}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {props.open && (
+      <div className="executions-list">
+        <ErrorMessage error={error} />
+        <button type="button" className="button button-small" onClick={() => setTick((t) => t + 1)}>
+          Refresh
+        </button>
+        {executions === null ? (
+          <Loading label="Loading executions…" />
+        ) : executions.length === 0 ? (
+          <p className="muted">No executions yet: Run now, or enable the pipeline for its triggers.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Execution</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Queued</th>
+                  <th scope="col">Duration</th>
+                </tr>
+              </thead>
+              <tbody>
+                {executions.map((e) => (
+                  <tr key={e.id} data-execution-id={e.id} aria-selected={e.id === props.open}>
+                    <td>
+                      <button type="button" className="button-link" onClick={() => props.onOpen(e.id)}>
+                        <code className="execution-id">{e.id}</code>
+                      </button>
+                    </td>
+                    <td>
+                      <StatusBadge status={e.status} />
+                    </td>
+                    <td>{e.trigger.type}</td>
+                    <td>{formatDateTime(e.queuedAt)}</td>
+                    <td>{e.durationMs === null ? '—' : `${formatNumber(e.durationMs)} ms`}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+      {props.open ? (
         <ExecutionInspector
           key={props.open}
           id={props.open}
+          graph={props.graph()}
           onOpen={props.onOpen}
           onFinished={() => setTick((t) => t + 1)}
           onRuns={props.onRuns}
         />
+      ) : (
+        <p className="muted execution-inspector-empty">Choose an execution to see how it ran.</p>
       )}
     </div>
   );

@@ -15,6 +15,8 @@ function byParameter(problems: { path: string; message: string }[]) {
 }
 
 /** The side panel of the selected node: name, the form of its type's parameters, settings and a test. */
+type NodeSettings = NonNullable<PipelineNode['settings']>;
+
 export function NodePanel(props: {
   node: PipelineNode;
   type: NodeType | undefined;
@@ -54,8 +56,8 @@ export function NodePanel(props: {
   };
 
   const settings = node.settings ?? {};
-  const setSetting = (key: string, value: unknown) => {
-    const next = { ...settings };
+  const setSetting = <K extends keyof NodeSettings>(key: K, value: NodeSettings[K] | '') => {
+    const next: NodeSettings = { ...settings };
     if (value === undefined || value === '') delete next[key];
     else next[key] = value;
     props.onChange({ ...node, settings: Object.keys(next).length ? next : undefined });
@@ -120,7 +122,7 @@ export function NodePanel(props: {
           <span>On error</span>
           <select
             value={String(settings.onError ?? '')}
-            onChange={(e) => setSetting('onError', e.target.value)}
+            onChange={(e) => setSetting('onError', e.target.value as NodeSettings['onError'] | '')}
           >
             <option value="">Stop (default)</option>
             <option value="continue">Continue</option>

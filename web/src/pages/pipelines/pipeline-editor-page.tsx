@@ -1,7 +1,7 @@
 import { ReactFlowProvider } from '@xyflow/react';
 import { useEffect, useRef, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import { errorText } from '../../api/client';
-import { Link } from '../../app/router';
 import { useSession } from '../../app/session';
 import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
@@ -56,7 +56,12 @@ export function PipelineEditorPage({ id }: { id: string }) {
   const [dirty, setDirty] = useState(false);
   const [selected, setSelected] = useState<string | null>(null);
   const [selectedNode, setSelectedNode] = useState<PipelineNode | null>(null);
-  const [tab, setTab] = useState<Tab>('editor');
+  const [search] = useSearchParams();
+  // `?tab=executions` opens the executions (the home page links its failures there).
+  const [tab, setTab] = useState<Tab>(() => {
+    const wanted = search.get('tab');
+    return wanted === 'history' || wanted === 'executions' ? wanted : 'editor';
+  });
   const [openExecution, setOpenExecution] = useState<string | null>(null);
   const [runStatus, setRunStatus] = useState<Record<string, string>>({});
   const canvas = useRef<CanvasHandle>(null);
@@ -302,6 +307,10 @@ export function PipelineEditorPage({ id }: { id: string }) {
           open={openExecution}
           onOpen={setOpenExecution}
           onRuns={(runs) => setRunStatus(Object.fromEntries(runs.map((r) => [r.nodeId, r.status])))}
+          graph={() => {
+            const graph = canvas.current?.graph();
+            return graph ? { ...graph, types } : { nodes: pipeline.nodes, edges: pipeline.edges, types };
+          }}
         />
       )}
     </div>

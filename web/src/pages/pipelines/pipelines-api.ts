@@ -1,60 +1,39 @@
 import { ApiFailure, api, orgHeader, toFailure } from '../../api/client';
+import type { paths } from '../../api/schema';
 import type { VersionChange, VersionItem, VersionSource } from '../../components/version-history';
 
-/** One node of a pipeline graph, as the API stores it. */
-export interface PipelineNode {
-  id: string;
-  name: string;
-  type: string;
-  parameters: Record<string, unknown>;
-  settings?: Record<string, unknown>;
-  position?: { x: number; y: number };
-  notes?: string;
-  disabled?: boolean;
-}
+// One source of API types: every shape below is the OpenAPI document's, generated into schema.d.ts.
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type DataOf<T> = Json<T> extends { data: infer D } ? D : never;
 
-export interface PipelineEdge {
-  id: string;
-  source: string;
-  sourcePort: string;
-  target: string;
-}
-
-export interface GraphProblem {
-  nodeId: string | null;
-  path: string;
-  message: string;
-}
-
-export interface Pipeline {
-  id: string;
-  name: string;
-  description: string | null;
-  labels: Record<string, string>;
-  enabled: boolean;
-  settings: unknown;
+type PipelineBody = Json<NonNullable<paths['/api/v1/engine/pipelines/{id}']['put']['requestBody']>>;
+type NodeBody = NonNullable<PipelineBody['nodes']>[number];
+type EdgeBody = NonNullable<PipelineBody['edges']>[number];
+/**
+ * One node of a pipeline graph: the answer lists the nodes (`unknown[]` in the document) in the shape
+ * the body of a save takes, with the defaults filled in (parameters `{}`).
+ */
+export type PipelineNode = NodeBody & { parameters: Record<string, unknown> };
+/** An edge as stored: its id given and its port filled in (default `out`). */
+export type PipelineEdge = Required<EdgeBody>;
+type PipelineAnswer = DataOf<paths['/api/v1/engine/pipelines/{id}']['get']['responses'][200]>;
+/** A pipeline as the API answers it (graph, problems, version). */
+export type Pipeline = Omit<PipelineAnswer, 'nodes' | 'edges'> & {
   nodes: PipelineNode[];
   edges: PipelineEdge[];
-  problems: GraphProblem[];
-  version: number;
-  updatedAt: string;
-}
-
+};
+/** A pipeline of the list, with its node count. */
+export type PipelineSummary = Json<
+  paths['/api/v1/engine/pipelines']['get']['responses'][200]
+>['data'][number];
+export type GraphProblem = Pipeline['problems'][number];
 /** A node type of the catalogue: its parameter JSON Schema drives the form. */
-export interface NodeType {
-  type: string;
-  category: string;
-  title: string;
-  description: string;
-  parameters: JsonSchema;
-  inputs: string[];
-  outputs: string[];
-  /** More output ports made by the parameters: one `port` (`{index}` filled in) per item of `parameter`. */
-  dynamicOutputs?: { parameter: string; port: string };
-  sideEffect: 'none' | 'reads-device' | 'writes-device' | 'external';
-  testable: boolean;
-}
+export type NodeType = DataOf<paths['/api/v1/engine/nodes']['get']['responses'][200]>[number];
+export type Execution = DataOf<paths['/api/v1/engine/executions/{id}']['get']['responses'][200]>;
+export type NodeRun = DataOf<paths['/api/v1/engine/executions/{id}/nodes']['get']['responses'][200]>[number];
+export type NodeTestResult = DataOf<paths['/api/v1/engine/nodes/test']['post']['responses'][200]>;
 
+/** The part of JSON Schema that the node forms read (the catalogue's schemas are open-ended). */
 export interface JsonSchema {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
@@ -67,43 +46,6 @@ export interface JsonSchema {
   minimum?: number;
   maximum?: number;
   items?: JsonSchema;
-}
-
-export interface Execution {
-  id: string;
-  pipelineId: string;
-  pipelineVersion: number;
-  status: string;
-  reason: string | null;
-  trigger: { type: string; nodeId: string; firedAt: string };
-  input: unknown;
-  error: { nodeId: string | null; nodeName: string | null; code: string; message: string } | null;
-  retryOf: string | null;
-  queuedAt: string;
-  durationMs: number | null;
-}
-
-export interface NodeRun {
-  id: string;
-  nodeId: string;
-  nodeName: string;
-  type: string;
-  runIndex: number;
-  status: string;
-  port: string | null;
-  attempts: { n: number; durationMs: number; error: string | null }[];
-  input: unknown;
-  output: unknown;
-  error: { code: string; message: string } | null;
-  durationMs: number | null;
-}
-
-export interface NodeTestResult {
-  output: unknown;
-  port: string | null;
-  durationMs: number;
-  logs: string[];
-  error: { code: string; message: string } | null;
 }
 
 /** A failed answer with its whole body (`problems`, `currentVersion`). */
@@ -134,7 +76,7 @@ const path = (id: string) => ({ header: orgHeader(), path: { id } });
 export async function listPipelines(search: string) {
   const query = search ? { search, limit: 100 } : { limit: 100 };
   const result = await api.GET('/api/v1/engine/pipelines', { params: { ...header(), query } as never });
-  return unwrapBody<{ data: (Pipeline & { nodeCount: number })[] }>(result).data;
+  return unwrapBody<{ data: PipelineSummary[] }>(result).data;
 }
 
 export async function createPipeline(name: string): Promise<Pipeline> {

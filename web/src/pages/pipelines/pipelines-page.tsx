@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { errorText } from '../../api/client';
-import { Link, navigate } from '../../app/router';
 import { useAsync } from '../../app/use-async';
 import { formatDateTime } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
@@ -8,6 +8,7 @@ import { createPipeline, listPipelines } from './pipelines-api';
 
 /** The organization's pipelines: search, state, size; create one and open it in the editor. */
 export function PipelinesPage() {
+  const navigate = useNavigate();
   const [search, setSearch] = useState('');
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { errorText } from '../../api/client';
-import { chartFormatters } from '../../components/format';
+import { chartDate, chartFormatters } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { qualityColour } from './quality';
 import { aggregate, history } from './uns-api';
@@ -56,6 +56,8 @@ function chartOptions(width: number, unit: string, span: () => [number, number])
   return {
     width,
     height: 260,
+    // Ticks fall on the hours and days of the organization's time zone, as their labels are written.
+    tzDate: chartDate,
     scales: { x: { time: true, range: span } },
     axes: [
       {

@@ -1,5 +1,5 @@
 import { useDeferredValue, useState } from 'react';
-import { navigate, useLocation } from '../../app/router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { EmptyState } from '../../components/states';
 import { TopicDetail } from './topic-detail';
 import { TopicTree } from './topic-tree';
@@ -7,10 +7,11 @@ import './uns-explorer.css';
 
 /** The UNS explorer: the topic tree on the left, the selected topic (in the URL) on the right. */
 export default function UnsExplorerPage() {
-  const { search } = useLocation();
+  const [search] = useSearchParams();
   const selected = search.get('topic');
   const [query, setQuery] = useState('');
   const deferred = useDeferredValue(query.trim());
+  const navigate = useNavigate();
   const select = (path: string) => navigate(`/uns?topic=${encodeURIComponent(path)}`);
 
   return (

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { chartDate, chartFormatters } from '../../../components/format';
 import type { Panel, PanelAnswer } from '../dashboards-api';
 import { ageOf, formatNumber } from '../panel-format';
 import { QualityMark } from './panel-views';
@@ -53,7 +54,8 @@ export function TimeSeriesView({
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    const series: uPlot.Series[] = [{}];
+    const words = chartFormatters(unit);
+    const series: uPlot.Series[] = [{ value: (_u, t) => words.legendTime(t) }];
     answer.series.forEach((s, i) => {
       const colour = COLOURS[i % COLOURS.length]!;
       for (const stat of stats) {
@@ -71,9 +73,13 @@ export function TimeSeriesView({
       {
         width: Math.max(100, element.clientWidth),
         height: Math.max(60, height),
+        tzDate: chartDate,
         scales: { x: { time: true, range: () => range.current } },
         axes: [
-          {},
+          {
+            values: (u, ticks, _axis, _space, increment) =>
+              words.timeTicks(ticks, increment, (u.scales.x?.max ?? 0) - (u.scales.x?.min ?? 0)),
+          },
           {
             label: unit || undefined,
             size: 50,
