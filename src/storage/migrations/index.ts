@@ -23,6 +23,7 @@ import { engineDefinitions } from './0022-engine-definitions.js';
 import { engineActiveIndexes } from './0023-engine-active-indexes.js';
 import { connectionCredentials } from './0024-connection-credentials.js';
 import { webhookSigning } from './0025-webhook-signing.js';
+import { namesIgnoreCase } from './0028-names-ignore-case.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -50,4 +51,5 @@ export const migrations: MeridianMigration[] = [
   engineActiveIndexes,
   connectionCredentials,
   webhookSigning,
+  namesIgnoreCase,
 ];

@@ -153,8 +153,9 @@ export class FunctionsService {
       this.deps.topicPrefix,
     );
     const row = this.newRow(organizationId, connectionId, body, actor);
-    await this.write(organizationId, actor, (trx, stamp) =>
-      this.lifecycle(connection).create(trx, { ...stamp, row }),
+    const lifecycle = this.lifecycle(connection);
+    await lifecycle.guardName(this.deps.db, row, undefined, () =>
+      this.write(organizationId, actor, (trx, stamp) => lifecycle.create(trx, { ...stamp, row })),
     );
     if (row.uns) this.deps.changes?.(connectionId);
     return this.toFunction(row, connection.protocol);
@@ -193,8 +194,10 @@ export class FunctionsService {
     const lifecycle = this.lifecycle(connection);
     // Nothing to save: no version, and the connection's subscriptions are left alone.
     if (lifecycle.unchanged(row, saved)) return current;
-    await this.write(organizationId, actor, (trx, stamp) =>
-      lifecycle.save(trx, { ...stamp, current: row, next: saved, change }),
+    await lifecycle.guardName(this.deps.db, saved, row, () =>
+      this.write(organizationId, actor, (trx, stamp) =>
+        lifecycle.save(trx, { ...stamp, current: row, next: saved, change }),
+      ),
     );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
     return this.toFunction(saved, connection.protocol);
