@@ -16,6 +16,7 @@ import { sealPlaintextCredentials } from './connections/credential-sealing.js';
 import { FunctionsRepository } from './functions/functions.repository.js';
 import { functionsRoutes } from './functions/functions.routes.js';
 import { FunctionsService } from './functions/functions.service.js';
+import { connectionTestRoutes } from './probe/connection-test.routes.js';
 import { runtimeRoutes } from './runtime/runtime.routes.js';
 import { ConnectionSupervisor } from './runtime/supervisor.js';
 import { StateHistoryRepository } from './state-history/state-history.repository.js';
@@ -128,6 +129,7 @@ export async function installConnections(
     hasConnection: async (organizationId, id) => (await repository.find(organizationId, id)) !== undefined,
   });
   await app.register(runtimeRoutes, { prefix, connections, supervisor });
+  await app.register(connectionTestRoutes, { prefix, egress: deps.egress, dataDir: config.dataDir });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });
   await app.register(connectionVersionsRoutes, {

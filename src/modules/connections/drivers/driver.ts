@@ -97,13 +97,32 @@ export interface ProtocolDriver {
 /** Why a session could not be opened or a request failed, for the supervisor and the API. */
 export type DriverErrorKind = 'authentication' | 'configuration' | 'transport' | 'timeout' | 'device';
 
+/**
+ * What a person is told went wrong when a session could not be opened (see connect-failure.ts): set by
+ * a driver that knows (an OPC UA endpoint refusing the security asked for), else worked out from the
+ * error's kind and the system error code it carries.
+ */
+export type FailureReason =
+  | 'host_not_found'
+  | 'connection_refused'
+  | 'timed_out'
+  | 'host_unreachable'
+  | 'security_rejected'
+  | 'authentication_failed'
+  | 'egress_denied'
+  | 'configuration'
+  | 'device'
+  | 'transport';
+
 /** A failure a driver understood: the kind decides whether the supervisor retries. */
 export class DriverError extends Error {
   constructor(
     readonly kind: DriverErrorKind,
     message: string,
+    /** What went wrong when the driver knows better than the kind says; and the error underneath. */
+    readonly detail: { reason?: FailureReason; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, detail.cause === undefined ? undefined : { cause: detail.cause });
     this.name = 'DriverError';
   }
 }
