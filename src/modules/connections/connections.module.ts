@@ -8,6 +8,8 @@ import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../versions/versioned-rows.js';
+import { browseRoutes } from './browse/browse.routes.js';
+import { ConnectionBrowser } from './browse/browse.service.js';
 import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
@@ -132,6 +134,13 @@ export async function installConnections(
   await app.register(connectionTestRoutes, { prefix, egress: deps.egress, dataDir: config.dataDir });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });
+  const browser = new ConnectionBrowser({
+    connections,
+    functions,
+    egress: deps.egress,
+    dataDir: config.dataDir,
+  });
+  await app.register(browseRoutes, { prefix, browser });
   await app.register(connectionVersionsRoutes, {
     prefix,
     connections,

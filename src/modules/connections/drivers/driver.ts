@@ -39,8 +39,28 @@ export interface SessionEvents {
   onLost(error: Error): void;
 }
 
+/** A node a browse found (OPC UA): what the console shows and picks. */
+export interface BrowsedNode {
+  nodeId: string;
+  /** The qualified name as OPC UA writes it (`1:Press4`). */
+  browseName: string;
+  displayName: string;
+  /** `Object`, `Variable` ... */
+  nodeClass: string;
+  /** A variable's data type by name (`Double`); null for other nodes. */
+  dataType: string | null;
+  hasChildren: boolean;
+}
+
 /** An open session to a device: runs functions until closed. */
 export interface DriverSession {
+  /** A page of a node's children (its hierarchical references to objects and variables), for browsing. */
+  browse?(
+    nodeId: string,
+    page: { offset: number; limit: number },
+  ): Promise<{ children: BrowsedNode[]; total: number }>;
+  /** The browse names from the Objects folder down to the node (`['Plant1', 'Press4', 'Temperature']`). */
+  browsePath?(nodeId: string): Promise<string[]>;
   /** Runs a read or write function (its config with parameters already substituted). */
   execute(type: string, config: Record<string, unknown>): Promise<DriverValue>;
   /** Starts a subscribe function; resolves with its stop. */
