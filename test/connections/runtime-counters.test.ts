@@ -60,7 +60,12 @@ for (const dialect of testDialects()) {
         timeoutMs: 1000,
       });
       assert.equal((await api.post(`${CONNECTIONS}/${id}/start`, {})).status, 202);
-      const failing = await runtimeWhen(api, id, 'three attempts failed', (r) => r.metrics.errors >= 3);
+      const failing = await runtimeWhen(
+        api,
+        id,
+        'three attempts failed',
+        (r) => r.metrics.errors >= 3 && r.lastError,
+      );
       assert.match(failing.lastError, /^connection refused: .*127\.0\.0\.1/);
       assert.ok(failing.metrics.reconnects >= 2, JSON.stringify(failing.metrics));
       assert.ok(failing.metrics.reconnects >= failing.metrics.errors - 1, JSON.stringify(failing.metrics));
@@ -102,7 +107,12 @@ for (const dialect of testDialects()) {
           timeoutMs: 500,
         });
         await api.post(`${CONNECTIONS}/${id}/start`, {});
-        const r = await runtimeWhen(api, id, 'a timed-out attempt', (x) => x.metrics.timeouts >= 1);
+        const r = await runtimeWhen(
+          api,
+          id,
+          'a timed-out attempt',
+          (x) => x.metrics.timeouts >= 1 && x.lastError,
+        );
         assert.match(r.lastError, /^timed out: /);
         assert.ok(r.metrics.errors >= r.metrics.timeouts);
         await api.post(`${CONNECTIONS}/${id}/stop`, {});
