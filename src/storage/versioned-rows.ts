@@ -41,6 +41,23 @@ export async function deleteInOrganization(
   return Number(result.numDeletedRows) === 1;
 }
 
+/** The other row of the organization (not `exceptId`) that has this name regardless of case, if any. */
+export async function nameHolderInOrganization(
+  db: Kysely<Database>,
+  table: VersionedTable,
+  organizationId: string,
+  name: string,
+  exceptId?: string,
+): Promise<{ id: string; name: string } | undefined> {
+  let query = db
+    .selectFrom(table as 'models')
+    .select(['id', 'name'])
+    .where('organization_id', '=', organizationId)
+    .where('name_key', '=', name.toLowerCase());
+  if (exceptId) query = query.where('id', '!=', exceptId);
+  return query.executeTakeFirst();
+}
+
 /** Whether another row of the organization (not `exceptId`) has this name, regardless of case. */
 export async function nameTakenInOrganization(
   db: Kysely<Database>,
@@ -49,11 +66,5 @@ export async function nameTakenInOrganization(
   name: string,
   exceptId?: string,
 ): Promise<boolean> {
-  let query = db
-    .selectFrom(table as 'models')
-    .select('id')
-    .where('organization_id', '=', organizationId)
-    .where('name_key', '=', name.toLowerCase());
-  if (exceptId) query = query.where('id', '!=', exceptId);
-  return (await query.executeTakeFirst()) !== undefined;
+  return (await nameHolderInOrganization(db, table, organizationId, name, exceptId)) !== undefined;
 }

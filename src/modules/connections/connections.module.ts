@@ -8,6 +8,8 @@ import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../versions/versioned-rows.js';
+import { browseRoutes } from './browse/browse.routes.js';
+import { ConnectionBrowser } from './browse/browse.service.js';
 import { connectionVersionsRoutes } from './connection-versions.routes.js';
 import { ConnectionsRepository } from './connections/connections.repository.js';
 import { connectionsRoutes } from './connections/connections.routes.js';
@@ -16,6 +18,7 @@ import { sealPlaintextCredentials } from './connections/credential-sealing.js';
 import { FunctionsRepository } from './functions/functions.repository.js';
 import { functionsRoutes } from './functions/functions.routes.js';
 import { FunctionsService } from './functions/functions.service.js';
+import { connectionTestRoutes } from './probe/connection-test.routes.js';
 import { runtimeRoutes } from './runtime/runtime.routes.js';
 import { ConnectionSupervisor } from './runtime/supervisor.js';
 import { StateHistoryRepository } from './state-history/state-history.repository.js';
@@ -128,8 +131,16 @@ export async function installConnections(
     hasConnection: async (organizationId, id) => (await repository.find(organizationId, id)) !== undefined,
   });
   await app.register(runtimeRoutes, { prefix, connections, supervisor });
+  await app.register(connectionTestRoutes, { prefix, egress: deps.egress, dataDir: config.dataDir });
   await app.register(connectionsRoutes, { prefix, connections });
   await app.register(functionsRoutes, { prefix, functions });
+  const browser = new ConnectionBrowser({
+    connections,
+    functions,
+    egress: deps.egress,
+    dataDir: config.dataDir,
+  });
+  await app.register(browseRoutes, { prefix, browser });
   await app.register(connectionVersionsRoutes, {
     prefix,
     connections,

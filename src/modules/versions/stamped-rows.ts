@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../platform/actor.js';
 import type { Database } from '../../storage/tables.js';
-import { nameTakenInOrganization, type VersionedTable } from '../../storage/versioned-rows.js';
+import { nameHolderInOrganization, type VersionedTable } from '../../storage/versioned-rows.js';
 import type { VersionedRows } from './versioned-rows.js';
 
 /** The bookkeeping members of a versioned row as a service holds it (models, pipelines). */
@@ -68,9 +68,15 @@ export function namedRows<Row extends Stamped & { name: string }>(
     noun: entityType,
     edges: true,
     async nameTaken(trx, row, except) {
-      if (!(await nameTakenInOrganization(trx, table, row.organizationId, row.name, except?.id)))
-        return undefined;
-      return `a ${entityType} named ${JSON.stringify(row.name)} exists in this organization (names ignore case)`;
+      const holder = await nameHolderInOrganization(
+        trx,
+        table,
+        row.organizationId,
+        row.name,
+        except?.id ?? row.id,
+      );
+      if (!holder) return undefined;
+      return `a ${entityType} named ${JSON.stringify(holder.name)} (id ${holder.id}) exists in this organization (names ignore case)`;
     },
     insert: (trx, rows) => repo.insertMany(trx, rows),
     update: (trx, next, basedOn) => repo.update(trx, next, basedOn),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { conflict } from '../../platform/errors.js';
+import { classifyDriverError } from '../../storage/driver-errors.js';
 import type { Database } from '../../storage/tables.js';
 import type { ChangeType, EntityVersionsRepository } from './entity-versions.repository.js';
 import { importVersions } from './version-batches.js';
@@ -42,6 +43,25 @@ export class VersionedLifecycle<Row extends VersionedRow, Snapshot = unknown> {
   private async checkName(trx: Kysely<Database>, row: Row, except?: Row): Promise<void> {
     const taken = await this.rows.nameTaken?.(trx, row, except);
     if (taken !== undefined) throw conflict(taken);
+  }
+
+  /**
+   * Runs `write`, the transaction that stores `row` (over `except`). When a concurrent save of the same
+   * name won the race (both passed the name check; the unique index refused the later one), answers
+   * the 409 naming the row that holds the name, as the check would have, not a bare unique violation.
+   */
+  async guardName<T>(
+    db: Kysely<Database>,
+    row: Row,
+    except: Row | undefined,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (classifyDriverError(error) === 'unique_violation') await this.checkName(db, row, except);
+      throw error;
+    }
   }
 
   private async syncEdges(trx: Kysely<Database>, id: string): Promise<void> {

@@ -24,6 +24,7 @@ import { engineActiveIndexes } from './0023-engine-active-indexes.js';
 import { connectionCredentials } from './0024-connection-credentials.js';
 import { webhookSigning } from './0025-webhook-signing.js';
 import { unsSegments } from './0026-uns-segments.js';
+import { namesIgnoreCase } from './0028-names-ignore-case.js';
 import { passwordChangedAt } from './0029-password-changed-at.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
@@ -53,5 +54,6 @@ export const migrations: MeridianMigration[] = [
   connectionCredentials,
   webhookSigning,
   unsSegments,
+  namesIgnoreCase,
   passwordChangedAt,
 ];

@@ -61,7 +61,7 @@ function planFunctions(
     const existing =
       context.options.match === 'id'
         ? existingFunctions.find((r) => r.id === f.sourceId)
-        : existingFunctions.find((r) => r.name === f.name);
+        : existingFunctions.find((r) => r.name.toLowerCase() === f.name.toLowerCase());
     // New with a new connection; kept (or, on overwrite, updated) in an existing one.
     const action = !existing
       ? 'create'
@@ -194,7 +194,11 @@ export const connectionExchange: ExchangeAdapter<ConnectionRows, BundleConnectio
         };
         add(connection);
       } else {
-        const existing = find(rows.connections, c.sourceId, (r) => r.name === c.name);
+        const existing = find(
+          rows.connections,
+          c.sourceId,
+          (r) => r.name.toLowerCase() === c.name.toLowerCase(),
+        );
         connection = decide('connection', c.key, c.name, existing, names, 100);
         if (connection.action === 'create' || connection.action === 'rename')
           for (const input of inputs) if (input.entity === c.key) requireInput(input.key);

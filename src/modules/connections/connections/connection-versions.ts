@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { findNameHolder } from '../../../storage/name-clash.js';
 import type { Database } from '../../../storage/tables.js';
 import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
@@ -31,8 +32,8 @@ function contentColumns(row: ConnectionRow) {
 /**
  * How connections are stored, for the shared versioned lifecycle and an import. A version shows which
  * secrets are set, never their values; the unchanged-save rule and the change summary see the values
- * (a changed secret is a change), opened once per row. Names are unique in the organization as
- * written. Rows made before connections were versioned get their version 1 on first need.
+ * (a changed secret is a change), opened once per row. Names are unique in the organization
+ * ignoring case. Rows made before connections were versioned get their version 1 on first need.
  */
 export function connectionStorage(deps: {
   repository: ConnectionsRepository;
@@ -61,9 +62,15 @@ export function connectionStorage(deps: {
       connectionChangeSummary(snapshot(before), secretsOf(before), snapshot(after), secretsOf(after)),
     createdOf: (c) => ({ createdBy: c.created_by, createdAt: c.created_at }),
     async nameTaken(trx, c, except) {
-      if (except?.name === c.name) return undefined;
-      if (!(await repository(trx).nameTaken(c.organization_id, c.name, except?.id))) return undefined;
-      return `a connection named '${c.name}' already exists in this organization`;
+      const holder = await findNameHolder(
+        trx,
+        'connections',
+        { organization_id: c.organization_id },
+        c.name,
+        except?.id ?? c.id,
+      );
+      if (!holder) return undefined;
+      return `a connection named '${holder.name}' (id ${holder.id}) already exists in this organization; names are unique ignoring case`;
     },
     insert: (trx, rows) => repository(trx).insertMany(rows),
     update: (trx, next, basedOn) => repository(trx).updateAtVersion(next.id, contentColumns(next), basedOn),

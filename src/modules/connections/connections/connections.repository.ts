@@ -40,16 +40,6 @@ export class ConnectionsRepository {
     return this.db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async nameTaken(organizationId: string, name: string, exceptId?: string): Promise<boolean> {
-    let query = this.db
-      .selectFrom('connections')
-      .select('id')
-      .where('organization_id', '=', organizationId)
-      .where('name', '=', name);
-    if (exceptId) query = query.where('id', '!=', exceptId);
-    return (await query.executeTakeFirst()) !== undefined;
-  }
-
   /** New connections, in multi-row inserts of 100 rows. */
   async insertMany(rows: ConnectionRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 100)

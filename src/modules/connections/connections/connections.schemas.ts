@@ -73,7 +73,11 @@ export type Connection = Static<typeof Connection>;
 
 export const CreateConnectionBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique in the organization.' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'Unique in the organization, ignoring case.',
+    }),
     description: Type.Optional(Type.String({ maxLength: 500 })),
     protocol: Type.String({ minLength: 1, maxLength: 100 }),
     config: Config,

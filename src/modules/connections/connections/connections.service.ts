@@ -6,6 +6,7 @@ import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import { badRequest, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
+import { findNameHolder, firstFreeName } from '../../../storage/name-clash.js';
 import type { Database } from '../../../storage/tables.js';
 import type { ImpactCheck } from '../../graph/impact/guard-impact.js';
 import { changeReason } from '../../organizations/settings/settings-values.js';
@@ -155,9 +156,11 @@ export class ConnectionsService {
       desired_state: autoStart ? 'running' : 'stopped',
       ...createdColumns(actor, now),
     };
-    await this.deps.db
-      .transaction()
-      .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now }));
+    await this.lifecycle.guardName(this.deps.db, row, undefined, () =>
+      this.deps.db
+        .transaction()
+        .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now })),
+    );
     if (autoStart) this.deps.changes?.changed(id);
     return this.get(organizationId, id);
   }
@@ -204,11 +207,13 @@ export class ConnectionsService {
     const next = { ...row, ...patch };
     // Nothing to save: no version, and a running connection is not restarted.
     if (this.lifecycle.unchanged(row, next)) return row;
-    await this.deps.db
-      .transaction()
-      .execute((trx) =>
-        this.lifecycle.save(trx, { organizationId, current: row, next, change, reason, actor, at: now }),
-      );
+    await this.lifecycle.guardName(this.deps.db, next, row, () =>
+      this.deps.db
+        .transaction()
+        .execute((trx) =>
+          this.lifecycle.save(trx, { organizationId, current: row, next, change, reason, actor, at: now }),
+        ),
+    );
     this.deps.changes?.changed(id);
     return this.get(organizationId, id);
   }
@@ -284,7 +289,14 @@ export class ConnectionsService {
     actor: Actor,
   ): Promise<ConnectionWithState> {
     const row = await this.get(organizationId, id);
-    const cloneName = name ?? `${row.name} (copy)`.slice(0, 100);
+    // The default name is the first free one: `<name> (copy)`, then `<name> (copy) (2)` ...
+    const cloneName =
+      name ??
+      (await firstFreeName(`${row.name} (copy)`.slice(0, 100), 100, async (candidate) =>
+        Boolean(
+          await findNameHolder(this.deps.db, 'connections', { organization_id: organizationId }, candidate),
+        ),
+      ));
     const cloneId = randomUUID();
     const now = this.deps.clock.now();
     const { state: _state, ...stored } = row;
@@ -296,17 +308,19 @@ export class ConnectionsService {
       desired_state: 'stopped',
       ...createdColumns(actor, now),
     };
-    await this.deps.db.transaction().execute(async (trx) => {
-      await this.lifecycle.create(trx, {
-        organizationId,
-        row: copy,
-        actor,
-        at: now,
-        changeType: 'clone',
-        note: { clonedFrom: id },
-      });
-      await this.deps.changes?.cloned?.(id, copy, actor, trx);
-    });
+    await this.lifecycle.guardName(this.deps.db, copy, undefined, () =>
+      this.deps.db.transaction().execute(async (trx) => {
+        await this.lifecycle.create(trx, {
+          organizationId,
+          row: copy,
+          actor,
+          at: now,
+          changeType: 'clone',
+          note: { clonedFrom: id },
+        });
+        await this.deps.changes?.cloned?.(id, copy, actor, trx);
+      }),
+    );
     return this.get(organizationId, cloneId);
   }
 }

@@ -14,9 +14,12 @@ export async function checkedTarget(
   try {
     return await context.egress.resolve(host, port);
   } catch (error) {
-    if (error instanceof EgressDeniedError) throw new DriverError('configuration', error.message);
+    if (error instanceof EgressDeniedError)
+      throw new DriverError('configuration', error.message, { reason: 'egress_denied' });
     const code = (error as { code?: string }).code;
-    throw new DriverError('transport', `cannot resolve ${host}: ${code ?? (error as Error).message}`);
+    throw new DriverError('transport', `cannot resolve ${host}: ${code ?? (error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

@@ -63,8 +63,28 @@ export interface BatchReader {
 /** Called once a device request of a batch (its duration and how it ended), for the metrics. */
 export type RequestObserver = (durationMs: number, outcome: 'ok' | 'error' | 'timeout') => void;
 
+/** A node a browse found (OPC UA): what the console shows and picks. */
+export interface BrowsedNode {
+  nodeId: string;
+  /** The qualified name as OPC UA writes it (`1:Press4`). */
+  browseName: string;
+  displayName: string;
+  /** `Object`, `Variable` ... */
+  nodeClass: string;
+  /** A variable's data type by name (`Double`); null for other nodes. */
+  dataType: string | null;
+  hasChildren: boolean;
+}
+
 /** An open session to a device: runs functions until closed. */
 export interface DriverSession {
+  /** A page of a node's children (its hierarchical references to objects and variables), for browsing. */
+  browse?(
+    nodeId: string,
+    page: { offset: number; limit: number },
+  ): Promise<{ children: BrowsedNode[]; total: number }>;
+  /** The browse names from the Objects folder down to the node (`['Plant1', 'Press4', 'Temperature']`). */
+  browsePath?(nodeId: string): Promise<string[]>;
   /** Runs a read or write function (its config with parameters already substituted). */
   execute(type: string, config: Record<string, unknown>): Promise<DriverValue>;
   /**
@@ -127,13 +147,32 @@ export interface ProtocolDriver {
 /** Why a session could not be opened or a request failed, for the supervisor and the API. */
 export type DriverErrorKind = 'authentication' | 'configuration' | 'transport' | 'timeout' | 'device';
 
+/**
+ * What a person is told went wrong when a session could not be opened (see connect-failure.ts): set by
+ * a driver that knows (an OPC UA endpoint refusing the security asked for), else worked out from the
+ * error's kind and the system error code it carries.
+ */
+export type FailureReason =
+  | 'host_not_found'
+  | 'connection_refused'
+  | 'timed_out'
+  | 'host_unreachable'
+  | 'security_rejected'
+  | 'authentication_failed'
+  | 'egress_denied'
+  | 'configuration'
+  | 'device'
+  | 'transport';
+
 /** A failure a driver understood: the kind decides whether the supervisor retries. */
 export class DriverError extends Error {
   constructor(
     readonly kind: DriverErrorKind,
     message: string,
+    /** What went wrong when the driver knows better than the kind says; and the error underneath. */
+    readonly detail: { reason?: FailureReason; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, detail.cause === undefined ? undefined : { cause: detail.cause });
     this.name = 'DriverError';
   }
 }

@@ -114,6 +114,7 @@ export async function discoverEndpoint(
       throw new DriverError(
         'configuration',
         `the server offers no endpoint with securityMode ${opcua.MessageSecurityMode[options.securityMode]} and securityPolicy ${options.securityPolicy.split('#')[1]}`,
+        { reason: 'security_rejected' },
       );
     }
     return matching[0];

@@ -25,6 +25,16 @@ function isIdentityRefused(error: unknown): boolean {
 }
 
 /**
+ * Whether a failure is the server refusing the secure channel: the security policy or mode, or the
+ * certificate (Part 4 §7.34: BadSecurityChecksFailed, BadSecurityPolicyRejected,
+ * BadSecurityModeRejected, BadCertificate...), as node-opcua names the status in its message.
+ */
+function isSecurityRejected(error: unknown): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return /BadSecurity|BadCertificate/.test(text);
+}
+
+/**
  * Opens a client and a session on the endpoint a config names, every socket through the egress policy
  * (opcua-egress.ts): the endpoint is checked, its certificate asked for over a checked channel, then
  * the session opened. Failures are DriverErrors: a denial names the egress policy (`configuration`), a
@@ -105,9 +115,17 @@ export async function openSession(
         `the server refused the identity of ${config.username ? `user ${String(config.username)}` : 'an anonymous user'}`,
       );
     }
+    if (isSecurityRejected(error)) {
+      throw new DriverError(
+        'configuration',
+        `the server refused the secure channel: ${(error as Error).message.split('\n')[0]}`,
+        { reason: 'security_rejected', cause: error },
+      );
+    }
     throw new DriverError(
       'transport',
       `cannot open a session with ${endpointUrl}: ${(error as Error).message.split('\n')[0]}`,
+      { cause: error },
     );
   }
 }

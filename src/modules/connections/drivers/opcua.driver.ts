@@ -8,6 +8,7 @@ import {
   readOnlyRefusal,
 } from './driver.js';
 import { urlTarget } from './driver-egress.js';
+import { browseChildren, browsePathOf } from './opcua-browse.js';
 import { OPCUA_PORTS } from './opcua-egress.js';
 import { openSession, SECURITY_MODES, SECURITY_POLICIES } from './opcua-session.js';
 
@@ -147,6 +148,8 @@ export const opcuaDriver: ProtocolDriver = {
     const subscriptions = new Set<ClientSubscription>();
 
     const driverSession: DriverSession = {
+      browse: (id, page) => browseChildren(opcua, session, id, page),
+      browsePath: (id) => browsePathOf(opcua, session, id),
       async execute(type, cfg) {
         switch (type) {
           case 'opcua.read': {

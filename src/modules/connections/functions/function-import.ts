@@ -63,8 +63,12 @@ export function importRows(
         },
         topicPrefix,
       );
-      if (names.has(body.name)) throw badRequest(`name '${body.name}' already exists in this connection`);
-      names.add(body.name);
+      const key = body.name.toLowerCase();
+      if (names.has(key))
+        throw badRequest(
+          `name '${body.name}' already exists in this connection (names are unique ignoring case)`,
+        );
+      names.add(key);
       bodies.push({ ...body, uns: null });
     } catch (error) {
       errors.push(at + (error as Error).message);

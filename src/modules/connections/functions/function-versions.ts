@@ -1,3 +1,4 @@
+import { findNameHolder } from '../../../storage/name-clash.js';
 import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
 import { auditConnection } from '../connections/connection-audit.js';
 import type { UnsTarget } from './function-definition.js';
@@ -36,7 +37,7 @@ function contentColumns(row: FunctionRow): Partial<FunctionRow> {
 
 /**
  * How functions are stored, for the shared versioned lifecycle and an import: names unique in their
- * connection as written; rows made before functions were versioned get their version 1 on first need.
+ * connection ignoring case; rows made before functions were versioned get their version 1 on first need.
  */
 export function functionStorage(
   repository: FunctionsRepository,
@@ -48,9 +49,10 @@ export function functionStorage(
     snapshot: functionSnapshot,
     createdOf: (f) => ({ createdBy: f.created_by, createdAt: f.created_at }),
     async nameTaken(trx, f, except) {
-      if (except?.name === f.name) return undefined;
-      if (!(await repository.in(trx).namesOf(f.connection_id)).has(f.name)) return undefined;
-      return `a function named '${f.name}' already exists in this connection`;
+      const scope = { connection_id: f.connection_id };
+      const holder = await findNameHolder(trx, 'connection_functions', scope, f.name, except?.id ?? f.id);
+      if (!holder) return undefined;
+      return `a function named '${holder.name}' (id ${holder.id}) already exists in this connection; names are unique ignoring case`;
     },
     insert: (trx, rows) => repository.in(trx).insert(rows),
     update: (trx, next, basedOn) => repository.in(trx).update(next.id, contentColumns(next), basedOn),

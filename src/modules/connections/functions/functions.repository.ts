@@ -30,13 +30,14 @@ export class FunctionsRepository {
       .execute();
   }
 
+  /** The names of the connection's functions in lower case (names are unique ignoring case). */
   async namesOf(connectionId: string): Promise<Set<string>> {
     const rows = await this.db
       .selectFrom('connection_functions')
       .select('name')
       .where('connection_id', '=', connectionId)
       .execute();
-    return new Set(rows.map((r) => r.name));
+    return new Set(rows.map((r) => r.name.toLowerCase()));
   }
 
   async insert(rows: FunctionRow[]): Promise<void> {

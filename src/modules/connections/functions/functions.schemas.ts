@@ -49,7 +49,11 @@ export const UnsTarget = Type.Object(
 );
 
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique in the connection.' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Unique in the connection, ignoring case.',
+  }),
   description: Type.String({ maxLength: 500 }),
   type: Type.String({ minLength: 1, maxLength: 100, description: "One of the protocol's functionTypes." }),
   config: Type.Record(Type.String(), Type.Unknown(), {

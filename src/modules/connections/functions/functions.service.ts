@@ -153,8 +153,9 @@ export class FunctionsService {
       this.deps.topicPrefix,
     );
     const row = this.newRow(organizationId, connectionId, body, actor);
-    await this.write(organizationId, actor, (trx, stamp) =>
-      this.lifecycle(connection).create(trx, { ...stamp, row }),
+    const lifecycle = this.lifecycle(connection);
+    await lifecycle.guardName(this.deps.db, row, undefined, () =>
+      this.write(organizationId, actor, (trx, stamp) => lifecycle.create(trx, { ...stamp, row })),
     );
     if (row.uns) this.deps.changes?.(connectionId);
     return this.toFunction(row, connection.protocol);
@@ -193,8 +194,10 @@ export class FunctionsService {
     const lifecycle = this.lifecycle(connection);
     // Nothing to save: no version, and the connection's subscriptions are left alone.
     if (lifecycle.unchanged(row, saved)) return current;
-    await this.write(organizationId, actor, (trx, stamp) =>
-      lifecycle.save(trx, { ...stamp, current: row, next: saved, change }),
+    await lifecycle.guardName(this.deps.db, saved, row, () =>
+      this.write(organizationId, actor, (trx, stamp) =>
+        lifecycle.save(trx, { ...stamp, current: row, next: saved, change }),
+      ),
     );
     if (row.uns || patch.uns) this.deps.changes?.(connectionId);
     return this.toFunction(saved, connection.protocol);
@@ -269,6 +272,50 @@ export class FunctionsService {
       actor,
       at: now,
     });
+  }
+
+  /**
+   * Several functions at once, all or nothing, in one transaction (the functions made for the nodes
+   * picked in a browse): each checked as a create checks it (400 naming `<field>` of the first bad one),
+   * a name taken in the connection or twice in the batch (ignoring case) 409 naming it.
+   */
+  async createMany(organizationId: string, connectionId: string, bodies: CreateFunctionBody[], actor: Actor) {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    const names = await this.deps.repository.namesOf(connectionId);
+    for (const body of bodies) {
+      checkDefinition(
+        connection.protocol,
+        {
+          type: body.type,
+          config: body.config,
+          parameters: (body.parameters ?? []) as FunctionParameter[],
+          uns: (body.uns ?? null) as UnsTarget | null,
+        },
+        this.deps.topicPrefix,
+      );
+      const key = body.name.toLowerCase();
+      if (names.has(key))
+        throw conflict(
+          `a function named '${body.name}' already exists in this connection (names are unique ignoring case); nothing was created`,
+        );
+      names.add(key);
+    }
+    const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
+    await this.write(organizationId, actor, async (trx, stamp) => {
+      await this.lifecycle(connection).createMany(trx, { ...stamp, rows, changeType: 'create' });
+      await auditConnection(trx, stamp.at, {
+        organizationId,
+        actor,
+        action: 'functions_created',
+        connectionId,
+        before: { functions: {} },
+        after: {
+          functions: Object.fromEntries(rows.map((r) => [r.id, this.toFunction(r, connection.protocol)])),
+        },
+      });
+    });
+    if (rows.some((r) => r.uns)) this.deps.changes?.(connectionId);
+    return rows.map((r) => this.toFunction(r, connection.protocol));
   }
 
   /** Bulk import, all or nothing: 400 listing every bad row (1-based), nothing created then. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RuntimeState } from '../connections/connections.schemas.js';
+import { explainFailure } from '../drivers/connect-failure.js';
 import {
   type DriverContext,
   type DriverSession,
@@ -121,6 +122,8 @@ export class ConnectionWorker {
     let attempt = 0;
     let why = reason;
     while (!this.stopped) {
+      // Every attempt after the first (a retry, or a session again after one was lost) is a reconnect.
+      if (attempt > 0) this.metrics.reconnects++;
       await this.move(attempt === 0 ? 'connecting' : 'reconnecting', why);
       let lost: Error | null = null;
       const lostSignal = new Promise<void>((resolve) => {
@@ -142,22 +145,23 @@ export class ConnectionWorker {
       } catch (error) {
         if (this.stopped) break;
         const kind = errorKind(error);
+        const explained = explainFailure(error);
+        this.metrics.failedAttempt(explained.reason === 'timed_out');
         if (kind === 'authentication' || kind === 'configuration') {
           await this.move(
             'error',
             kind === 'authentication' ? 'auth_failed' : 'config_error',
-            errorMessage(error),
+            explained.message,
           );
           return;
         }
-        this.lastError = errorMessage(error);
-        await this.move('reconnecting', 'connect_failed', errorMessage(error));
+        this.lastError = explained.message;
+        await this.move('reconnecting', 'connect_failed', explained.message);
         await this.sleep(reconnectDelayMs(attempt++, this.deps.reconnectBaseMs));
         why = 'retry';
         continue;
       }
       if (this.stopped) break;
-      if (attempt > 0) this.metrics.reconnects++;
       attempt = 0;
       await this.move('connected', 'connect_ok');
       await this.startFunctions().catch((error: unknown) => {

@@ -1,8 +1,12 @@
 /** Counters and latencies of one connection's runtime (kept by its owner, shown by every replica). */
 export interface RuntimeMetrics {
+  /** Functions run (polls and executes). */
   requests: number;
+  /** Failed requests, and sessions that could not be opened (each connect or reconnect attempt). */
   errors: number;
+  /** The errors that were time-outs. */
   timeouts: number;
+  /** Attempts to open a session again after a failed attempt or a lost session. */
   reconnects: number;
   valuesPublished: number;
   publishErrors: number;
@@ -32,6 +36,12 @@ export class MetricsRecorder {
     if (this.latencies.length < WINDOW) this.latencies.push(durationMs);
     else this.latencies[this.next] = durationMs;
     this.next = (this.next + 1) % WINDOW;
+  }
+
+  /** A session that could not be opened (a connect or reconnect attempt, or an execute's own session). */
+  failedAttempt(timedOut: boolean): void {
+    this.errors++;
+    if (timedOut) this.timeouts++;
   }
 
   snapshot(): RuntimeMetrics {

@@ -8,7 +8,8 @@ import type { Database } from '../../../storage/tables.js';
 import type { PublishService } from '../../uns/data/publish.service.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
-import { DriverError, type DriverSession, errorMessage } from '../drivers/driver.js';
+import { explainFailure } from '../drivers/connect-failure.js';
+import { type DriverSession, errorMessage } from '../drivers/driver.js';
 import type { FunctionsRepository } from '../functions/functions.repository.js';
 import type { ExecutionResult, FunctionExecutor } from '../functions/functions.service.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
@@ -289,19 +290,20 @@ export class ConnectionSupervisor implements FunctionExecutor {
         { dataDir: this.deps.dataDir, readOnly, egress: this.deps.egress },
       );
     } catch (error) {
+      // A connection running here (reconnecting) counts the failed execute in its errors.
+      const explained = explainFailure(error);
+      worker?.metrics.failedAttempt(explained.reason === 'timed_out');
       return {
         success: false,
         value: null,
         quality: 2,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         timestamp: new Date().toISOString(),
-        error: errorMessage(
-          error instanceof DriverError ? error : new DriverError('transport', errorMessage(error)),
-        ),
+        error: explained.message,
       };
     }
     try {
-      return await runOn(session, type, config);
+      return await runOn(session, type, config, worker?.metrics);
     } finally {
       await session.close().catch(() => {});
     }

@@ -67,7 +67,11 @@ export const dashboardExchange: ExchangeAdapter<DashboardTable[], BundleDashboar
     for (const d of items) {
       const folderId = d.folder?.$ref ? (targetOf.get(d.folder.$ref) ?? null) : null;
       const titles = new Set(rows.filter((r) => r.folder_id === folderId).map((r) => lower(r.title)));
-      const existing = find(rows, d.sourceId, (r) => r.folder_id === folderId && r.title === d.title);
+      const existing = find(
+        rows,
+        d.sourceId,
+        (r) => r.folder_id === folderId && lower(r.title) === lower(d.title),
+      );
       decide('dashboard', d.key, d.title, existing, titles, 100);
     }
   },

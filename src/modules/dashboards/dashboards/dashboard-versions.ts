@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { conflict, notFound } from '../../../platform/errors.js';
+import { findNameHolder } from '../../../storage/name-clash.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
 import { entityAudit } from '../../audit/record-change.js';
 import type { AuditedRows } from '../../versions/versioned-rows.js';
@@ -10,7 +11,8 @@ import type { DashboardsRepository } from './dashboards.repository.js';
 const auditDashboard = entityAudit(ENTITY_TYPE);
 
 /**
- * How dashboards are stored, for the shared versioned lifecycle: titles need not be unique; a save
+ * How dashboards are stored, for the shared versioned lifecycle: titles are unique in their folder
+ * ignoring case (a dashboard at the top: among the dashboards at the top); a save
  * that finds the dashboard moved on answers 409 naming `version` (or 404 when it is gone).
  */
 export function dashboardRows(repo: DashboardsRepository): AuditedRows<DashboardTable, DashboardContent> {
@@ -26,6 +28,12 @@ export function dashboardRows(repo: DashboardsRepository): AuditedRows<Dashboard
     noun: 'dashboard',
     edges: true,
     snapshot: contentOf,
+    async nameTaken(trx, d, except) {
+      const scope = { organization_id: d.organization_id, folder_id: d.folder_id };
+      const holder = await findNameHolder(trx, 'dashboards', scope, d.title, except?.id ?? d.id);
+      if (!holder) return undefined;
+      return `a dashboard titled '${holder.name}' (id ${holder.id}) already exists in this folder; titles are unique in a folder ignoring case`;
+    },
     insert: (trx, rows) => repo.insertMany(trx, rows),
     async update(trx, next, basedOn) {
       return (await repo.update(trx, next, basedOn)) || stale(trx, next, basedOn);

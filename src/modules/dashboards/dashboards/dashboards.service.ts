@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
+import { findNameHolder, firstFreeName } from '../../../storage/name-clash.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
 import type {
   ChangeType,
@@ -117,9 +118,11 @@ export class DashboardsService {
       ...contentColumns(content),
       ...createdColumns(actor, now),
     };
-    await this.deps.db
-      .transaction()
-      .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now, changeType }));
+    await this.lifecycle.guardName(this.deps.db, row, undefined, () =>
+      this.deps.db
+        .transaction()
+        .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now, changeType })),
+    );
     return toDashboard(row);
   }
 
@@ -154,16 +157,18 @@ export class DashboardsService {
     };
     if (this.lifecycle.unchanged(row, next)) return toDashboard(row);
     const { action, ...change } = options;
-    await this.deps.db.transaction().execute((trx) =>
-      this.lifecycle.save(trx, {
-        organizationId,
-        current: row,
-        next,
-        change,
-        ...(action ? { action } : {}),
-        actor,
-        at: now,
-      }),
+    await this.lifecycle.guardName(this.deps.db, next, row, () =>
+      this.deps.db.transaction().execute((trx) =>
+        this.lifecycle.save(trx, {
+          organizationId,
+          current: row,
+          next,
+          change,
+          ...(action ? { action } : {}),
+          actor,
+          at: now,
+        }),
+      ),
     );
     return this.get(organizationId, id);
   }
@@ -212,13 +217,20 @@ export class DashboardsService {
     actor: Actor,
   ) {
     const source = await this.get(organizationId, id);
-    const title = input.title ?? `${source.title} (copy)`.slice(0, 100);
+    const folderId = input.folderId === undefined ? source.folderId : input.folderId;
+    // The default title is the first free one in the target folder: `<title> (copy)`, `<title> (copy) (2)` ...
+    const title =
+      input.title ??
+      (await firstFreeName(`${source.title} (copy)`.slice(0, 100), 100, async (candidate) => {
+        const scope = { organization_id: organizationId, folder_id: folderId ?? null };
+        return Boolean(await findNameHolder(this.deps.db, 'dashboards', scope, candidate));
+      }));
     return this.create(
       organizationId,
       {
         ...source,
         title,
-        folderId: input.folderId === undefined ? source.folderId : input.folderId,
+        folderId,
       },
       actor,
       'clone',

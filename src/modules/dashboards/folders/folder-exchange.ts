@@ -65,7 +65,11 @@ export const folderExchange: ExchangeAdapter<DashboardFolderTable[], BundleFolde
       if (parentKey !== null && !bundleKeys.has(parentKey))
         problem(f.key, 'unresolved_reference', `${f.key}: its parent ${parentKey} is not in the bundle`);
       const siblings = rows.filter((r) => r.parent_id === parentId);
-      const existing = find(rows, f.sourceId, (r) => r.parent_id === parentId && r.name === f.name);
+      const existing = find(
+        rows,
+        f.sourceId,
+        (r) => r.parent_id === parentId && lower(r.name) === lower(f.name),
+      );
       decide('folder', f.key, f.name, existing, new Set(siblings.map((r) => lower(r.name))), 100);
     }
   },

@@ -5,6 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import { isoTime } from '../../../platform/schemas.js';
 import { classifyDriverError } from '../../../storage/driver-errors.js';
+import { findNameHolder } from '../../../storage/name-clash.js';
 import type { DashboardFolderTable, Database } from '../../../storage/tables.js';
 import { entityAudit, recordChange } from '../../audit/record-change.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
@@ -129,11 +130,37 @@ export class FoldersService {
     return chain;
   }
 
-  private async save<T>(name: string, write: () => Promise<T>): Promise<T> {
+  /**
+   * The 409 when another folder under `parentId` (not `exceptId`) has the name ignoring case, naming it;
+   * checked before the write, and again when the unique index refused it (a concurrent save won).
+   */
+  private async checkFree(
+    organizationId: string,
+    parentId: string | null,
+    name: string,
+    exceptId?: string,
+  ): Promise<void> {
+    const scope = { organization_id: organizationId, parent_key: parentId ?? '' };
+    const holder = await findNameHolder(this.deps.db, 'dashboard_folders', scope, name, exceptId);
+    if (holder)
+      throw conflict(
+        `name: a folder named ${JSON.stringify(holder.name)} (id ${holder.id}) already exists in that folder; names are unique ignoring case`,
+      );
+  }
+
+  private async save<T>(
+    organizationId: string,
+    parentId: string | null,
+    name: string,
+    exceptId: string | undefined,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    await this.checkFree(organizationId, parentId, name, exceptId);
     try {
       return await write();
     } catch (error) {
       if (classifyDriverError(error) === 'unique_violation') {
+        await this.checkFree(organizationId, parentId, name, exceptId);
         throw conflict(`name: a folder named ${JSON.stringify(name)} already exists in that folder`);
       }
       throw error;
@@ -151,7 +178,7 @@ export class FoldersService {
     }
     const now = this.deps.clock.now();
     const id = randomUUID();
-    return this.save(name, () =>
+    return this.save(organizationId, parentId, name, undefined, () =>
       this.deps.db.transaction().execute(async (trx) => {
         await trx
           .insertInto('dashboard_folders')
@@ -203,7 +230,7 @@ export class FoldersService {
       }
     }
     const now = this.deps.clock.now();
-    return this.save(name, () =>
+    return this.save(organizationId, parentId, name, id, () =>
       db.transaction().execute(async (trx) => {
         const before = await this.get(organizationId, id, trx);
         await trx

@@ -147,15 +147,17 @@ export class ModelsService {
     const content = this.content(input);
     const now = this.deps.clock.now();
     const model: ModelRow = newRow(organizationId, content, actor, now);
-    await this.deps.db.transaction().execute((trx) =>
-      this.lifecycle.create(trx, {
-        organizationId,
-        row: model,
-        actor,
-        at: now,
-        changeType,
-        check: () => this.checkAgainstModels(trx, organizationId, model),
-      }),
+    await this.lifecycle.guardName(this.deps.db, model, undefined, () =>
+      this.deps.db.transaction().execute((trx) =>
+        this.lifecycle.create(trx, {
+          organizationId,
+          row: model,
+          actor,
+          at: now,
+          changeType,
+          check: () => this.checkAgainstModels(trx, organizationId, model),
+        }),
+      ),
     );
     return model;
   }

@@ -106,11 +106,13 @@ export class PipelinesService {
     }
     const now = this.deps.clock.now();
     const pipeline: PipelineRow = newRow(organizationId, content, actor, now);
-    await this.deps.db
-      .transaction()
-      .execute((trx) =>
-        this.lifecycle.create(trx, { organizationId, row: pipeline, actor, at: now, changeType }),
-      );
+    await this.lifecycle.guardName(this.deps.db, pipeline, undefined, () =>
+      this.deps.db
+        .transaction()
+        .execute((trx) =>
+          this.lifecycle.create(trx, { organizationId, row: pipeline, actor, at: now, changeType }),
+        ),
+    );
     await this.announce(organizationId, pipeline.id);
     return pipeline;
   }

@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DataType, OPCUACertificateManager, OPCUAServer, Variant } from 'node-opcua';
+import { testDialects } from '../helpers/dialects.js';
+import { signedInMember } from '../helpers/factories.js';
+import { freePort } from '../helpers/free-port.js';
+import type { TestClient } from '../helpers/http-client.js';
+import { startTestServer, type TestServer } from '../helpers/test-server.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const CONNECTIONS = '/api/v1/connections';
+const PRESSES = 12;
+
+/**
+ * An OPC UA server with a plant tree of three levels under Objects: Plant1 > Press01..Press12 >
+ * Temperature (Double), Counter (Int32); node ids as a device names them (`ns=1;s=Plant1/Press04/Counter`).
+ */
+async function startPlantServer(port: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'meridian-opcua-browse-'));
+  const server = new OPCUAServer({
+    port,
+    host: '127.0.0.1',
+    resourcePath: '/UA/Plant',
+    serverCertificateManager: new OPCUACertificateManager({
+      rootFolder: join(dir, 'pki'),
+      automaticallyAcceptUnknownCertificate: true,
+    }),
+    allowAnonymous: true,
+  });
+  await server.initialize();
+  const addressSpace = server.engine.addressSpace!;
+  const ns = addressSpace.getOwnNamespace();
+  const plant = ns.addFolder(addressSpace.rootFolder.objects, { browseName: 'Plant1', nodeId: 's=Plant1' });
+  const counters = new Map<string, number>();
+  for (let p = 1; p <= PRESSES; p++) {
+    const name = `Press${String(p).padStart(2, '0')}`;
+    const press = ns.addObject({ organizedBy: plant, browseName: name, nodeId: `s=Plant1/${name}` });
+    ns.addVariable({
+      componentOf: press,
+      browseName: 'Temperature',
+      nodeId: `s=Plant1/${name}/Temperature`,
+      dataType: 'Double',
+      value: { get: () => new Variant({ dataType: DataType.Double, value: 20 + p }) },
+    });
+    counters.set(name, 0);
+    ns.addVariable({
+      componentOf: press,
+      browseName: 'Counter',
+      nodeId: `s=Plant1/${name}/Counter`,
+      dataType: 'Int32',
+      minimumSamplingInterval: 50,
+      value: { get: () => new Variant({ dataType: DataType.Int32, value: counters.get(name)! }) },
+    });
+  }
+  await server.start();
+  return {
+    endpointUrl: `opc.tcp://127.0.0.1:${port}/UA/Plant`,
+    async stop() {
+      await server.shutdown(0);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+for (const dialect of testDialects()) {
+  describe(`OPC UA browse and pick [${dialect}]`, () => {
+    let server: TestServer;
+    let api: TestClient;
+    let plant: Awaited<ReturnType<typeof startPlantServer>>;
+    let id: string;
+
+    const browse = (query = '') => api.get(`${CONNECTIONS}/${id}/browse${query}`);
+
+    before(async () => {
+      server = await startTestServer(dialect, {
+        connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
+      });
+      api = server.admin;
+      plant = await startPlantServer(await freePort());
+      const res = await api.post(CONNECTIONS, {
+        name: 'Plant UA',
+        protocol: 'opcua',
+        config: { endpointUrl: plant.endpointUrl },
+      });
+      assert.equal(res.status, 201, res.text);
+      id = res.body.data.id;
+    });
+    after(async () => {
+      await server?.close();
+      await plant?.stop();
+    });
+
+    it('without nodeId lists the Objects folder; three levels down to the variables', async () => {
+      const top = await browse();
+      assert.equal(top.status, 200, top.text);
+      const plant1 = top.body.data.find((n: { browseName: string }) => n.browseName === '1:Plant1');
+      assert.deepEqual(plant1, {
+        nodeId: 'ns=1;s=Plant1',
+        browseName: '1:Plant1',
+        displayName: 'Plant1',
+        nodeClass: 'Object',
+        dataType: null,
+        hasChildren: true,
+      });
+      const presses = await browse(`?nodeId=${encodeURIComponent('ns=1;s=Plant1')}&limit=200`);
+      assert.equal(presses.body.pagination.total, PRESSES);
+      assert.equal(presses.body.data[3].nodeId, 'ns=1;s=Plant1/Press04');
+      assert.equal(presses.body.data[3].hasChildren, true);
+      const leaves = await browse(`?nodeId=${encodeURIComponent('ns=1;s=Plant1/Press04')}`);
+      assert.deepEqual(
+        leaves.body.data.map((n: Record<string, unknown>) => [
+          n.browseName,
+          n.nodeClass,
+          n.dataType,
+          n.hasChildren,
+        ]),
+        [
+          ['1:Temperature', 'Variable', 'Double', false],
+          ['1:Counter', 'Variable', 'Int32', false],
+        ],
+      );
+    });
+
+    it('pages with limit and offset, as every list does', async () => {
+      const node = encodeURIComponent('ns=1;s=Plant1');
+      const first = await browse(`?nodeId=${node}&limit=5`);
+      const third = await browse(`?nodeId=${node}&limit=5&offset=10`);
+      assert.deepEqual(first.body.pagination, { total: PRESSES, limit: 5, offset: 0 });
+      assert.deepEqual(
+        first.body.data.map((n: { displayName: string }) => n.displayName),
+        ['Press01', 'Press02', 'Press03', 'Press04', 'Press05'],
+      );
+      assert.deepEqual(
+        third.body.data.map((n: { displayName: string }) => n.displayName),
+        ['Press11', 'Press12'],
+      );
+      assert.equal((await browse(`?nodeId=${node}&limit=0`)).status, 400);
+      assert.equal((await browse(`?nodeId=${node}&limit=201`)).status, 400);
+    });
+
+    it("400 for a connection that is not OPC UA, 404 for another organization's, 400 for an unknown node", async () => {
+      const modbus = await api.post(CONNECTIONS, {
+        name: 'Not UA',
+        protocol: 'modbus-tcp',
+        config: { host: '127.0.0.1', port: 502 },
+      });
+      const res = await api.get(`${CONNECTIONS}/${modbus.body.data.id}/browse`);
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.body.message, /browse is for OPC UA connections.*modbus-tcp/);
+      assert.equal((await api.get(`${CONNECTIONS}/0e0e0e0e-0000-4000-8000-000000000000/browse`)).status, 404);
+      const unknown = await api.post(`${CONNECTIONS}/${id}/browse/functions`, {
+        nodes: [{ nodeId: 'ns=1;s=Nowhere' }],
+        mode: 'read',
+        topic: 'v1/acme',
+        intervalMs: 500,
+      });
+      assert.equal(unknown.status, 400, unknown.text);
+      const { client } = await signedInMember(server, 'Viewer');
+      assert.equal((await client.get(`${CONNECTIONS}/${id}/browse`)).status, 200);
+      const refused = await client.post(`${CONNECTIONS}/${id}/browse/functions`, {
+        nodes: [{ nodeId: 'ns=1;s=Plant1/Press01/Counter' }],
+        mode: 'subscribe',
+        topic: 'v1/acme',
+      });
+      assert.equal(refused.status, 403);
+    });
+
+    it('picked nodes become read functions named and published by their browse path, in one call', async () => {
+      const res = await api.post(`${CONNECTIONS}/${id}/browse/functions`, {
+        nodes: [
+          { nodeId: 'ns=1;s=Plant1/Press02/Temperature' },
+          { nodeId: 'ns=1;s=Plant1/Press03/Temperature' },
+        ],
+        mode: 'read',
+        topic: 'v1/acme',
+        intervalMs: 200,
+      });
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(
+        res.body.data.map((f: { name: string; type: string; uns: unknown }) => [f.name, f.type, f.uns]),
+        [
+          [
+            'Plant1/Press02/Temperature',
+            'opcua.read',
+            { topic: 'v1/acme/Plant1/Press02/Temperature', intervalMs: 200 },
+          ],
+          [
+            'Plant1/Press03/Temperature',
+            'opcua.read',
+            { topic: 'v1/acme/Plant1/Press03/Temperature', intervalMs: 200 },
+          ],
+        ],
+      );
+      // The same picks again: 409, nothing created.
+      const again = await api.post(`${CONNECTIONS}/${id}/browse/functions`, {
+        nodes: [
+          { nodeId: 'ns=1;s=Plant1/Press05/Temperature' },
+          { nodeId: 'ns=1;s=Plant1/Press02/Temperature' },
+        ],
+        mode: 'read',
+        topic: 'v1/acme',
+        intervalMs: 200,
+      });
+      assert.equal(again.status, 409, again.text);
+      const list = await api.get(`${CONNECTIONS}/${id}/functions?limit=200`);
+      assert.equal(list.body.data.length, 2);
+      assert.equal(
+        (
+          await api.post(`${CONNECTIONS}/${id}/browse/functions`, {
+            nodes: [{ nodeId: 'ns=1;s=Plant1' }],
+            mode: 'read',
+            topic: 'v1/acme',
+          })
+        ).status,
+        400,
+      );
+    });
+
+    it('picked nodes subscribed: values land on browse-path topics, never on a node id', async () => {
+      const res = await api.post(`${CONNECTIONS}/${id}/browse/functions`, {
+        nodes: [{ nodeId: 'ns=1;s=Plant1/Press04/Counter' }, { nodeId: 'ns=1;s=Plant1/Press04/Temperature' }],
+        mode: 'subscribe',
+        topic: 'v1/acme',
+        samplingIntervalMs: 100,
+        publishingIntervalMs: 100,
+      });
+      assert.equal(res.status, 201, res.text);
+      const [subscription] = res.body.data;
+      assert.equal(subscription.type, 'opcua.subscribe');
+      assert.deepEqual(subscription.uns.items, {
+        'ns=1;s=Plant1/Press04/Counter': 'v1/acme/Plant1/Press04/Counter',
+        'ns=1;s=Plant1/Press04/Temperature': 'v1/acme/Plant1/Press04/Temperature',
+      });
+      assert.equal((await api.post(`${CONNECTIONS}/${id}/start`, {})).status, 202);
+      const value = await waitUntil('the subscribed temperature is in the UNS', async () => {
+        const r = await api.get('/api/v1/uns/data/latest?topic=v1/acme/Plant1/Press04/Temperature');
+        return r.status === 200 ? r.body.data : null;
+      });
+      assert.equal(value.value, 24);
+      const polled = await waitUntil('a polled temperature is in the UNS', async () => {
+        const r = await api.get('/api/v1/uns/data/latest?topic=v1/acme/Plant1/Press02/Temperature');
+        return r.status === 200 ? r.body.data : null;
+      });
+      assert.equal(polled.value, 22);
+      const counter = await waitUntil('the subscribed counter is in the UNS', async () => {
+        const r = await api.get('/api/v1/uns/data/latest?topic=v1/acme/Plant1/Press04/Counter');
+        return r.status === 200 ? r.body.data : null;
+      });
+      assert.equal(counter.value, 0);
+      const topics = await api.get('/api/v1/uns/topics?parent=v1/acme/Plant1/Press04&limit=200');
+      assert.equal(topics.status, 200, topics.text);
+      assert.ok(!topics.text.includes('ns=1'), 'no node id became a topic segment');
+      await api.post(`${CONNECTIONS}/${id}/stop`, {});
+    });
+  });
+}
