@@ -153,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prefix: '/api/v1/organizations',
     organizations: new OrganizationsService({ db, clock, bus }),
   });
-  await installOrganizationSettings(app, {
+  const organizationSettings = await installOrganizationSettings(app, {
     db,
     clock,
     bus,
@@ -176,6 +176,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionVerifier: sessions,
     readiness,
     rollupJob: deps.rollupJob,
+    sparkplugPrimaryHost: {
+      hostIdOf: async (organizationId) =>
+        (await organizationSettings.documentOf(organizationId)).sparkplug.hostId,
+      onChange: (listener) => organizationSettings.onChange(listener),
+    },
   });
   // Every configuration entity kind, in the order an import writes them (each after what it refers to):
   // what the dependency graph, export and import know of each, implemented beside its module.

@@ -10,8 +10,9 @@ import { LogosService } from './logos/logos.service.js';
 import { maintenanceRoutes } from './maintenance/maintenance.routes.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { settingsRoutes } from './settings/settings.routes.js';
-import { SettingsService } from './settings/settings.service.js';
+import { documentOf, SettingsService } from './settings/settings.service.js';
 import { SettingsStore } from './settings/settings-store.js';
+import type { SettingsDocument } from './settings/settings-values.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,10 @@ declare module 'fastify' {
 export interface OrganizationSettingsModule {
   settings: SettingsService;
   maintenance: MaintenanceService;
+  /** The organization's settings document, from each replica's cache. */
+  documentOf(organizationId: string): Promise<SettingsDocument>;
+  /** Told the organization whose settings changed (null: any may have), on every replica. */
+  onChange(listener: (organizationId: string | null) => void): () => void;
 }
 
 /** How often each replica looks for maintenance whose end time has passed, to end and record it. */
@@ -66,5 +71,10 @@ export async function installOrganizationSettings(
   });
   await app.register(historyRoutes, { prefix, db });
   await app.register(logosRoutes, { prefix, logos: new LogosService({ db, clock }) });
-  return { settings, maintenance };
+  return {
+    settings,
+    maintenance,
+    documentOf: async (organizationId) => documentOf(await store.get(organizationId)),
+    onChange: (listener) => store.onChange(listener),
+  };
 }

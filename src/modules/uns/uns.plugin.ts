@@ -23,6 +23,7 @@ import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
 import { SparkplugIngress } from './mqtt/sparkplug-ingress.js';
+import type { PrimaryHostSettings } from './mqtt/sparkplug-state.js';
 import { BindingResolver } from './schemas/binding-resolver.js';
 import { schemasRoutes } from './schemas/schemas.routes.js';
 import { SchemasService } from './schemas/schemas.service.js';
@@ -82,6 +83,8 @@ export interface UnsDeps {
   readiness: Record<string, () => Promise<void>>;
   /** Timing of the background rollup job (tests run it by hand). */
   rollupJob?: RollupJobOptions;
+  /** The organizations' Sparkplug primary host ids (organization settings). */
+  sparkplugPrimaryHost?: PrimaryHostSettings;
 }
 
 const HOUR_MS = 3_600_000;
@@ -179,6 +182,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   });
   const broker = new BrokerManager({
     sparkplug,
+    primaryHost: deps.sparkplugPrimaryHost,
     host: config.httpHost,
     namespace: config.mqttNamespace,
     topicPrefix: config.topicPrefix,

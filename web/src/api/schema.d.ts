@@ -2275,6 +2275,10 @@ export interface paths {
                                     /** @description A #RRGGBB colour for the console, or null for the default. */
                                     accentColor: string | null;
                                 };
+                                sparkplug: {
+                                    /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
+                                    hostId: string;
+                                };
                                 maintenance: {
                                     enabled: boolean;
                                     reason: string | null;
@@ -2385,6 +2389,10 @@ export interface paths {
                             /** @description A #RRGGBB colour for the console, or null for the default. */
                             accentColor?: string | null;
                         };
+                        sparkplug?: {
+                            /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
+                            hostId?: string;
+                        };
                     };
                 };
             };
@@ -2424,6 +2432,10 @@ export interface paths {
                                 branding: {
                                     /** @description A #RRGGBB colour for the console, or null for the default. */
                                     accentColor: string | null;
+                                };
+                                sparkplug: {
+                                    /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
+                                    hostId: string;
                                 };
                                 maintenance: {
                                     enabled: boolean;
@@ -20285,6 +20297,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/connections/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test connection settings before saving them
+         * @description Opens a session with `{protocol, config}` and closes it at once; stores nothing and runs no function (a read-only session: only the handshake reaches the device). Answers 200 whether the session opened or not: `success`, `durationMs` and an `error` a person understands with its `reason`. The same checks as a create: the config against the protocol's configSchema and an address the egress policy denies as written answer 400; a host name is resolved and checked against the egress policy when the session opens (a denial answers success false, reason egress_denied). The wait is the config's timeoutMs (default 10 s), at most 30 s. Needs what creating a connection needs (connectors:write, Editor or above).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A protocol id of GET /connections/protocols. */
+                        protocol: string;
+                        /** @description The config as a create takes it, secrets given in full (they are used for this session only: never stored, never logged). Validated against the protocol's configSchema: 400 names the field. */
+                        config: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                success: boolean;
+                                /** @description How long opening (and closing) the session took. */
+                                durationMs: number;
+                                /** @description What went wrong, as a person reads it: `host not found: ...`, `connection refused: ...`, `timed out: ...`, `host unreachable: ...`, `security rejected: ...`, `authentication failed: ...`; null on success. */
+                                error: string | null;
+                                /** @description The same as a stable code; null on success. */
+                                reason: ("host_not_found" | "connection_refused" | "timed_out" | "host_unreachable" | "security_rejected" | "authentication_failed" | "egress_denied" | "configuration" | "device" | "transport") | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/connections/protocols": {
         parameters: {
             query?: never;
@@ -20509,7 +20631,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Unique in the organization. */
+                        /** @description Unique in the organization, ignoring case. */
                         name: string;
                         description?: string;
                         protocol: string;
@@ -21286,7 +21408,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Unique in the connection. */
+                        /** @description Unique in the connection, ignoring case. */
                         name: string;
                         description?: string;
                         /** @description One of the protocol's functionTypes. */
@@ -21870,7 +21992,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Unique in the connection. */
+                        /** @description Unique in the connection, ignoring case. */
                         name?: string;
                         description?: string;
                         /** @description One of the protocol's functionTypes. */
@@ -22203,6 +22325,282 @@ export interface paths {
                 };
                 /** @description Internal error; the body carries the request id. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse an OPC UA connection
+         * @description The children of `nodeId` (left out: the Objects folder): its hierarchical references to objects and variables, in the server's order, paged with limit and offset as every list. A read-only session of its own is opened with the saved settings (through the egress policy) and closed. 400 for a connection that is not OPC UA or a node the server does not know; 503 when the server cannot be reached (the message says why: host not found, connection refused, timed out, security rejected, authentication failed).
+         *
+         *     Requires the scope `connectors:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The node whose children are listed; left out: the Objects folder (i=85). */
+                    nodeId?: string;
+                    /** @description Page size. */
+                    limit?: number;
+                    /** @description Children to skip. */
+                    offset?: number;
+                };
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                nodeId: string;
+                                /** @description The qualified name (`1:Press4`). */
+                                browseName: string;
+                                displayName: string;
+                                /** @description `Object` or `Variable`. */
+                                nodeClass: string;
+                                /** @description A variable's data type (`Double`); null otherwise. */
+                                dataType: string | null;
+                                hasChildren: boolean;
+                            }[];
+                            pagination: {
+                                /** @description Rows matching the filter and search, over all pages. */
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The OPC UA server cannot be reached. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connections/{id}/browse/functions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create functions for the nodes picked in a browse
+         * @description One call for the nodes picked: mode read makes one opcua.read function a node, named after its browse path and polled every intervalMs into `<topic>/<browse path>`; mode subscribe makes one opcua.subscribe function whose items publish to the same topics (`uns.items`). Browse paths are walked up to the Objects folder on the server; a node id is never a topic segment (`/`, `+`, `#` in a browse name become `_`). All or nothing: 400 naming the field, 409 when a name is taken in the connection (ignoring case).
+         *
+         *     Requires the scope `connectors:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The organization this request acts in. */
+                    "x-organization-id": string;
+                };
+                path: {
+                    /** @description Resource id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The nodes picked in the browse. */
+                        nodes: {
+                            /** @description e.g. ns=1;s=Plant1.Press4 or i=85. */
+                            nodeId: string;
+                        }[];
+                        /** @description read: one opcua.read function a node, polled every intervalMs; subscribe: one opcua.subscribe function monitoring them all. */
+                        mode: "read" | "subscribe";
+                        /** @description The UNS topic each node's browse path is appended to: `v1/acme` and Plant1/Press4/Temperature make `v1/acme/Plant1/Press4/Temperature`. */
+                        topic: string;
+                        /** @description read: the polling interval (required). */
+                        intervalMs?: number;
+                        samplingIntervalMs?: number;
+                        publishingIntervalMs?: number;
+                        /** @description subscribe: the function's name. */
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["def-10"][];
+                        };
+                    };
+                };
+                /** @description Invalid input; the message names the field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Missing, malformed, expired, revoked or invalid credential. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-1"];
+                    };
+                };
+                /** @description The credential lacks the required scope or role. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The resource does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description A function of that name exists in the connection. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description X-Organization-ID is missing, malformed, unknown, or not one of yours. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description Internal error; the body carries the request id. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
+                    };
+                };
+                /** @description The OPC UA server cannot be reached. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -24454,7 +24852,7 @@ export interface components {
             id: string;
             /** Format: uuid */
             connectionId: string;
-            /** @description Unique in the connection. */
+            /** @description Unique in the connection, ignoring case. */
             name: string;
             description: string;
             /** @description One of the protocol's functionTypes. */

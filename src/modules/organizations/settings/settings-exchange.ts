@@ -63,7 +63,7 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
     const repo = new SettingsRepository(trx);
     await repo.ensure(org, now);
     const row = (await repo.find(org))!;
-    const { dateFormat, timezone, locale, executions, connections, dashboards, branding } =
+    const { dateFormat, timezone, locale, executions, connections, dashboards, branding, sparkplug } =
       document as Record<string, unknown>;
     const patch = {
       version: Number(row.version),
@@ -74,6 +74,7 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
       connections,
       dashboards,
       branding,
+      sparkplug,
     };
     if (!Value.Check(PatchSettingsBody, patch))
       throw badRequest(`${settings.key}: the settings document is not valid`);

@@ -20,6 +20,8 @@ export interface SettingsDocument {
   connections: { stateHistoryRetentionDays: number };
   dashboards: { defaultTimeRange: (typeof TIME_RANGES)[number]; defaultDashboardId: string | null };
   branding: { accentColor: string | null };
+  /** The Sparkplug B primary host the embedded broker announces (`spBv1.0/STATE/<hostId>`). */
+  sparkplug: { hostId: string };
 }
 
 /** What a new organization starts with. */
@@ -32,6 +34,7 @@ export function defaultSettings(): SettingsDocument {
     connections: { stateHistoryRetentionDays: 90 },
     dashboards: { defaultTimeRange: '6h', defaultDashboardId: null },
     branding: { accentColor: null },
+    sparkplug: { hostId: 'meridian' },
   };
 }
 

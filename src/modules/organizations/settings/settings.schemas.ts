@@ -55,6 +55,15 @@ const BrandingFields = {
     description: 'A #RRGGBB colour for the console, or null for the default.',
   }),
 };
+const SparkplugFields = {
+  hostId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[^+#/]+$',
+    description:
+      "The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/').",
+  }),
+};
 const TimeZone = Type.String({
   minLength: 1,
   maxLength: 64,
@@ -72,6 +81,7 @@ export const OrganizationSettings = Type.Object(
     connections: Type.Object(ConnectionsFields),
     dashboards: Type.Object(DashboardsFields),
     branding: Type.Object(BrandingFields),
+    sparkplug: Type.Object(SparkplugFields),
     maintenance: MaintenanceState,
     version: Type.Integer({ description: 'Send it back with PATCH; a stale one answers 409.' }),
     updatedAt: Timestamp,
@@ -100,6 +110,7 @@ export const PatchSettingsBody = Type.Object(
     connections: Type.Optional(partial(ConnectionsFields)),
     dashboards: Type.Optional(partial(DashboardsFields)),
     branding: Type.Optional(partial(BrandingFields)),
+    sparkplug: Type.Optional(partial(SparkplugFields)),
   },
   { additionalProperties: false },
 );

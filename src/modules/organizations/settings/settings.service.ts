@@ -32,6 +32,7 @@ export function documentOf(row: SettingsRow): SettingsDocument {
     connections: { ...defaults.connections, ...stored.connections },
     dashboards: { ...defaults.dashboards, ...stored.dashboards },
     branding: { ...defaults.branding, ...stored.branding },
+    sparkplug: { ...defaults.sparkplug, ...stored.sparkplug },
   };
 }
 
@@ -77,6 +78,7 @@ export class SettingsService {
       connections: { ...before.connections, ...body.connections },
       dashboards: { ...before.dashboards, ...body.dashboards },
       branding: { ...before.branding, ...body.branding },
+      sparkplug: { ...before.sparkplug, ...body.sparkplug },
     };
     // Nothing to change: nothing stored, nothing recorded, the version stays.
     if (diffJson(before, after).length === 0) return this.toApi(row);

@@ -11,6 +11,7 @@ import { startEmbeddedBroker } from './embedded-broker.js';
 import { MessageRates } from './message-rates.js';
 import type { TokenAuthenticator } from './mqtt-auth.js';
 import type { SparkplugIngress } from './sparkplug-ingress.js';
+import type { PrimaryHostSettings } from './sparkplug-state.js';
 
 /** Which broker runs: the embedded one on a port, a bridge to an external URL, or none. */
 export interface BrokerSettings {
@@ -42,6 +43,8 @@ export interface BrokerManagerDeps {
   onSwapped?: () => void;
   /** Sparkplug B host application of the embedded broker. */
   sparkplug?: SparkplugIngress;
+  /** The organizations' Sparkplug primary host ids, announced by the embedded broker. */
+  primaryHost?: PrimaryHostSettings;
 }
 
 /**
@@ -86,6 +89,7 @@ export class BrokerManager implements PublishFanout {
           port: settings.mqttPort,
           authenticate: this.deps.authenticate,
           sparkplug: this.deps.sparkplug,
+          primaryHost: this.deps.primaryHost,
           sessionWatch: {
             bus: this.deps.bus,
             intervalMs: this.deps.sessionRecheckMs,

@@ -42,6 +42,7 @@ import { ForwardedTopics, NamespacedTopics } from './namespaced-topics.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
 import { type SessionWatchDeps, watchMqttSession } from './session-watch.js';
 import { isSparkplugTopic, type SparkplugIngress } from './sparkplug-ingress.js';
+import { type PrimaryHostSettings, PrimaryHostState } from './sparkplug-state.js';
 import { TurnCommits } from './turn-commits.js';
 
 export interface EmbeddedBrokerDeps {
@@ -57,6 +58,8 @@ export interface EmbeddedBrokerDeps {
   sessionWatch: Omit<SessionWatchDeps, 'authenticate' | 'onError'>;
   /** Takes `spBv1.0/` publishes as a Sparkplug B host application; without it they are refused as not JSON. */
   sparkplug?: SparkplugIngress;
+  /** The organizations' Sparkplug primary host ids (their settings), announced as STATE. */
+  primaryHost?: PrimaryHostSettings;
 }
 
 /** What a start says when the embedded broker's port belongs to another process. */
@@ -218,6 +221,12 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     callback: AuthorizeCallback,
   ) => {
     const topic = packet.topic;
+    if (primaryHost?.isOwnState(session.identity.organizationId, topic)) {
+      const error = new Error(`${topic} is Meridian's own primary host state; clients cannot publish it`);
+      publishRefused(client, error);
+      callback(error);
+      return;
+    }
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const namespace = session.namespace;
     packet.topic = namespacedTopics.of(namespace, topic);
@@ -230,7 +239,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
         retain: false,
         dup: false,
       } as PublishPacket;
-      publishNow(command, undefined as unknown as Client, () => {});
+      publishNow(command, null, () => {});
     };
     ingress.ingest(session.identity.organizationId, topic, payload, send).then(
       () => {
@@ -292,6 +301,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
           client.id = brokerClientId(identity.organizationId, client.id);
           // A client closed while authenticating is not watched (aedes ignores the answer).
           if (!client.closed) watchSession(client, password.toString('utf8'), remote, session);
+          void primaryHost?.ensure(identity.organizationId, session.namespace);
           done(null, true);
         },
         (error: unknown) => {
@@ -405,6 +415,19 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     else aedesPublish(packet, client, done);
   });
 
+  const primaryHost =
+    deps.primaryHost &&
+    new PrimaryHostState({
+      hostIdOf: deps.primaryHost.hostIdOf,
+      publishRetained: (topic, payload) =>
+        publishNow({ cmd: 'publish', topic, payload, qos: 1, retain: true, dup: false }, null, () => {}),
+      now: clockNow,
+      onError: (error) => deps.log.warn({ err: error }, 'sparkplug primary host state not announced'),
+    });
+  const unwatchSettings = deps.primaryHost?.onChange((organizationId) =>
+    primaryHost?.changed(organizationId),
+  );
+
   const server: Server = createServer((socket) => {
     broker.handle(socket);
     guardPacketSize(socket, MAX_MQTT_PACKET_BYTES, (announced) => {
@@ -463,6 +486,8 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
     async stop() {
       if (stopped) return;
       stopped = true;
+      unwatchSettings?.();
+      primaryHost?.stop();
       for (const stop of watches) stop();
       watches.clear();
       await new Promise<void>((resolve) => broker.close(() => resolve()));
