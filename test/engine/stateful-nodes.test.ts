@@ -67,7 +67,11 @@ for (const dialect of testDialects()) {
         ['transform.buffer', { count: 2, key: 'topic +' }, /\/key: does not compile/],
         ['transform.deadband', {}, /\/deadband: must have required property/],
         ['transform.deadband', { deadband: -1 }, /\/deadband: must be >= 0/],
-        ['transform.deadband', { deadband: 1, mode: 'relative' }, /\/mode: must be equal to one of/],
+        [
+          'transform.deadband',
+          { deadband: 1, mode: 'relative' },
+          /\/mode: must be one of absolute, percent$/,
+        ],
         ['transform.on-change', { compare: 'deep' }, /\/compare: is not a known parameter/],
         ['transform.on-change', { value: '(' }, /\/value: does not compile/],
       ];

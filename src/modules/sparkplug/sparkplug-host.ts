@@ -94,13 +94,21 @@ interface NodeSession {
 export interface NodeView {
   groupId: string;
   edgeNodeId: string;
+  /** Where its metrics are in the UNS (`v1/<group>/<node>`). */
+  topic: string;
   online: boolean;
   lastBirthAt: number | null;
   lastDeathAt: number | null;
   bdSeq: string | null;
   seqErrors: number;
   metrics: number;
-  devices: { deviceId: string; online: boolean; lastBirthAt: number | null; metrics: number }[];
+  devices: {
+    deviceId: string;
+    topic: string;
+    online: boolean;
+    lastBirthAt: number | null;
+    metrics: number;
+  }[];
 }
 
 /** The metric every birth and death carries; not a value of the plant. */
@@ -137,6 +145,7 @@ export class SparkplugHost {
       views.push({
         groupId: node.groupId,
         edgeNodeId: node.edgeNodeId,
+        topic: this.#nodeTopic(node),
         online: node.online,
         lastBirthAt: node.lastBirthAt,
         lastDeathAt: node.lastDeathAt,
@@ -146,6 +155,7 @@ export class SparkplugHost {
         devices: [...node.devices.values()]
           .map((d) => ({
             deviceId: d.deviceId,
+            topic: `${this.#nodeTopic(node)}/${d.deviceId}`,
             online: d.online,
             lastBirthAt: d.lastBirthAt,
             metrics: d.metrics.byName.size,

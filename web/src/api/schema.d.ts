@@ -7050,6 +7050,8 @@ export interface paths {
                             data: {
                                 groupId: string;
                                 edgeNodeId: string;
+                                /** @description Where its metrics are in the UNS: `v1/<group_id>/<edge_node_id>`. */
+                                topic: string;
                                 online: boolean;
                                 lastBirthAt: string | null;
                                 lastDeathAt: string | null;
@@ -7061,6 +7063,7 @@ export interface paths {
                                 metrics: number;
                                 devices: {
                                     deviceId: string;
+                                    topic: string;
                                     online: boolean;
                                     lastBirthAt: string | null;
                                     metrics: number;

@@ -8,6 +8,7 @@ const Time = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 const Node = Type.Object({
   groupId: Type.String(),
   edgeNodeId: Type.String(),
+  topic: Type.String({ description: 'Where its metrics are in the UNS: `v1/<group_id>/<edge_node_id>`.' }),
   online: Type.Boolean(),
   lastBirthAt: Time,
   lastDeathAt: Time,
@@ -21,6 +22,7 @@ const Node = Type.Object({
   devices: Type.Array(
     Type.Object({
       deviceId: Type.String(),
+      topic: Type.String(),
       online: Type.Boolean(),
       lastBirthAt: Time,
       metrics: Type.Integer(),

@@ -99,3 +99,13 @@ export async function violations(topic: string): Promise<Violation[]> {
   const params = { header: orgHeader(), query: { topic, limit: 50 } };
   return unwrap(await api.GET('/api/v1/uns/topics/violations', { params })).data;
 }
+
+/** A Sparkplug B edge node the broker has heard, with its devices. */
+export type SparkplugNode = Json<
+  paths['/api/v1/uns/sparkplug/nodes']['get']['responses'][200]
+>['data'][number];
+
+/** The Sparkplug B edge nodes of the organization (as this replica's broker knows them). */
+export async function sparkplugNodes(): Promise<SparkplugNode[]> {
+  return unwrap(await api.GET('/api/v1/uns/sparkplug/nodes', { params: { header: orgHeader() } })).data;
+}

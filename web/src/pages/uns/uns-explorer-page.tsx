@@ -1,6 +1,7 @@
 import { useDeferredValue, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { EmptyState } from '../../components/states';
+import { SparkplugNodes } from './sparkplug-nodes';
 import { TopicDetail } from './topic-detail';
 import { TopicTree } from './topic-tree';
 import './uns-explorer.css';
@@ -34,6 +35,7 @@ export default function UnsExplorerPage() {
             />
           </label>
           <TopicTree search={deferred} selected={selected} onSelect={select} />
+          <SparkplugNodes onSelect={select} />
         </aside>
         <div className="explorer-detail">
           {selected ? (
