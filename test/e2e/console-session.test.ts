@@ -48,8 +48,16 @@ describe('console: sign-in, organizations and access', () => {
     try {
       await signIn(page, server.url, ADMIN_EMAIL, ADMIN_PASSWORD, '/profile/security');
       const switcher = page.getByRole('combobox', { name: 'Organization' });
+      // The page has loaded the first organization's tokens before the switch (a request of that load
+      // still in flight must not be taken for the switch's).
+      await page.getByRole('heading', { name: 'Personal access tokens' }).waitFor();
       assert.equal(await switcher.inputValue(), server.orgId);
-      const sent = page.waitForRequest((request) => request.url().includes('/api/v1/oauth2/tokens'));
+      const sent = page.waitForRequest(
+        (request) =>
+          request.url().includes('/api/v1/oauth2/tokens') &&
+          request.headers()['x-organization-id'] === secondOrg,
+        { timeout: 10_000 },
+      );
       await switcher.selectOption({ label: 'Second Plant' });
       assert.equal((await sent).headers()['x-organization-id'], secondOrg);
       await page.getByText('Owner in Second Plant').waitFor();
