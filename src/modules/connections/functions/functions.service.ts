@@ -102,6 +102,31 @@ export class FunctionsService {
       .execute((trx) => work(trx, { organizationId, actor, at: this.deps.clock.now() }));
   }
 
+  /** Stores new functions of one connection in one transaction, their versions and one audit entry. */
+  private writeNew(
+    organizationId: string,
+    actor: Actor,
+    connection: ConnectionRow,
+    rows: FunctionRow[],
+    changeType: 'create' | 'import',
+    action: string,
+  ) {
+    const connectionId = connection.id;
+    return this.write(organizationId, actor, async (trx, stamp) => {
+      await this.lifecycle(connection).createMany(trx, { ...stamp, rows, changeType });
+      await auditConnection(trx, stamp.at, {
+        organizationId,
+        actor,
+        action,
+        connectionId,
+        before: { functions: {} },
+        after: {
+          functions: Object.fromEntries(rows.map((r) => [r.id, this.toFunction(r, connection.protocol)])),
+        },
+      });
+    });
+  }
+
   private async connectionOf(organizationId: string, connectionId: string) {
     return this.deps.connections.get(organizationId, connectionId);
   }
@@ -301,19 +326,7 @@ export class FunctionsService {
       names.add(key);
     }
     const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
-    await this.write(organizationId, actor, async (trx, stamp) => {
-      await this.lifecycle(connection).createMany(trx, { ...stamp, rows, changeType: 'create' });
-      await auditConnection(trx, stamp.at, {
-        organizationId,
-        actor,
-        action: 'functions_created',
-        connectionId,
-        before: { functions: {} },
-        after: {
-          functions: Object.fromEntries(rows.map((r) => [r.id, this.toFunction(r, connection.protocol)])),
-        },
-      });
-    });
+    await this.writeNew(organizationId, actor, connection, rows, 'create', 'functions_created');
     if (rows.some((r) => r.uns)) this.deps.changes?.(connectionId);
     return rows.map((r) => this.toFunction(r, connection.protocol));
   }
@@ -330,19 +343,7 @@ export class FunctionsService {
     const { bodies, errors } = importRows(input, names, connection.protocol, this.deps.topicPrefix);
     const rows = bodies.map((body) => this.newRow(organizationId, connectionId, body, actor));
     if (errors.length > 0) throw badRequest(`nothing imported; ${errors.slice(0, 20).join('; ')}`);
-    await this.write(organizationId, actor, async (trx, stamp) => {
-      await this.lifecycle(connection).createMany(trx, { ...stamp, rows, changeType: 'import' });
-      await auditConnection(trx, stamp.at, {
-        organizationId,
-        actor,
-        action: 'functions_imported',
-        connectionId,
-        before: { functions: {} },
-        after: {
-          functions: Object.fromEntries(rows.map((r) => [r.id, this.toFunction(r, connection.protocol)])),
-        },
-      });
-    });
+    await this.writeNew(organizationId, actor, connection, rows, 'import', 'functions_imported');
     return rows.map((r) => this.toFunction(r, connection.protocol));
   }
 
