@@ -9,16 +9,20 @@ import { freePort } from './helpers/free-port.js';
 
 /**
  * README.md's walkthrough, run as written: every fenced block marked `sh walkthrough`, in order, in one
- * bash, from a directory that stands for the clone (package.json, node_modules and web linked, the server
- * bundled from the sources into it). Only the ports change (8080, 1884 and the simulated Modbus device's
- * 5020 become free ones); every
- * `# -> answer` line must match a line the commands before it printed (`...` stands for anything).
+ * bash, from a directory that stands for the clone (package.json, node_modules, web and scripts linked,
+ * the server bundled from the sources into it). Only the ports change (8080, 1884 and the simulated
+ * devices' 5020 (Modbus) and 4840 (OPC UA) become free ones). A step fails when a command in it fails
+ * (an ERR trap: what `set -e` would stop at, without ending the shell), and every `# -> answer` line must
+ * match a line the commands before it printed (`...` stands for anything). A failure names the README line.
  */
 const REPO = resolve('.');
 const MARKED_BLOCK = /^```sh walkthrough\n([\s\S]*?)^```$/gm;
 const ANSWER = /^# -> (.*)$/;
+const FAILED = '__walkthrough_command_failed__';
 
 export interface WalkthroughStep {
+  /** The README line (1-based) of the step's first command. */
+  line: number;
   commands: string;
   answers: string[];
 }
@@ -26,22 +30,45 @@ export interface WalkthroughStep {
 /** The marked blocks of `markdown`, cut into steps: commands, then the answers shown after them. */
 export function walkthroughSteps(markdown: string): WalkthroughStep[] {
   const steps: WalkthroughStep[] = [];
-  for (const [, block] of markdown.matchAll(MARKED_BLOCK)) {
-    let step: WalkthroughStep = { commands: '', answers: [] };
-    for (const line of (block ?? '').split('\n')) {
+  for (const match of markdown.matchAll(MARKED_BLOCK)) {
+    const first = markdown.slice(0, match.index).split('\n').length + 1;
+    const lines = (match[1] ?? '').split('\n');
+    let step: WalkthroughStep = { line: first, commands: '', answers: [] };
+    lines.forEach((line, i) => {
       const answer = ANSWER.exec(line);
       if (answer) step.answers.push(answer[1] ?? '');
       else {
         if (step.answers.length > 0) {
           steps.push(step);
-          step = { commands: '', answers: [] };
+          step = { line: first + i, commands: '', answers: [] };
         }
         step.commands += `${line}\n`;
       }
-    }
+    });
     if (step.commands.trim() || step.answers.length > 0) steps.push(step);
   }
   return steps;
+}
+
+/**
+ * The shell blocks of the walkthrough (from "A first walkthrough" to the reference) that are not marked:
+ * each with its README line. The walkthrough has none; the install blocks come before it.
+ */
+export function unmarkedWalkthroughBlocks(markdown: string): number[] {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('## A first walkthrough'));
+  const end = lines.findIndex(
+    (l, i) => i > start && /^## /.test(l) && !l.startsWith('## A first walkthrough'),
+  );
+  const unmarked: number[] = [];
+  let inside = false;
+  for (let i = start; i < (end < 0 ? lines.length : end); i++) {
+    const line = lines[i] ?? '';
+    if (!line.startsWith('```')) continue;
+    if (!inside && /^```(sh|bash|shell)\b/.test(line) && line !== '```sh walkthrough') unmarked.push(i + 1);
+    inside = !inside;
+  }
+  return unmarked;
 }
 
 /** An answer shown in the README as a whole-line pattern: `...` is anything, the rest literal. */
@@ -58,6 +85,8 @@ class Shell {
 
   constructor(cwd: string, env: Record<string, string | undefined>) {
     this.child = spawn('bash', ['--noprofile', '--norc'], { cwd, env, detached: true });
+    // a failing command (outside a condition) prints the marker, what failed and its status
+    this.child.stdin.write(`trap 'printf "\\n${FAILED} %s: %s\\n" "$?" "$BASH_COMMAND"' ERR\n`);
     this.child.stdout.on('data', (chunk: Buffer) => {
       this.output += chunk.toString();
     });
@@ -67,7 +96,7 @@ class Shell {
   }
 
   /** Runs `commands`; resolves with what they printed and the status of the last one. */
-  async run(commands: string, timeoutMs = 120_000): Promise<{ printed: string; status: number }> {
+  async run(commands: string, timeoutMs = 150_000): Promise<{ printed: string; status: number }> {
     const marker = `__walkthrough_step_${++this.step}__`;
     const start = this.output.length;
     this.child.stdin.write(`${commands}\nprintf '\\n${marker} %s\\n' "$?"\n`);
@@ -110,7 +139,17 @@ class Shell {
 }
 
 describe('README walkthrough: the marked blocks', () => {
-  it('are found, in order, from the start to the MQTT publish, and each shows answers', () => {
+  it('are every shell block of the walkthrough: none is left unmarked', () => {
+    assert.deepEqual(unmarkedWalkthroughBlocks(readFileSync('README.md', 'utf8')), []);
+    assert.deepEqual(
+      unmarkedWalkthroughBlocks(
+        '## A first walkthrough\n```sh walkthrough\na\n```\n```sh\nb\n```\n## Reference\n```sh\nc\n```\n',
+      ),
+      [5],
+    );
+  });
+
+  it('are found, in order, from the start to the end of the server, and each shows answers', () => {
     const steps = walkthroughSteps(readFileSync('README.md', 'utf8'));
     const all = steps.map((s) => s.commands).join('');
     assert.ok(steps.length >= 8, `${steps.length} steps`);
@@ -122,11 +161,13 @@ describe('README walkthrough: the marked blocks', () => {
       'CLIENT_ID=',
       'TOKEN=',
       'mosquitto_pub -h localhost -p 1884',
+      'scripts/walkthrough-devices.mjs',
     ]) {
       assert.ok(all.includes(needed), `the walkthrough sets or runs ${needed}`);
     }
     assert.doesNotMatch(all, /<[a-z ]+>/, 'no placeholder left for the reader to fill in');
     assert.ok(steps.filter((s) => s.answers.length > 0).length >= 8);
+    assert.match(steps.at(-1)?.commands ?? '', /kill %1/, 'the server runs until the last step');
   });
 
   it('cuts a block into steps at its answers and matches answers with ... as anything', () => {
@@ -134,8 +175,8 @@ describe('README walkthrough: the marked blocks', () => {
       'text\n```sh walkthrough\nA=1\necho $A\n# -> 1\necho x\n# -> {"a":...}\n```\n```sh\nnot run\n```\n',
     );
     assert.deepEqual(steps, [
-      { commands: 'A=1\necho $A\n', answers: ['1'] },
-      { commands: 'echo x\n', answers: ['{"a":...}'] },
+      { line: 3, commands: 'A=1\necho $A\n', answers: ['1'] },
+      { line: 6, commands: 'echo x\n', answers: ['{"a":...}'] },
     ]);
     assert.match('{"a":{"b":2}}', answerPattern('{"a":...}'));
     assert.doesNotMatch('{"b":1}', answerPattern('{"a":...}'));
@@ -148,17 +189,22 @@ for (const dialect of testDialects()) {
     let database: TestDatabase;
     let clone: string;
     let shell: Shell | undefined;
-    let ports: { http: number; mqtt: number; modbus: number };
+    let ports: { http: number; mqtt: number; modbus: number; opcua: number };
 
     before(async () => {
       database = await createTestDatabase(dialect);
       clone = mkdtempSync(join(tmpdir(), 'meridian-readme-'));
-      for (const entry of ['package.json', 'node_modules', 'web'])
+      for (const entry of ['package.json', 'node_modules', 'web', 'scripts'])
         symlinkSync(join(REPO, entry), join(clone, entry));
       mkdirSync(join(clone, 'bin'));
       copyFileSync(join(REPO, 'bin', 'meridian.js'), join(clone, 'bin', 'meridian.js'));
       execFileSync(process.execPath, ['scripts/bundle.mjs', join(clone, 'dist', 'bundle', 'meridian.mjs')]);
-      ports = { http: await freePort(), mqtt: await freePort(), modbus: await freePort() };
+      ports = {
+        http: await freePort(),
+        mqtt: await freePort(),
+        modbus: await freePort(),
+        opcua: await freePort(),
+      };
     });
     after(async () => {
       await shell?.close();
@@ -179,10 +225,14 @@ for (const dialect of testDialects()) {
         const commands = step.commands
           .replace(/\b8080\b/g, String(ports.http))
           .replace(/\b1884\b/g, String(ports.mqtt))
-          .replace(/\b5020\b/g, String(ports.modbus));
+          .replace(/\b5020\b/g, String(ports.modbus))
+          .replace(/\b4840\b/g, String(ports.opcua));
         const { printed, status }: { printed: string; status: number } = await shell.run(commands);
         const context = (): string =>
-          `commands:\n${commands}\nprinted:\n${printed}\nmeridian.log:\n${safeRead(join(clone, 'meridian.log'))}`;
+          `README.md line ${step.line}, commands:\n${commands}\nprinted:\n${printed}\n` +
+          `meridian.log:\n${safeRead(join(clone, 'meridian.log'))}`;
+        const failed = printed.split('\n').find((line) => line.startsWith(FAILED));
+        assert.equal(failed, undefined, `every command of the step succeeds\n${context()}`);
         assert.equal(status, 0, `the step ends with status 0\n${context()}`);
         const lines = printed.split('\n').map((l) => l.trim());
         let from = 0;
