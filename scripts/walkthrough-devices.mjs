@@ -24,7 +24,8 @@ holding.set(100, float.readUInt16BE(2)); // low word first (CDAB)
 holding.set(101, float.readUInt16BE(0));
 for (let i = 0; i < 10; i++) holding.set(200 + i, 180 + i);
 holding.set(230, 215);
-for (const [i, raw] of [201, 203, 199, 202, 200, 198, 204, 201, 200, 199].entries()) holding.set(300 + i, raw);
+for (const [i, raw] of [201, 203, 199, 202, 200, 198, 204, 201, 200, 199].entries())
+  holding.set(300 + i, raw);
 
 const modbus = new ModbusRTU.ServerTCP(
   { getHoldingRegister: (address) => holding.get(address) ?? 0, getInputRegister: () => 0 },
