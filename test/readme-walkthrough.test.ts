@@ -139,6 +139,20 @@ class Shell {
 }
 
 describe('README walkthrough: the marked blocks', () => {
+  it('reports a failing command of a step, even when the step ends well, and keeps variables', async () => {
+    const shell = new Shell(tmpdir(), { PATH: process.env.PATH });
+    try {
+      const failing = await shell.run('A=7\nfalse\necho after');
+      assert.equal(failing.status, 0);
+      assert.match(failing.printed, new RegExp(`^${FAILED} 1: false$`, 'm'));
+      const next = await shell.run('echo "$A"\nuntil true; do :; done\ngrep -q x /dev/null || echo none');
+      assert.doesNotMatch(next.printed, new RegExp(FAILED), 'conditions are not failures');
+      assert.match(next.printed, /^7$/m);
+    } finally {
+      await shell.close();
+    }
+  });
+
   it('are every shell block of the walkthrough: none is left unmarked', () => {
     assert.deepEqual(unmarkedWalkthroughBlocks(readFileSync('README.md', 'utf8')), []);
     assert.deepEqual(
