@@ -45,7 +45,7 @@ describe('console: changing your own password (Profile → Security)', () => {
     await form().getByRole('button', { name: 'Change password' }).click();
     const alert = form().getByRole('alert');
     await alert.waitFor();
-    assert.match((await alert.textContent()) ?? '', /newPassword is too common/);
+    assert.match((await alert.textContent()) ?? '', /too common; choose a longer phrase of your own/);
     await screenshot(page, 'profile-password-weak');
     assert.equal(await signInStatus(server, ADMIN_PASSWORD), 200, 'nothing changed');
   });
