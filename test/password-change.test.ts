@@ -147,5 +147,30 @@ for (const dialect of testDialects()) {
       });
       assert.equal(locked.status, 429);
     });
+
+    // last: it locks the test client's address for the rest of the window
+    it("an administrator's reset lifts the address's sign-in limit for that account only", async () => {
+      const users = [];
+      for (let i = 0; i < 10; i++) users.push(await buildUser(server));
+      const signIn = (email: string, password: string) =>
+        server.client.post('/api/v1/auth/login', { email, password });
+      // ten accounts, each locked, lock their address too (ten times an account's limit; the tests
+      // above counted some failures there already, so the last attempts may meet the lock: 429)
+      for (const user of users)
+        for (let i = 0; i < server.config.loginMaxFailures; i++)
+          assert.ok([401, 429].includes((await signIn(user.email, `wrong-${i}`)).status));
+      const bystander = await buildUser(server);
+      const first = users[0]!;
+      assert.equal((await signIn(bystander.email, bystander.password)).status, 429, 'the address is locked');
+
+      const reset = await server.admin.patch(`/api/v1/admin/users/${first.id}`, { password: NEW_PASSWORD });
+      assert.equal(reset.status, 200, reset.text);
+      const lifted = await signIn(first.email, NEW_PASSWORD);
+      assert.equal(lifted.status, 200, lifted.text);
+      assert.equal((await signIn(first.email, NEW_PASSWORD)).status, 200, 'and stays lifted for it');
+
+      assert.equal((await signIn(bystander.email, bystander.password)).status, 429, 'others stay locked');
+      assert.equal((await signIn(users[1]!.email, users[1]!.password)).status, 429);
+    });
   });
 }

@@ -63,6 +63,11 @@ export class SessionsService implements SessionVerifier {
   private readonly perAddress: FailureLimiter;
   /** Wrong current passwords of a signed-in user changing theirs, per user. */
   private readonly passwordChanges: FailureLimiter;
+  /**
+   * Accounts (`email|address`) whose password changed while their address was locked: the address's lock
+   * no longer holds them, until the window it was counted in ends (other accounts stay locked there).
+   */
+  private readonly addressLockLifted = new Map<string, number>();
 
   constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; config: SessionsConfig }) {
     this.users = new UsersRepository(deps.db);
@@ -83,14 +88,16 @@ export class SessionsService implements SessionVerifier {
   async login(email: string, password: string, request: FastifyRequest) {
     const accountKey = `${email.trim().toLowerCase()}|${request.ip}`;
     let accountWait = this.perAccount.retryAfter(accountKey);
-    if (
-      accountWait > 0 &&
-      (await this.passwordChangedSince(email, this.perAccount.lastFailureAt(accountKey)))
-    ) {
+    let addressWait = this.addressLockHolds(accountKey) ? this.perAddress.retryAfter(request.ip) : 0;
+    // The lock counted from the account's own last failure there, or else from the address's.
+    const since = this.perAccount.lastFailureAt(accountKey) ?? this.perAddress.lastFailureAt(request.ip);
+    if ((accountWait > 0 || addressWait > 0) && (await this.passwordChangedSince(email, since))) {
       this.perAccount.clear(accountKey);
+      if (addressWait > 0) this.liftAddressLock(accountKey);
       accountWait = 0;
+      addressWait = 0;
     }
-    const wait = Math.max(accountWait, this.perAddress.retryAfter(request.ip));
+    const wait = Math.max(accountWait, addressWait);
     if (wait > 0) throw rateLimited(wait, `too many failed sign-in attempts; ${tryAgainIn(wait)}`);
 
     // Counted as a failure before the password is checked and taken back when it is right: otherwise
@@ -131,6 +138,22 @@ export class SessionsService implements SessionVerifier {
       });
     });
     return { token: token.value, userId: usable.id, expiresAt, csrfToken: csrfTokenFor(token.value) };
+  }
+
+  /** Whether the address's lock holds `accountKey` (not lifted for it by a password change). */
+  private addressLockHolds(accountKey: string): boolean {
+    const until = this.addressLockLifted.get(accountKey);
+    if (until === undefined) return true;
+    if (until > this.deps.clock.now()) return false;
+    this.addressLockLifted.delete(accountKey);
+    return true;
+  }
+
+  private liftAddressLock(accountKey: string): void {
+    const now = this.deps.clock.now();
+    if (this.addressLockLifted.size > 100_000)
+      for (const [key, until] of this.addressLockLifted) if (until <= now) this.addressLockLifted.delete(key);
+    this.addressLockLifted.set(accountKey, now + this.deps.config.loginWindow * 1000);
   }
 
   /** Whether the password of the account signing in as `email` changed at or after `since`. */
