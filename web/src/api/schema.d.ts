@@ -18602,6 +18602,21 @@ export interface paths {
                                             first: number;
                                             last: number;
                                         }[];
+                                        /** @description A state-timeline panel's value changes in the range, oldest first: text, booleans and objects as well as numbers; the first is the value held at `from`. Null for other panels and live queries. */
+                                        states: {
+                                            /** @description The value (or field) held. */
+                                            state: unknown;
+                                            /** @description Epoch milliseconds: the change, or the range start for the value held then. */
+                                            from: number;
+                                            /** @description Epoch milliseconds: the next change, else the range end (or now). */
+                                            to: number;
+                                        }[] | null;
+                                        /** @description Why the series draws nothing; null when it draws something. */
+                                        noData: {
+                                            /** @description `no-values`: the topic has no value at all; `no-values-in-range`: none in the time range; `not-numeric`: a time series of values that are not numbers. */
+                                            reason: "no-values" | "no-values-in-range" | "not-numeric";
+                                            message: string;
+                                        } | null;
                                         error: string | null;
                                     }[];
                                 }[];

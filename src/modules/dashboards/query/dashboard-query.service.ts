@@ -26,6 +26,7 @@ import {
   type SeriesPlan,
   type SeriesResult,
 } from './series-results.js';
+import { readStateChanges } from './state-changes.js';
 import { alignedBucketWidthMs, resolveRange } from './time-range.js';
 
 /** Pixels a grid column spans when the client does not say (a 1920 px wide dashboard). */
@@ -200,6 +201,12 @@ export class DashboardQueryService {
             ? []
             : (buckets.get(bucketKey(topicId, plan.query.field, plan.widthMs)) ?? []);
         const latestRow = topicId === undefined ? undefined : latestById.get(topicId);
+        const states =
+          panel.type !== 'state-timeline' || plan.widthMs === null
+            ? null
+            : topicId === undefined
+              ? []
+              : await readStateChanges(this.data, topicId, plan.query.field, fromMs, toMs, nowMs);
         series.push(
           await describeSeries(
             this.deps.bindings,
@@ -209,6 +216,7 @@ export class DashboardQueryService {
             latestRow,
             nowMs,
             topicId === undefined,
+            states,
           ),
         );
       }

@@ -45,6 +45,14 @@ const Point = Type.Object({
   last: Type.Number(),
 });
 
+const StateChange = Type.Object({
+  state: Type.Unknown({ description: 'The value (or field) held.' }),
+  from: Type.Number({
+    description: 'Epoch milliseconds: the change, or the range start for the value held then.',
+  }),
+  to: Type.Number({ description: 'Epoch milliseconds: the next change, else the range end (or now).' }),
+});
+
 const Series = Type.Object({
   topic: Type.String(),
   field: Type.Union([Type.String(), Type.Null()]),
@@ -72,6 +80,26 @@ const Series = Type.Object({
   }),
   staleAfterMs: Type.Union([Type.Number(), Type.Null()]),
   points: Type.Array(Point, { description: 'Non-empty buckets, oldest first; never more than maxPoints.' }),
+  states: Type.Union([Type.Array(StateChange), Type.Null()], {
+    description:
+      "A state-timeline panel's value changes in the range, oldest first: text, booleans and objects as well as numbers; the first is the value held at `from`. Null for other panels and live queries.",
+  }),
+  noData: Type.Union(
+    [
+      Type.Object({
+        reason: Type.Union(
+          [Type.Literal('no-values'), Type.Literal('no-values-in-range'), Type.Literal('not-numeric')],
+          {
+            description:
+              '`no-values`: the topic has no value at all; `no-values-in-range`: none in the time range; `not-numeric`: a time series of values that are not numbers.',
+          },
+        ),
+        message: Type.String(),
+      }),
+      Type.Null(),
+    ],
+    { description: 'Why the series draws nothing; null when it draws something.' },
+  ),
   error: Type.Union([Type.String(), Type.Null()]),
 });
 

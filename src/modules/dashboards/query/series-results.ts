@@ -6,6 +6,7 @@ import {
   type Panel,
   type PanelQuery,
 } from '../dashboards/dashboard-rules.js';
+import { type NoData, noDataOf, type StateChange } from './state-changes.js';
 
 export interface Point {
   /** Bucket start, epoch ms. */
@@ -40,6 +41,10 @@ export interface SeriesResult {
   stale: boolean | null;
   staleAfterMs: number | null;
   points: Point[];
+  /** A state timeline's changes in the range (null for other panels). */
+  states: StateChange[] | null;
+  /** Why nothing is drawn; null when something is. */
+  noData: NoData | null;
   error: string | null;
 }
 
@@ -93,6 +98,7 @@ export async function describeSeries(
   latestRow: { ts_us: number; value_json: string; quality: number } | undefined,
   nowMs: number,
   missing: boolean,
+  states: StateChange[] | null = null,
 ): Promise<SeriesResult> {
   const binding = await bindings.bindingFor(organizationId, plan.topic);
   const schema = binding?.compiled.schema;
@@ -124,6 +130,8 @@ export async function describeSeries(
     stale: latest === null || staleAfterMs === null ? null : latest.ageMs > staleAfterMs,
     staleAfterMs,
     points,
+    states,
+    noData: noDataOf(plan, points, states, latest),
     error: missing ? `topic ${plan.topic} does not exist` : null,
   };
 }
