@@ -44,7 +44,7 @@ export async function readStateChanges(
   nowMs: number,
 ): Promise<StateChange[]> {
   const parts = field === undefined ? null : fieldPathParts(field);
-  const valueOf = (json: string): unknown => {
+  const stateOf = (json: string): unknown => {
     const whole = JSON.parse(json) as unknown;
     const v = parts === null ? whole : memberOf(whole, parts);
     return v === undefined ? null : v;
@@ -69,11 +69,11 @@ export async function readStateChanges(
     limit: 1,
     afterUs: null,
   });
-  if (before[0]) add(fromMs, valueOf(before[0].value_json));
+  if (before[0]) add(fromMs, stateOf(before[0].value_json));
   let afterUs: number | null = null;
   for (let read = 0; read < MAX_VALUES; read += PAGE) {
     const rows = await data.range({ topicId, fromUs, toUs, order: 'asc', limit: PAGE, afterUs });
-    for (const row of rows.slice(0, PAGE)) add(Math.floor(Number(row.ts_us) / 1000), valueOf(row.value_json));
+    for (const row of rows.slice(0, PAGE)) add(Math.floor(Number(row.ts_us) / 1000), stateOf(row.value_json));
     if (rows.length <= PAGE) break;
     afterUs = Number(rows[PAGE - 1]!.ts_us);
   }
