@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import ReactGridLayout, { type Layout, useContainerWidth } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { errorText } from '../../api/client';
+import { ApiFailure, errorText } from '../../api/client';
 import { useSession } from '../../app/session';
 import { ErrorMessage, Loading } from '../../components/states';
 import { graphLink } from '../dependencies/dependencies-api';
@@ -16,10 +16,10 @@ import {
   queryDashboard,
 } from './dashboards-api';
 import './dashboards.css';
-import { TimeRangePicker, VariablePicker } from './dashboard-pickers';
+import { applyLive } from './apply-live';
+import { RefreshPicker, TimeRangePicker, VariablePicker } from './dashboard-pickers';
 import { preventDraggableStyleInjection } from './draggable-style-csp';
 import { PanelEditor } from './panel-editor';
-import { memberAt } from './panel-format';
 import { PanelBody } from './panels/panel-body';
 import { type LiveValue, useDashboardLive } from './use-dashboard-live';
 
@@ -37,54 +37,6 @@ const REFRESH_MS: Record<string, number> = {
   '1h': 3_600_000,
 };
 
-/** A live value merged into the query's answer: each series of its topic, its latest and its last bucket. */
-function applyLive(answer: QueryAnswer, live: LiveValue): QueryAnswer {
-  const ts = Date.parse(live.timestamp);
-  const from = Date.parse(answer.from);
-  let changed = false;
-  const panels = answer.panels.map((panel) => {
-    if (!panel.series.some((s) => s.topic === live.topic)) return panel;
-    const series = panel.series.map((s) => {
-      if (s.topic !== live.topic) return s;
-      if (s.latest && s.latest.timestamp > live.timestamp) return s;
-      changed = true;
-      const value = memberAt(live.value, s.field);
-      let points = s.points;
-      if (typeof value === 'number' && panel.intervalMs) {
-        const t = from + Math.floor((ts - from) / panel.intervalMs) * panel.intervalMs;
-        const last = points[points.length - 1];
-        if (last && last.t === t) {
-          const count = last.count + 1;
-          points = [
-            ...points.slice(0, -1),
-            {
-              ...last,
-              count,
-              avg: (last.avg * last.count + value) / count,
-              min: Math.min(last.min, value),
-              max: Math.max(last.max, value),
-              last: value,
-            },
-          ];
-        } else if (!last || t > last.t) {
-          points = [
-            ...points,
-            { t, count: 1, avg: value, min: value, max: value, first: value, last: value },
-          ];
-        }
-      }
-      return {
-        ...s,
-        points,
-        latest: { value, timestamp: live.timestamp, quality: live.quality, ageMs: 0 },
-        quality: live.quality,
-      };
-    });
-    return { ...panel, series };
-  });
-  return changed ? { ...answer, panels } : answer;
-}
-
 /** A dashboard: its panels on a 24-column grid, answered by one query, kept live by one value stream. */
 export default function DashboardPage({ id }: { id: string }) {
   const navigate = useNavigate();
@@ -98,6 +50,8 @@ export default function DashboardPage({ id }: { id: string }) {
   const [selected, setSelected] = useState<Record<string, string | string[]>>({});
   const [answer, setAnswer] = useState<QueryAnswer | null>(null);
   const [queryError, setQueryError] = useState<string | null>(null);
+  const [refused, setRefused] = useState<string | null>(null);
+  const [refresh, setRefresh] = useState('off');
   const [saveError, setSaveError] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
   const [editor, setEditor] = useState<{ panel?: Panel } | null>(null);
@@ -110,6 +64,7 @@ export default function DashboardPage({ id }: { id: string }) {
       (loaded) => {
         setDashboard(loaded);
         setRange(loaded.timeRange);
+        setRefresh(loaded.refresh || 'off');
       },
       (failure) => setLoadError(errorText(failure)),
     );
@@ -122,11 +77,11 @@ export default function DashboardPage({ id }: { id: string }) {
   }, []);
 
   useEffect(() => {
-    const every = dashboard ? REFRESH_MS[dashboard.refresh] : undefined;
+    const every = REFRESH_MS[refresh];
     if (!every) return;
     const timer = setInterval(() => setTick((t) => t + 1), every);
     return () => clearInterval(timer);
-  }, [dashboard]);
+  }, [refresh]);
 
   // Widths in steps of 40 px: a small resize of the window does not ask again.
   const step = Math.max(40, Math.round(width / 40) * 40);
@@ -143,8 +98,17 @@ export default function DashboardPage({ id }: { id: string }) {
         if (stopped) return;
         setAnswer(next);
         setQueryError(null);
+        setRefused(null);
       },
-      (failure) => !stopped && setQueryError(errorText(failure)),
+      (failure) => {
+        if (stopped) return;
+        setQueryError(errorText(failure));
+        setRefused(
+          failure instanceof ApiFailure && (failure.status === 403 || failure.status === 401)
+            ? `no permission to read this data: ${failure.message}`
+            : null,
+        );
+      },
     );
     return () => {
       stopped = true;
@@ -218,6 +182,7 @@ export default function DashboardPage({ id }: { id: string }) {
         )}
         <h1 className="dash-title">{dashboard.title}</h1>
         <TimeRangePicker value={range} onChange={setRange} />
+        <RefreshPicker value={refresh} onChange={setRefresh} />
         {dashboard.variables.map((variable) => (
           <VariablePicker
             key={variable.name}
@@ -313,6 +278,10 @@ export default function DashboardPage({ id }: { id: string }) {
                       from={drawFrom}
                       to={drawTo}
                       nowMs={nowMs}
+                      refused={refused}
+                      onZoom={(fromMs, toMs) =>
+                        setRange({ from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() })
+                      }
                     />
                   </div>
                 </section>

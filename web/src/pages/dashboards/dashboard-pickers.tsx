@@ -24,6 +24,14 @@ export function TimeRangePicker(props: {
   };
   const [from, setFrom] = useState(() => local(props.value.from));
   const [to, setTo] = useState(() => local(props.value.to));
+  // A range set from outside (a zoom by dragging) shows in the inputs.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: follows the range only.
+  useEffect(() => {
+    if (preset) return;
+    setCustom(true);
+    setFrom(local(props.value.from));
+    setTo(local(props.value.to));
+  }, [props.value.from, props.value.to]);
   return (
     <span className="dash-range">
       <label>
@@ -68,6 +76,33 @@ export function TimeRangePicker(props: {
         </>
       )}
     </span>
+  );
+}
+
+export const REFRESH_CHOICES: [string, string][] = [
+  ['off', 'Off'],
+  ['5s', '5 s'],
+  ['10s', '10 s'],
+  ['30s', '30 s'],
+  ['1m', '1 min'],
+  ['5m', '5 min'],
+];
+
+/** How often the dashboard asks again: off or every 5 s to 5 min (the dashboard's own setting first). */
+export function RefreshPicker(props: { value: string; onChange: (value: string) => void }) {
+  const known = REFRESH_CHOICES.some(([v]) => v === props.value);
+  return (
+    <label className="dash-refresh">
+      <span>Refresh</span>
+      <select aria-label="Refresh" value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {REFRESH_CHOICES.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+        {!known && <option value={props.value}>{props.value}</option>}
+      </select>
+    </label>
   );
 }
 

@@ -12,6 +12,7 @@ import {
   queryDashboard,
 } from './dashboards-api';
 import { PanelBody } from './panels/panel-body';
+import { TopicPicker, useTopicWarnings } from './topic-picker';
 
 const TYPES: [Panel['type'], string][] = [
   ['timeseries', 'Time series'],
@@ -143,6 +144,14 @@ export function PanelEditor(props: {
   const gridPos = panel?.gridPos ?? { x: 0, y: bottom, w: 8, h: 6 };
   const candidate = toPanel(form, gridPos);
   const key = JSON.stringify(candidate);
+  const warnings = useTopicWarnings(
+    form.type === 'text' || form.source !== 'topic'
+      ? []
+      : form.topics
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean),
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the candidate's JSON is the dependency.
   useEffect(() => {
@@ -265,6 +274,18 @@ export function PanelEditor(props: {
                   placeholder="v1/acme/plant1/$line/temperature"
                 />
               </label>
+              {form.source === 'topic' && (
+                <TopicPicker
+                  onPick={(path) =>
+                    setForm((f) => ({ ...f, topics: f.topics.trim() ? `${f.topics.trim()}\n${path}` : path }))
+                  }
+                />
+              )}
+              {warnings.map((warning) => (
+                <p key={warning} className="dash-topic-warning" role="alert">
+                  {warning}: the panel will show No data.
+                </p>
+              ))}
               <div className="dash-editor-row">
                 <label className="field">
                   <span>Field in object values</span>

@@ -10,13 +10,22 @@ export function PanelBody(props: {
   from: number;
   to: number;
   nowMs: number;
+  /** Why the query was refused (no permission), shown in place of the panel's data. */
+  refused?: string | null | undefined;
+  onZoom?: ((fromMs: number, toMs: number) => void) | undefined;
 }) {
   const { panel, answer, nowMs } = props;
   if (panel.type === 'text') return <TextView panel={panel} />;
+  if (props.refused) return <NoData reasons={[props.refused]} />;
   if (!answer) return <p className="muted">Loading…</p>;
   const first = answer.series[0];
-  if (!first) return <p className="muted">No data: add a query with a topic.</p>;
+  if (!first) return <NoData reasons={['add a query with a topic (no topic matches)']} />;
   const errors = answer.series.filter((s) => s.error).map((s) => s.error);
+  const empty = answer.series.filter((s) => s.noData);
+  // Nothing to draw at all: the reason of each series instead of an empty chart.
+  if (empty.length === answer.series.length) {
+    return <NoData reasons={empty.map((s) => s.noData!.message)} />;
+  }
   const body = (() => {
     switch (panel.type) {
       case 'timeseries':
@@ -28,6 +37,7 @@ export function PanelBody(props: {
             from={props.from}
             to={props.to}
             nowMs={nowMs}
+            onZoom={props.onZoom}
           />
         );
       case 'stat':
@@ -49,7 +59,25 @@ export function PanelBody(props: {
   return (
     <>
       {body}
+      {empty.length > 0 && (
+        <p className="dash-panel-nodata-note" data-testid="no-data-note">
+          No data for {empty.map((s) => s.noData!.message).join('; ')}
+        </p>
+      )}
       {errors.length > 0 && <p className="dash-panel-error">{errors.join('; ')}</p>}
     </>
+  );
+}
+
+/** "No data" with the reason(s), in place of a panel's chart. */
+function NoData({ reasons }: { reasons: string[] }) {
+  const unique = [...new Set(reasons)];
+  return (
+    <div className="dash-nodata" data-testid="no-data" role="status">
+      <strong>No data</strong>
+      {unique.map((reason) => (
+        <span key={reason}>{reason}</span>
+      ))}
+    </div>
   );
 }

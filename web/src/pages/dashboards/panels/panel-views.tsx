@@ -189,43 +189,47 @@ export function StateTimelineView({
   return (
     <div className="dash-states">
       {answer.series.map((series) => {
-        const changes: { t: number; value: unknown }[] = series.points.map((p) => ({
-          t: p.t,
-          value: p.last,
-        }));
-        if (series.latest)
+        // The query's state changes (text and booleans too); live-only panels draw from the latest value.
+        const changes: { t: number; value: unknown }[] = series.states
+          ? series.states.map((s) => ({ t: s.from, value: s.state }))
+          : series.points.map((p) => ({ t: p.t, value: p.last }));
+        if (!series.states && series.latest)
           changes.push({ t: new Date(series.latest.timestamp).getTime(), value: series.latest.value });
         const x = (t: number) => Math.min(100, Math.max(0, ((t - from) / Math.max(1, to - from)) * 100));
         const { stale } = ageOf(series, nowMs);
         return (
-          <div key={series.topic + (series.field ?? '')} className="dash-state-row">
+          <div
+            key={series.topic + (series.field ?? '')}
+            className="dash-state-row"
+            data-testid="state-row"
+            data-states={changes.map((c) => String(c.value)).join(',')}
+          >
             <span className="dash-bar-label">{series.label}</span>
-            <svg
-              viewBox="0 0 100 10"
-              preserveAspectRatio="none"
-              className="dash-state-bar"
-              aria-hidden="true"
-            >
+            <div className="dash-state-bar">
               {changes.map((change, i) => {
                 const next = changes[i + 1]?.t ?? Math.max(change.t, Math.min(to, nowMs));
                 const mapping = mappingFor(change.value, config);
                 const colour =
                   mapping?.color ?? palette[Math.abs(hash(String(change.value))) % palette.length];
+                const text = mapping?.text ?? stateText(change.value);
                 const segmentKey = `${change.t}-${i}`;
                 return (
-                  <rect
+                  <span
                     key={segmentKey}
-                    x={x(change.t)}
-                    width={Math.max(0.3, x(next) - x(change.t))}
-                    y="0"
-                    height="10"
-                    fill={colour}
+                    className="dash-state-segment"
+                    style={{
+                      left: `${x(change.t)}%`,
+                      width: `${Math.max(0.3, x(next) - x(change.t))}%`,
+                      background: colour,
+                    }}
+                    title={text}
+                    data-state={String(change.value)}
                   >
-                    <title>{mapping?.text ?? String(change.value)}</title>
-                  </rect>
+                    {text}
+                  </span>
                 );
               })}
-            </svg>
+            </div>
             <span className="dash-bar-value">
               {displayValue(series.latest?.value ?? null, series, config).text}
             </span>
@@ -235,6 +239,11 @@ export function StateTimelineView({
       })}
     </div>
   );
+}
+
+/** A state as a word: text as it is, booleans and numbers as written, objects as JSON. */
+function stateText(value: unknown): string {
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 }
 
 function hash(text: string): number {

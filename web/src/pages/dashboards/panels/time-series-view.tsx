@@ -6,6 +6,8 @@ import type { Panel, PanelAnswer } from '../dashboards-api';
 import { ageOf, formatNumber } from '../panel-format';
 import { QualityMark } from './panel-views';
 
+/** Room kept under the plot for the legend's line. */
+const LEGEND_PX = 26;
 const COLOURS = ['#1f5fbf', '#d97706', '#059669', '#dc2626', '#7c3aed', '#0891b2', '#be185d', '#4b5563'];
 
 /** Every series' bucket times (seconds) merged, with each statistic aligned to them (null where absent). */
@@ -34,6 +36,7 @@ export function TimeSeriesView({
   from,
   to,
   nowMs,
+  onZoom,
 }: {
   panel: Panel;
   answer: PanelAnswer;
@@ -41,6 +44,8 @@ export function TimeSeriesView({
   from: number;
   to: number;
   nowMs: number;
+  /** Dragging across the chart: the range selected, epoch ms. */
+  onZoom?: ((fromMs: number, toMs: number) => void) | undefined;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -49,6 +54,8 @@ export function TimeSeriesView({
   const range = useRef<[number, number]>([from / 1000, to / 1000]);
   range.current = [from / 1000, to / 1000];
   const unit = answer.series[0]?.unit ?? '';
+  const zoom = useRef(onZoom);
+  zoom.current = onZoom;
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: rebuilt when the series' shape changes.
   useEffect(() => {
@@ -72,7 +79,7 @@ export function TimeSeriesView({
     plot.current = new uPlot(
       {
         width: Math.max(100, element.clientWidth),
-        height: Math.max(60, height),
+        height: Math.max(60, height - LEGEND_PX),
         tzDate: chartDate,
         scales: { x: { time: true, range: () => range.current } },
         axes: [
@@ -82,18 +89,43 @@ export function TimeSeriesView({
           },
           {
             label: unit || undefined,
-            size: 50,
-            values: (_u, ticks) => ticks.map((t) => formatNumber(t, null)),
+            size: 60,
+            values: (_u, ticks) => {
+              const words = ticks.map((t) =>
+                unit ? `${formatNumber(t, null)} ${unit}` : formatNumber(t, null),
+              );
+              // The axis is drawn on a canvas: its words are kept on the element for readers and tests.
+              element.dataset.yTicks = words.join('|');
+              return words;
+            },
           },
         ],
-        legend: { show: height > 160 },
+        // The legend names each series (its label, else its topic), with the value under the cursor.
+        legend: { show: true, live: true },
+        // Dragging across the plot selects a range: the dashboard zooms to it (uPlot's own zoom is off).
+        cursor: { drag: { x: true, y: false, setScale: false } },
+        hooks: {
+          setSelect: [
+            (u) => {
+              const { left, width } = u.select;
+              if (width < 4 || !zoom.current) return;
+              const start = u.posToVal(left, 'x');
+              const end = u.posToVal(left + width, 'x');
+              u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+              zoom.current(Math.round(start * 1000), Math.round(end * 1000));
+            },
+          ],
+        },
         series,
       },
       toData(answer, [...stats]),
       element,
     );
     const observer = new ResizeObserver(() =>
-      plot.current?.setSize({ width: Math.max(100, element.clientWidth), height: Math.max(60, height) }),
+      plot.current?.setSize({
+        width: Math.max(100, element.clientWidth),
+        height: Math.max(60, height - LEGEND_PX),
+      }),
     );
     observer.observe(element);
     return () => {
@@ -113,7 +145,7 @@ export function TimeSeriesView({
   );
   const stale = answer.series.some((s) => ageOf(s, nowMs).stale);
   return (
-    <div className="dash-timeseries">
+    <div className="dash-timeseries" data-unit={unit}>
       <div
         ref={box}
         data-testid="timeseries-chart"
