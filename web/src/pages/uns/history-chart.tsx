@@ -5,7 +5,7 @@ import { errorText } from '../../api/client';
 import { chartDate, chartFormatters } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { qualityColour } from './quality';
-import { aggregate, history } from './uns-api';
+import { aggregate, exportCsv, history } from './uns-api';
 
 export const RANGES = [
   { label: '15 minutes', seconds: 900 },
@@ -167,6 +167,7 @@ export function HistoryChart({ topic, unit = '' }: { topic: string; unit?: strin
     <section className="card" aria-labelledby="history-title">
       <header className="section-header">
         <h2 id="history-title">History</h2>
+        <ExportButton topic={topic} seconds={seconds} onError={setError} />
         <label className="sort">
           <span>Range</span>
           <select value={seconds} onChange={(event) => setSeconds(Number(event.target.value))}>
@@ -189,5 +190,33 @@ export function HistoryChart({ topic, unit = '' }: { topic: string; unit?: strin
       )}
       <div ref={box} className="chart" hidden={!hasData} />
     </section>
+  );
+}
+
+/** Saves the shown range's values as CSV (the server's export: every value, not the chart's buckets). */
+function ExportButton(props: { topic: string; seconds: number; onError: (error: string | null) => void }) {
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    try {
+      const to = new Date(Date.now() + 1000);
+      const from = new Date(to.getTime() - props.seconds * 1000);
+      const blob = await exportCsv(props.topic, from, to);
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(blob);
+      link.download = `${props.topic.replaceAll('/', '_')}.csv`;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+      props.onError(null);
+    } catch (failure) {
+      props.onError(errorText(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <button type="button" className="button button-small" disabled={busy} onClick={() => void save()}>
+      Export CSV
+    </button>
   );
 }

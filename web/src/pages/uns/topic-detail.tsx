@@ -1,7 +1,9 @@
+import { useSession } from '../../app/session';
 import { useAsync } from '../../app/use-async';
 import { formatNumber, formatTimestamp, formatUnsValue } from '../../components/format';
 import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import { HistoryChart } from './history-chart';
+import { PublishForm } from './publish-form';
 import { Quality } from './quality';
 import { type LatestValue, recentValues, type TopicView, viewTopic, violations } from './uns-api';
 import { type LiveState, useLiveValue } from './use-live-value';
@@ -146,10 +148,14 @@ function RecentValues({ topic, unit }: { topic: string; unit: string }) {
 /** One topic: live value, history chart, schema and violations. */
 export function TopicDetail({ path }: { path: string }) {
   const view = useAsync(() => viewTopic(path), [path]);
+  const { organization } = useSession();
+  const canPublish = organization?.role !== 'Viewer';
   if (view.loading && !view.data) return <Loading label="Loading topic…" />;
   if (view.error) return <ErrorMessage error={view.error} onRetry={view.reload} />;
   if (!view.data) return <EmptyState title="Topic not found." />;
-  const definition = (view.data.schemaBinding as { definition?: { unit?: string } } | null)?.definition;
+  const definition = (
+    view.data.schemaBinding as { definition?: { unit?: string; jsonSchema?: Record<string, unknown> } } | null
+  )?.definition;
   const unit = definition?.unit ?? '';
   return (
     <div className="topic-detail">
@@ -161,6 +167,7 @@ export function TopicDetail({ path }: { path: string }) {
         <LiveValue topic={path} initial={view.data.latest} unit={unit} />
         <SchemaPanel view={view.data} />
       </div>
+      {canPublish && <PublishForm topic={path} schema={definition?.jsonSchema} onPublished={() => {}} />}
       <HistoryChart topic={path} unit={unit} />
       <div className="topic-grid">
         <RecentValues topic={path} unit={unit} />

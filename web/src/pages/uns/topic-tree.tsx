@@ -43,7 +43,12 @@ function useChildren(parent: string | undefined, search: string | undefined) {
 
 function TopicNode({ item, level, isFirst }: { item: TopicItem; level: number; isFirst: boolean }) {
   const tree = useTree();
-  const [open, setOpen] = useState(false);
+  // A topic opened by its address (`/uns?topic=…`) opens every node above it.
+  const above = tree.selected?.startsWith(`${item.path}/`) ?? false;
+  const [open, setOpen] = useState(above);
+  useEffect(() => {
+    if (above) setOpen(true);
+  }, [above]);
   const toggle = (next: boolean) => {
     setOpen(next);
     // A closed item hides its descendants: the tab stop cannot stay on one of them.

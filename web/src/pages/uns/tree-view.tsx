@@ -110,7 +110,10 @@ export function TreeItem(props: ItemProps) {
         if (isOwn(event)) tree.setActiveKey(props.itemKey);
       }}
     >
-      <div className={props.isSelected ? 'tree-row selected' : 'tree-row'}>
+      <div
+        className={props.isSelected ? 'tree-row selected' : 'tree-row'}
+        ref={props.isSelected ? scrollIntoView : undefined}
+      >
         <span className="tree-toggle" aria-hidden="true">
           {props.hasChildren ? (props.open ? '▾' : '▸') : ''}
         </span>
@@ -139,4 +142,9 @@ export function onTreeKeyDown(event: KeyboardEvent<HTMLDivElement>) {
           : items[Math.max(0, index - 1)];
   event.preventDefault();
   focusItem(next);
+}
+
+/** The selected row (opened by its address) is brought into view in the tree. */
+function scrollIntoView(element: HTMLDivElement | null): void {
+  element?.scrollIntoView({ block: 'nearest' });
 }

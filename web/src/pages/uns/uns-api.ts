@@ -109,3 +109,20 @@ export type SparkplugNode = Json<
 export async function sparkplugNodes(): Promise<SparkplugNode[]> {
   return unwrap(await api.GET('/api/v1/uns/sparkplug/nodes', { params: { header: orgHeader() } })).data;
 }
+
+/** Publishes one value to a topic (answered once committed). */
+export async function publishValue(topic: string, value: unknown): Promise<void> {
+  unwrap(
+    await api.POST('/api/v1/uns/data/publish', { params: { header: orgHeader() }, body: { topic, value } }),
+  );
+}
+
+/** The CSV of a topic's values from `from` to `to` (the server's export), as a file to save. */
+export async function exportCsv(topic: string, from: Date, to: Date): Promise<Blob> {
+  const params = {
+    header: orgHeader(),
+    query: { topic, from: from.toISOString(), to: to.toISOString(), order: 'asc' as const },
+  };
+  const blob = unwrap(await api.GET('/api/v1/uns/data/export', { params, parseAs: 'blob' }));
+  return blob as unknown as Blob;
+}
