@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page, Request } from 'playwright-core';
+import { signedInMember } from '../helpers/factories.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/test-server.js';
 import { launchBrowser, openPage, screenshot, signIn } from './helpers/browser.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
@@ -208,6 +209,26 @@ describe("console: dashboards' Grafana basics (issue 41 point 5)", () => {
     await screenshot(page, 'dashboard-topic-picker');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     assert.deepEqual(errors, []);
+  });
+
+  it('says "No data: no permission" once the reader may no longer read the data', async () => {
+    const { user } = await signedInMember(server, 'Viewer');
+    const { context, page: viewer } = await openPage(browser);
+    await signIn(viewer, server.url, user.email, user.password, `/dashboards/${dashboardId}`);
+    await viewer.locator('[data-panel-id="trend"]').getByTestId('timeseries-chart').waitFor();
+    // Removed from the organization while the dashboard is open: the next query is refused.
+    const removed = await server.admin.delete(`/api/v1/organizations/${server.orgId}/members/${user.id}`);
+    assert.equal(removed.status, 204, JSON.stringify(removed.body));
+    const refused = viewer.waitForResponse((r) => r.url().endsWith(`/dashboards/${dashboardId}/query`));
+    await viewer.getByLabel('Time range').selectOption('now-6h');
+    const answer = await refused;
+    // The contract's answer for a caller who is not a member of the organization.
+    assert.equal(answer.status(), 422);
+    const noData = viewer.locator('[data-panel-id="trend"]').getByTestId('no-data');
+    await noData.getByText(/^no permission to read this data: /).waitFor();
+    assert.equal(await viewer.locator('[data-panel-id="trend"]').getByTestId('timeseries-chart').count(), 0);
+    await screenshot(viewer, 'dashboard-no-permission');
+    await context.close();
   });
 });
 

@@ -104,7 +104,8 @@ export default function DashboardPage({ id }: { id: string }) {
         if (stopped) return;
         setQueryError(errorText(failure));
         setRefused(
-          failure instanceof ApiFailure && (failure.status === 403 || failure.status === 401)
+          failure instanceof ApiFailure &&
+            (failure.status === 401 || failure.status === 403 || failure.code === 'missing_organization')
             ? `no permission to read this data: ${failure.message}`
             : null,
         );
