@@ -71,14 +71,20 @@ export async function readStateChanges(
   });
   if (before[0]) add(fromMs, stateOf(before[0].value_json));
   let afterUs: number | null = null;
-  for (let read = 0; read < MAX_VALUES; read += PAGE) {
+  // Past MAX_VALUES values the states end at the last value read (not at the range's end).
+  let endMs = Math.min(toMs, nowMs);
+  for (let read = 0; ; read += PAGE) {
     const rows = await data.range({ topicId, fromUs, toUs, order: 'asc', limit: PAGE, afterUs });
     for (const row of rows.slice(0, PAGE)) add(Math.floor(Number(row.ts_us) / 1000), stateOf(row.value_json));
     if (rows.length <= PAGE) break;
     afterUs = Number(rows[PAGE - 1]!.ts_us);
+    if (read + PAGE >= MAX_VALUES) {
+      endMs = Math.floor(afterUs / 1000);
+      break;
+    }
   }
   const last = changes[changes.length - 1];
-  if (last) last.to = Math.max(last.from, Math.min(toMs, nowMs));
+  if (last) last.to = Math.max(last.from, endMs);
   return changes;
 }
 
