@@ -255,5 +255,41 @@ for (const dialect of testDialects()) {
       assert.ok(!topics.text.includes('ns=1'), 'no node id became a topic segment');
       await api.post(`${CONNECTIONS}/${id}/stop`, {});
     });
+
+    it('a subscription written by hand (no uns.items) publishes to browse-path topics, not node ids', async () => {
+      const res = await api.post(`${CONNECTIONS}/${id}/functions`, {
+        name: 'Press07 by hand',
+        type: 'opcua.subscribe',
+        config: {
+          nodeIds: ['ns=1;s=Plant1/Press07/Counter', 'ns=1;s=Plant1/Press07/Temperature'],
+          samplingIntervalMs: 100,
+          publishingIntervalMs: 100,
+        },
+        uns: { topic: 'v1/hand' },
+      });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.body.data.uns.items, undefined);
+      assert.equal((await api.post(`${CONNECTIONS}/${id}/start`, {})).status, 202);
+      const temperature = await waitUntil('the temperature is on its browse-path topic', async () => {
+        const r = await api.get('/api/v1/uns/data/latest?topic=v1/hand/Plant1/Press07/Temperature');
+        return r.status === 200 ? r.body.data : null;
+      });
+      assert.equal(temperature.value, 27);
+      const counter = await waitUntil('the counter is on its browse-path topic', async () => {
+        const r = await api.get('/api/v1/uns/data/latest?topic=v1/hand/Plant1/Press07/Counter');
+        return r.status === 200 ? r.body.data : null;
+      });
+      assert.equal(counter.value, 0);
+      const under = await api.get('/api/v1/uns/topics?parent=v1/hand&limit=200');
+      assert.equal(under.status, 200, under.text);
+      assert.deepEqual(
+        under.body.data.map((t: { name: string }) => t.name),
+        ['Plant1'],
+        'the only child of the subscription topic is the browse path root, not ns=1;s=Plant1',
+      );
+      const hand = await api.get('/api/v1/uns/topics?parent=v1/hand/Plant1/Press07&limit=200');
+      assert.ok(!hand.text.includes('ns=1'), hand.text);
+      await api.post(`${CONNECTIONS}/${id}/stop`, {});
+    });
   });
 }

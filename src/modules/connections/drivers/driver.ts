@@ -37,8 +37,11 @@ export interface DriverValue {
   timestamp?: Date;
 }
 
-/** A subscribed item's change: `key` names the item (a node id, an MQTT topic). */
-export type SubscriptionListener = (key: string, value: DriverValue) => void;
+/**
+ * A subscribed item's change: `key` names the item (a node id, an MQTT topic); `path`, where the device
+ * has one, is the item's place in the device's tree (an OPC UA browse path), which names its topic.
+ */
+export type SubscriptionListener = (key: string, value: DriverValue, path?: string[]) => void;
 
 /** What a driver reports about an open session outside of a request (the transport went away). */
 export interface SessionEvents {

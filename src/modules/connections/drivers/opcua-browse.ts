@@ -11,6 +11,9 @@ const HIERARCHICAL = 'i=33';
 /** At most this many levels are walked up from a node to the Objects folder. */
 const MAX_DEPTH = 32;
 
+/** Where a walk up ends: the Objects folder or the root. */
+const isTop = (id: string) => id === OBJECTS_FOLDER || id === `ns=0;${OBJECTS_FOLDER}` || id === ROOT_FOLDER;
+
 function description(
   opcua: Opcua,
   nodeId: string,
@@ -129,10 +132,69 @@ export async function browsePathOf(opcua: Opcua, session: ClientSession, nodeId:
     const parent = result?.references?.[0];
     if (!parent) break;
     const parentId = parent.nodeId.toString();
-    if (parentId === OBJECTS_FOLDER || parentId === `ns=0;${OBJECTS_FOLDER}` || parentId === ROOT_FOLDER)
-      break;
+    if (isTop(parentId)) break;
     path.unshift(parent.browseName.name ?? parentId);
     current = parentId;
   }
   return path;
+}
+
+/** Requests are cut into chunks of this many nodes (servers limit the nodes of one read or browse). */
+const CHUNK = 500;
+
+async function chunked<T, R>(items: T[], run: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(...(await run(items.slice(i, i + CHUNK))));
+  return out;
+}
+
+/**
+ * The browse paths of many nodes at once (what `browsePathOf` answers for one), walking up one level
+ * for all of them per request, so siblings share their parents' walk: a subscription of thousands of
+ * items costs a few requests a level. `null` for a node the server does not know.
+ */
+export async function browsePathsOf(
+  opcua: Opcua,
+  session: ClientSession,
+  nodeIds: string[],
+): Promise<(string[] | null)[]> {
+  const unique = [...new Set(nodeIds)];
+  const read = await chunked(unique, (ids) =>
+    session.read(ids.map((nodeId) => ({ nodeId, attributeId: opcua.AttributeIds.BrowseName }))),
+  );
+  const nameOf = new Map<string, string>();
+  unique.forEach((id, i) => {
+    const value = read[i];
+    if (value && !value.statusCode.isNotGood()) nameOf.set(id, (value.value.value as { name: string }).name);
+  });
+  const parentOf = new Map<string, { id: string; name: string } | null>();
+  let pending = [...nameOf.keys()];
+  for (let depth = 0; depth < MAX_DEPTH && pending.length > 0; depth++) {
+    const results = await chunked(pending, (ids) =>
+      session.browse(ids.map((id) => description(opcua, id, 'inverse'))),
+    );
+    const next = new Set<string>();
+    pending.forEach((id, i) => {
+      const parent = results[i]?.references?.[0];
+      const parentId = parent?.nodeId.toString();
+      if (!parent || !parentId || isTop(parentId)) {
+        parentOf.set(id, null);
+        return;
+      }
+      parentOf.set(id, { id: parentId, name: parent.browseName.name ?? parentId });
+      if (!parentOf.has(parentId)) next.add(parentId);
+    });
+    pending = [...next].filter((id) => !parentOf.has(id));
+  }
+  return nodeIds.map((id) => {
+    const name = nameOf.get(id);
+    if (name === undefined) return null;
+    const path = [name];
+    let current = parentOf.get(id);
+    for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
+      path.unshift(current.name);
+      current = parentOf.get(current.id);
+    }
+    return path;
+  });
 }

@@ -8,7 +8,7 @@ import {
   readOnlyRefusal,
 } from './driver.js';
 import { urlTarget } from './driver-egress.js';
-import { browseChildren, browsePathOf } from './opcua-browse.js';
+import { browseChildren, browsePathOf, browsePathsOf } from './opcua-browse.js';
 import { OPCUA_PORTS } from './opcua-egress.js';
 import { openSession, SECURITY_MODES, SECURITY_POLICIES } from './opcua-session.js';
 
@@ -119,7 +119,8 @@ export const opcuaDriver: ProtocolDriver = {
     {
       type: 'opcua.subscribe',
       direction: 'subscribe',
-      description: 'Monitors the Value attribute of each node; every change is a value.',
+      description:
+        "Monitors the Value attribute of each node; every change is a value, published to the item's topic in uns.items or else to <topic>/<browse path> (Plant1/Press4/Temperature, read from the server when the subscription starts).",
       configSchema: {
         type: 'object',
         required: ['nodeIds'],
@@ -207,6 +208,8 @@ export const opcuaDriver: ProtocolDriver = {
         });
         subscriptions.add(subscription);
         const nodeIds = cfg.nodeIds as string[];
+        // Each item's topic is made from its browse path (Plant1/Press4/Temperature), read once here.
+        const paths = await browsePathsOf(opcua, session, nodeIds);
         const group = await subscription.monitorItems(
           nodeIds.map((id) => ({ nodeId: id, attributeId: AttributeIds.Value })),
           {
@@ -217,7 +220,7 @@ export const opcuaDriver: ProtocolDriver = {
           TimestampsToReturn.Both,
         );
         group.on('changed', (_item: unknown, dataValue: DataValue, index: number) => {
-          listener(nodeIds[index]!, driverValue(dataValue));
+          listener(nodeIds[index]!, driverValue(dataValue), paths[index] ?? undefined);
         });
         return async () => {
           subscriptions.delete(subscription);

@@ -54,6 +54,12 @@ function topicSegments(key: string): string {
     .join('/');
 }
 
+/** One name of a device's tree path as one UNS segment: `/`, `+`, `#` and control characters become `_`. */
+function pathSegment(name: string): string {
+  const cleaned = topicSegments(name.replace(/\//g, '_'));
+  return cleaned.length > 0 ? cleaned : '_';
+}
+
 /** The polled read functions by interval, in the order they came. */
 function pollGroups(functions: RunningFunction[]): Map<number, RunningFunction[]> {
   const groups = new Map<number, RunningFunction[]>();
@@ -202,8 +208,10 @@ export class ConnectionWorker {
     }
     for (const fn of functions) {
       if (fn.direction === 'subscribe' && this.session?.subscribe) {
-        const stop = await this.session.subscribe(fn.type, fn.config, (key, value) => {
-          const topic = fn.uns.items?.[key] ?? `${fn.uns.topic}/${topicSegments(key)}`;
+        const stop = await this.session.subscribe(fn.type, fn.config, (key, value, path) => {
+          const topic =
+            fn.uns.items?.[key] ??
+            `${fn.uns.topic}/${path ? path.map(pathSegment).join('/') : topicSegments(key)}`;
           this.queue(topic, value);
         });
         this.unsubscribes.push(stop);
