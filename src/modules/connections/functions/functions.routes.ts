@@ -13,6 +13,7 @@ import {
   FunctionParams,
   ImportFunctionsBody,
   ListFunctionsQuery,
+  PreviewBody,
   UpdateFunctionBody,
 } from './functions.schemas.js';
 import type { FunctionsService } from './functions.service.js';
@@ -227,6 +228,25 @@ export const functionsRoutes: FastifyPluginAsyncTypebox<{ functions: FunctionsSe
         request.params.functionId,
         request.body ?? {},
       ),
+    }),
+  );
+
+  app.post(
+    '/:id/functions/preview',
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Preview a read function without saving it',
+        description:
+          "Runs a read function's `{type, config}` once on the running session, or on a session opened for this call, and answers what it read; nothing is saved. Only read types: a write or subscribe type answers 400, so a preview never changes a device. The config is checked as a create checks it (400 naming the field); ((placeholders)) are refused. A device failure answers success false with the error.",
+        params: IdParams,
+        body: PreviewBody,
+        response: { 200: dataEnvelope(ExecutionResult) },
+      },
+    },
+    async (request) => ({
+      data: await functions.preview(request.organization!.id, request.params.id, request.body),
     }),
   );
 };

@@ -167,3 +167,17 @@ export const FunctionParams = Type.Object({
   id: Type.String({ format: 'uuid' }),
   functionId: Type.String({ format: 'uuid' }),
 });
+
+export const PreviewBody = Type.Object(
+  {
+    type: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: "A read type of the protocol's functionTypes.",
+    }),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The function's config as a create takes it, with values in place of ((placeholders)).",
+    }),
+  },
+  { additionalProperties: false },
+);

@@ -19,6 +19,7 @@ import type { FunctionDirection } from '../drivers/driver.js';
 import { assertValid, protocolOf } from '../protocols/protocol-registry.js';
 import { checkDefinition, functionTypeOf, type UnsTarget } from './function-definition.js';
 import { importRows } from './function-import.js';
+import { type PreviewBody, previewRead } from './function-preview.js';
 import { FUNCTION_ENTITY, type FunctionSnapshot, functionRows } from './function-versions.js';
 import type { FunctionRow, FunctionsRepository } from './functions.repository.js';
 import type { ConnectorFunction, CreateFunctionBody, UpdateFunctionBody } from './functions.schemas.js';
@@ -378,5 +379,11 @@ export class FunctionsService {
     if (problem) throw badRequest(problem);
     const found = await this.deps.connections.get(organizationId, connectionId);
     return this.deps.executor().execute(found, row.type, config);
+  }
+
+  /** A read function's config run once, not saved (see function-preview.ts). */
+  async preview(organizationId: string, connectionId: string, body: PreviewBody): Promise<ExecutionResult> {
+    const connection = await this.connectionOf(organizationId, connectionId);
+    return previewRead(connection, this.deps.executor(), body);
   }
 }
