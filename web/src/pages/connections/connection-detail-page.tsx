@@ -10,12 +10,18 @@ import { graphLink } from '../dependencies/dependencies-api';
 import { ImpactConfirmDialog } from '../dependencies/impact-confirm-dialog';
 import { type Connection, connectionVersions, type ObjectSchema, type Protocol } from './connections-api';
 import './connections.css';
+import { ConnectionTestButton } from './connection-test-button';
 import { FunctionsPanel } from './functions-panel';
 import { HistoryPanel } from './history-panel';
+import { ModbusRegisterPicker } from './modbus-register-picker';
+import { OpcuaBrowser } from './opcua-browser';
 import { type FormValues, initialValues, SchemaForm, toConfig } from './schema-form';
 import { StateBadge } from './state-badge';
 
-type Tab = 'runtime' | 'functions' | 'history' | 'versions' | 'settings';
+type Tab = 'runtime' | 'functions' | 'browse' | 'registers' | 'history' | 'versions' | 'settings';
+
+/** The device setup tab a protocol has: an OPC UA tree to browse, a Modbus register picker. */
+const SETUP_TAB: Record<string, Tab> = { opcua: 'browse', 'modbus-tcp': 'registers' };
 
 /** One connection: runtime with actions and metrics, functions, state history, versions, settings. */
 export default function ConnectionDetailPage({ id }: { id: string }) {
@@ -115,7 +121,16 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
       )}
       <ErrorMessage error={actionError} />
       <div className="tabs" role="tablist">
-        {(['runtime', 'functions', 'history', 'versions', 'settings'] as const).map((t) => (
+        {(
+          [
+            'runtime',
+            'functions',
+            ...(SETUP_TAB[c.protocol] ? [SETUP_TAB[c.protocol]!] : []),
+            'history',
+            'versions',
+            'settings',
+          ] as Tab[]
+        ).map((t) => (
           <button
             key={t}
             type="button"
@@ -160,6 +175,10 @@ export default function ConnectionDetailPage({ id }: { id: string }) {
             <Loading />
           ))}
         {tab === 'functions' && protocol && <FunctionsPanel connection={c} protocol={protocol} />}
+        {tab === 'browse' && <OpcuaBrowser connection={c} onCreated={() => undefined} />}
+        {tab === 'registers' && protocol && (
+          <ModbusRegisterPicker connection={c} protocol={protocol} onCreated={() => undefined} />
+        )}
         {tab === 'history' && <HistoryPanel connectionId={c.id} />}
         {tab === 'versions' && (
           <VersionHistory
@@ -209,6 +228,10 @@ function SettingsForm(props: { connection: Connection; protocol: Protocol; onSav
       }}
     >
       <SchemaForm schema={schema} values={values} onChange={setValues} storedSecrets={stored} />
+      <ConnectionTestButton protocol={props.protocol.id} config={() => toConfig(schema, values)} />
+      {stored.length > 0 && (
+        <small className="hint">A test sends the secrets typed here; stored ones are not sent.</small>
+      )}
       <ErrorMessage error={error} />
       {saved && <p role="status">Saved.</p>}
       <button type="submit" className="button button-primary">

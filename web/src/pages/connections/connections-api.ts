@@ -24,6 +24,7 @@ export type HealthSummary = DataOf<
 /** A JSON Schema property as the protocols describe their config. */
 export interface SchemaProperty {
   type?: string | string[];
+  title?: string;
   enum?: unknown[];
   default?: unknown;
   description?: string;

@@ -8,6 +8,8 @@ import { EmptyState, ErrorMessage, Loading } from '../../components/states';
 import type { ObjectSchema, Protocol } from './connections-api';
 import { type FormValues, initialValues, SchemaForm, toConfig } from './schema-form';
 import './connections.css';
+import { addressOf, useRuntimes } from './connection-address';
+import { ConnectionTestButton } from './connection-test-button';
 import { StateBadge } from './state-badge';
 
 /** Connections of the organization with live state badges; create one from its protocol's form. */
@@ -25,6 +27,7 @@ export default function ConnectionsPage() {
     const q = { limit: 200, ...(query ? { search: query } : {}), ...(protocol ? { protocol } : {}) };
     return unwrap(await api.GET('/api/v1/connections', { params: { header: orgHeader(), query: q } }));
   }, [query, protocol]);
+  const runtimes = useRuntimes(3000);
   // Live state badges: the list is read again every 3 seconds.
   useEffect(() => {
     const timer = setInterval(() => list.reload(), 3000);
@@ -78,7 +81,10 @@ export default function ConnectionsPage() {
               <tr>
                 <th>Name</th>
                 <th>Protocol</th>
+                <th>Address</th>
                 <th>State</th>
+                <th>Last error</th>
+                <th>Requests/s</th>
                 <th>Labels</th>
               </tr>
             </thead>
@@ -89,10 +95,18 @@ export default function ConnectionsPage() {
                     <Link to={`/connections/${c.id}`}>{c.name}</Link>
                     {c.readOnly && <small className="muted"> read-only</small>}
                   </td>
-                  <td>{c.protocol}</td>
-                  <td>
-                    <StateBadge state={c.state} />
+                  <td>{protocols.data?.find((p) => p.id === c.protocol)?.name ?? c.protocol}</td>
+                  <td className="cell-address">
+                    {addressOf(
+                      c.config,
+                      protocols.data?.find((p) => p.id === c.protocol),
+                    )}
                   </td>
+                  <td>
+                    <StateBadge state={runtimes.get(c.id)?.state ?? c.state} />
+                  </td>
+                  <td className="cell-error">{runtimes.get(c.id)?.lastError ?? ''}</td>
+                  <td data-rate={c.id}>{formatRate(runtimes.get(c.id)?.rate)}</td>
                   <td>
                     <BadgeList items={c.labels} shown={3} />
                   </td>
@@ -107,6 +121,12 @@ export default function ConnectionsPage() {
       )}
     </section>
   );
+}
+
+/** Requests a second as the list shows it: one decimal below 10, a dash before two samples. */
+function formatRate(rate: number | undefined): string {
+  if (rate === undefined) return '–';
+  return rate < 10 ? rate.toFixed(1) : String(Math.round(rate));
 }
 
 function CreateConnectionDialog({ protocols, onClose }: { protocols: Protocol[]; onClose: () => void }) {
@@ -185,6 +205,7 @@ function CreateConnectionDialog({ protocols, onClose }: { protocols: Protocol[];
           </select>
         </label>
         <SchemaForm schema={schema} values={values} onChange={setValues} />
+        <ConnectionTestButton protocol={protocolId} config={() => toConfig(schema, values)} />
         <label className="checkbox">
           <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} />
           Read-only (refuse every write)

@@ -10,8 +10,9 @@ import {
   functionVersions,
   type Protocol,
 } from './connections-api';
+import { FunctionForm } from './function-form';
 
-/** The functions of a connection: list, add (config as JSON), execute with parameters, versions. */
+/** The functions of a connection: list, add (config as a form), execute with parameters, versions. */
 export function FunctionsPanel({ connection, protocol }: { connection: Connection; protocol: Protocol }) {
   const header = orgHeader();
   const list = useAsync(
@@ -23,29 +24,6 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
       ).data,
     [connection.id],
   );
-  const [type, setType] = useState(protocol.functionTypes[0]?.type ?? '');
-  const [name, setName] = useState('');
-  const [config, setConfig] = useState('{}');
-  const [parameters, setParameters] = useState('[]');
-  const [error, setError] = useState<string | null>(null);
-
-  const add = async () => {
-    setError(null);
-    try {
-      const body = { name, type, config: JSON.parse(config), parameters: JSON.parse(parameters) };
-      unwrap(
-        await api.POST('/api/v1/connections/{id}/functions', {
-          params: { header, path: { id: connection.id } },
-          body,
-        }),
-      );
-      setName('');
-      list.reload();
-    } catch (failure) {
-      setError(failure instanceof SyntaxError ? 'Config and parameters must be JSON.' : errorText(failure));
-    }
-  };
-
   return (
     <div>
       <ErrorMessage error={list.error} onRetry={list.reload} />
@@ -59,56 +37,7 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
         </ul>
       )}
       <h2>Add a function</h2>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void add();
-        }}
-      >
-        <label className="field">
-          <span>Name *</span>
-          <input
-            name="function-name"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            required
-            maxLength={100}
-          />
-        </label>
-        <label className="field">
-          <span>Type</span>
-          <select name="function-type" value={type} onChange={(e) => setType(e.target.value)}>
-            {protocol.functionTypes.map((t) => (
-              <option key={t.type} value={t.type}>
-                {t.type} ({t.direction})
-              </option>
-            ))}
-          </select>
-          <small className="hint">{protocol.functionTypes.find((t) => t.type === type)?.description}</small>
-        </label>
-        <label className="field">
-          <span>Config (JSON; strings may hold ((parameter)) placeholders)</span>
-          <textarea
-            name="function-config"
-            rows={3}
-            value={config}
-            onChange={(e) => setConfig(e.target.value)}
-          />
-        </label>
-        <label className="field">
-          <span>Parameters (JSON)</span>
-          <textarea
-            name="function-parameters"
-            rows={2}
-            value={parameters}
-            onChange={(e) => setParameters(e.target.value)}
-          />
-        </label>
-        <ErrorMessage error={error} />
-        <button type="submit" className="button button-primary">
-          Add function
-        </button>
-      </form>
+      <FunctionForm connection={connection} protocol={protocol} onCreated={list.reload} />
     </div>
   );
 }

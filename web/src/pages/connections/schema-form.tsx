@@ -1,4 +1,5 @@
 import type { ObjectSchema, SchemaProperty } from './connections-api';
+import { fieldHint, fieldLabel } from './field-label';
 
 /** A value as the form holds it: text for inputs, booleans for checkboxes. */
 export type FormValues = Record<string, string | boolean>;
@@ -49,44 +50,55 @@ export function toConfig(schema: ObjectSchema, values: FormValues): Record<strin
   return config;
 }
 
-/** Inputs generated from a protocol's config schema: one field per property, secrets as passwords. */
+/** Inputs generated from a config schema: a labelled field per property with its help, secrets as passwords. */
 export function SchemaForm(props: {
   schema: ObjectSchema;
   values: FormValues;
   onChange: (values: FormValues) => void;
   /** Names of secrets already stored (their field says so, blank keeps them). */
   storedSecrets?: string[];
+  /** Prefixes the inputs' ids (two forms on one page). */
+  idPrefix?: string;
 }) {
   const required = new Set(props.schema.required ?? []);
+  const prefix = props.idPrefix ?? 'config';
   return (
     <>
       {Object.entries(props.schema.properties ?? {}).map(([name, property]) => {
         const k = kind(property);
         const set = (value: string | boolean) => props.onChange({ ...props.values, [name]: value });
-        const label = `${name}${required.has(name) ? ' *' : ''}`;
+        const id = `${prefix}-${name}`;
+        const label = `${fieldLabel(name, property)}${required.has(name) ? ' *' : ''}`;
         const hint =
           property['x-secret'] && props.storedSecrets?.includes(name)
             ? 'Set. Leave blank to keep it.'
-            : (property.description ??
-              (property.default !== undefined ? `Default: ${String(property.default)}` : ''));
+            : k === 'json'
+              ? `${fieldHint(property)} As JSON.`.trim()
+              : fieldHint(property);
         if (k === 'boolean') {
           return (
-            <label key={name} className="checkbox">
+            <label key={name} className="checkbox" title={hint || undefined}>
               <input
                 type="checkbox"
+                name={name}
                 checked={Boolean(props.values[name])}
                 onChange={(e) => set(e.target.checked)}
               />
-              {name}
+              {label}
             </label>
           );
         }
         return (
-          // biome-ignore lint/a11y/noLabelWithoutControl: the control is one of the two below.
-          <label key={name} className="field">
-            <span>{label}</span>
+          <div key={name} className="field">
+            <label htmlFor={id}>{label}</label>
             {k === 'enum' ? (
-              <select value={String(props.values[name] ?? '')} onChange={(e) => set(e.target.value)}>
+              <select
+                id={id}
+                name={name}
+                value={String(props.values[name] ?? '')}
+                onChange={(e) => set(e.target.value)}
+                aria-describedby={hint ? `${id}-hint` : undefined}
+              >
                 <option value="">
                   {property.default !== undefined ? `Default (${String(property.default)})` : '—'}
                 </option>
@@ -98,16 +110,23 @@ export function SchemaForm(props: {
               </select>
             ) : (
               <input
+                id={id}
                 name={name}
                 type={property['x-secret'] ? 'password' : k === 'number' ? 'number' : 'text'}
                 autoComplete={property['x-secret'] ? 'new-password' : 'off'}
                 value={String(props.values[name] ?? '')}
                 onChange={(e) => set(e.target.value)}
                 required={required.has(name)}
+                placeholder={property.default !== undefined ? String(property.default) : undefined}
+                aria-describedby={hint ? `${id}-hint` : undefined}
               />
             )}
-            {hint && <small className="hint">{hint}</small>}
-          </label>
+            {hint && (
+              <small className="hint" id={`${id}-hint`}>
+                {hint}
+              </small>
+            )}
+          </div>
         );
       })}
     </>
