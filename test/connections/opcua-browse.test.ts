@@ -1,75 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DataType, OPCUACertificateManager, OPCUAServer, Variant } from 'node-opcua';
 import { testDialects } from '../helpers/dialects.js';
 import { signedInMember } from '../helpers/factories.js';
 import { freePort } from '../helpers/free-port.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { waitUntil } from '../helpers/wait.js';
+import { type PlantServer, startPlantServer } from './opcua-plant-server.js';
 
 const CONNECTIONS = '/api/v1/connections';
 const PRESSES = 12;
-
-/**
- * An OPC UA server with a plant tree of three levels under Objects: Plant1 > Press01..Press12 >
- * Temperature (Double), Counter (Int32); node ids as a device names them (`ns=1;s=Plant1/Press04/Counter`).
- */
-async function startPlantServer(port: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'meridian-opcua-browse-'));
-  const server = new OPCUAServer({
-    port,
-    host: '127.0.0.1',
-    resourcePath: '/UA/Plant',
-    serverCertificateManager: new OPCUACertificateManager({
-      rootFolder: join(dir, 'pki'),
-      automaticallyAcceptUnknownCertificate: true,
-    }),
-    allowAnonymous: true,
-  });
-  await server.initialize();
-  const addressSpace = server.engine.addressSpace!;
-  const ns = addressSpace.getOwnNamespace();
-  const plant = ns.addFolder(addressSpace.rootFolder.objects, { browseName: 'Plant1', nodeId: 's=Plant1' });
-  const counters = new Map<string, number>();
-  for (let p = 1; p <= PRESSES; p++) {
-    const name = `Press${String(p).padStart(2, '0')}`;
-    const press = ns.addObject({ organizedBy: plant, browseName: name, nodeId: `s=Plant1/${name}` });
-    ns.addVariable({
-      componentOf: press,
-      browseName: 'Temperature',
-      nodeId: `s=Plant1/${name}/Temperature`,
-      dataType: 'Double',
-      value: { get: () => new Variant({ dataType: DataType.Double, value: 20 + p }) },
-    });
-    counters.set(name, 0);
-    ns.addVariable({
-      componentOf: press,
-      browseName: 'Counter',
-      nodeId: `s=Plant1/${name}/Counter`,
-      dataType: 'Int32',
-      minimumSamplingInterval: 50,
-      value: { get: () => new Variant({ dataType: DataType.Int32, value: counters.get(name)! }) },
-    });
-  }
-  await server.start();
-  return {
-    endpointUrl: `opc.tcp://127.0.0.1:${port}/UA/Plant`,
-    async stop() {
-      await server.shutdown(0);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 for (const dialect of testDialects()) {
   describe(`OPC UA browse and pick [${dialect}]`, () => {
     let server: TestServer;
     let api: TestClient;
-    let plant: Awaited<ReturnType<typeof startPlantServer>>;
+    let plant: PlantServer;
     let id: string;
 
     const browse = (query = '') => api.get(`${CONNECTIONS}/${id}/browse${query}`);
@@ -79,7 +25,7 @@ for (const dialect of testDialects()) {
         connectionRuntime: { tickMs: 200, leaseMs: 2000, reconnectBaseMs: 200 },
       });
       api = server.admin;
-      plant = await startPlantServer(await freePort());
+      plant = await startPlantServer(await freePort(), PRESSES);
       const res = await api.post(CONNECTIONS, {
         name: 'Plant UA',
         protocol: 'opcua',

@@ -36,11 +36,11 @@ describe('console: connections', () => {
     const dialog = page.getByRole('dialog', { name: 'New connection' });
     await dialog.getByLabel('Name *').fill('Press line');
     await dialog.getByLabel('Protocol').selectOption('modbus-tcp');
-    await dialog.getByLabel('host *').fill('127.0.0.1');
-    await dialog.getByLabel('port').fill('70000');
+    await dialog.getByLabel('Host *').fill('127.0.0.1');
+    await dialog.getByLabel('Port', { exact: true }).fill('70000');
     await dialog.getByRole('button', { name: 'Create' }).click();
     await dialog.getByText(/config\.port must be <= 65535/i).waitFor();
-    await dialog.getByLabel('port').fill(String(device.port));
+    await dialog.getByLabel('Port', { exact: true }).fill(String(device.port));
     await screenshot(page, 'connections-create');
     await dialog.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'Press line' }).waitFor();
@@ -50,7 +50,7 @@ describe('console: connections', () => {
     await page.getByRole('tab', { name: 'Functions' }).click();
     await page.getByLabel('Name *').fill('pressure');
     await page.getByLabel('Type').selectOption('modbus.readHoldingRegisters');
-    await page.getByLabel(/Config \(JSON/).fill('{"address": 10}');
+    await page.getByRole('group', { name: 'Config' }).getByLabel('Address *').fill('10');
     await page.getByRole('button', { name: 'Add function' }).click();
     const fn = page.getByRole('listitem', { name: 'Function pressure' });
     await fn.getByRole('button', { name: 'Execute' }).click();
@@ -76,7 +76,7 @@ describe('console: connections', () => {
     const path = `/api/v1/connections/${id}`;
     const first = (await server.admin.get(path)).body.data;
     await page.getByRole('tab', { name: 'Settings' }).click();
-    await page.getByLabel('timeoutMs').fill('4500');
+    await page.getByLabel('Timeout (ms)').fill('4500');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Saved.').waitFor();
 

@@ -24,7 +24,7 @@ const width = (dataType: string) => (dataType === 'float64' ? 4 : dataType.endsW
  * Picks Modbus registers: table, address, data type, byte and word order, quantity; "Preview" reads
  * them once without saving (`POST .../functions/preview`, read types only, never a write), and the
  * pick becomes one function a value (each into `<topic>/<address>`, block reads merge them) or one
- * function for the whole array, in one call (`.../functions/import`).
+ * function for the whole array, one create each.
  */
 export function ModbusRegisterPicker(props: {
   connection: Connection;
@@ -98,13 +98,17 @@ export function ModbusRegisterPicker(props: {
               uns: { topic: base, intervalMs: interval },
             },
           ];
-      const answer = unwrap(
-        await api.POST('/api/v1/connections/{id}/functions/import', {
-          params: header,
-          body: { functions: rows },
-        }),
-      );
-      setCreated(`Created ${answer.data.length} function${answer.data.length === 1 ? '' : 's'}.`);
+      // One create a function (an import drops uns targets): stops at the first refusal, saying how far it got.
+      let made = 0;
+      for (const body of rows) {
+        try {
+          unwrap(await api.POST('/api/v1/connections/{id}/functions', { params: header, body }));
+        } catch (failure) {
+          throw new Error(`Created ${made} of ${rows.length}; ${body.name}: ${errorText(failure)}`);
+        }
+        made++;
+      }
+      setCreated(`Created ${made} function${made === 1 ? '' : 's'}.`);
       props.onCreated();
     } catch (failure) {
       setError(errorText(failure));
