@@ -120,11 +120,16 @@ describe('console: device setup by browsing', () => {
     await page.getByLabel('Type').selectOption('opcua.read');
     const config = page.getByRole('group', { name: 'Config' });
     await config.getByLabel('Node ID *').fill('ns=1;s=Plant1/Press07/Temperature');
+    await page.getByRole('button', { name: 'Preview read' }).click();
+    assert.match((await page.getByLabel('Preview result').textContent()) ?? '', /"value": 27/);
     await screenshot(page, 'connection-function-form');
     await page.getByRole('button', { name: 'Add function' }).click();
     const fn = page.getByRole('listitem', { name: 'Function press 7 temperature' });
     await fn.getByRole('button', { name: 'Execute' }).click();
     assert.match((await fn.getByLabel('Result of press 7 temperature').textContent()) ?? '', /"value": 27/);
+    const shown = fn.getByRole('definition').filter({ hasText: 'ns=1;s=Plant1/Press07/Temperature' });
+    assert.equal(await shown.count(), 1, 'the card shows the config by its labels');
+    await fn.getByText('Node ID', { exact: true }).waitFor();
   });
 
   it('picks a Modbus block with a preview read that writes nothing, and makes 10 functions into 10 topics', async () => {

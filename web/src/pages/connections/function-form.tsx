@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, errorText, orgHeader, unwrap } from '../../api/client';
 import { ErrorMessage } from '../../components/states';
-import type { Connection, ObjectSchema, Protocol } from './connections-api';
+import type { Connection, ExecutionResult, ObjectSchema, Protocol } from './connections-api';
 import { type FormValues, initialValues, SchemaForm, toConfig } from './schema-form';
 
 /**
@@ -19,6 +19,26 @@ export function FunctionForm(props: { connection: Connection; protocol: Protocol
   const [intervalMs, setIntervalMs] = useState('');
   const [parameters, setParameters] = useState('[]');
   const [error, setError] = useState<string | null>(null);
+  const [preview, setPreview] = useState<ExecutionResult | null>(null);
+
+  /** Reads once with the config in the form, saving nothing (read types only: never a write). */
+  const read = async () => {
+    setError(null);
+    setPreview(null);
+    try {
+      const body = { type, config: toConfig(schema, values) };
+      setPreview(
+        unwrap(
+          await api.POST('/api/v1/connections/{id}/functions/preview', {
+            params: { header: orgHeader(), path: { id: props.connection.id } },
+            body,
+          }),
+        ).data,
+      );
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
 
   const add = async () => {
     setError(null);
@@ -146,9 +166,21 @@ export function FunctionForm(props: { connection: Connection; protocol: Protocol
         </small>
       </div>
       <ErrorMessage error={error} />
-      <button type="submit" className="button button-primary">
-        Add function
-      </button>
+      {preview && (
+        <output className="execution" aria-label="Preview result">
+          <pre>{JSON.stringify(preview, null, 2)}</pre>
+        </output>
+      )}
+      <div className="form-actions">
+        {fnType?.direction === 'read' && (
+          <button type="button" className="button" onClick={() => void read()}>
+            Preview read
+          </button>
+        )}
+        <button type="submit" className="button button-primary">
+          Add function
+        </button>
+      </div>
     </form>
   );
 }

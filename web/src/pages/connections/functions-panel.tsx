@@ -8,8 +8,10 @@ import {
   type ConnectorFunction,
   type ExecutionResult,
   functionVersions,
+  type ObjectSchema,
   type Protocol,
 } from './connections-api';
+import { fieldLabel } from './field-label';
 import { FunctionForm } from './function-form';
 
 /** The functions of a connection: list, add (config as a form), execute with parameters, versions. */
@@ -32,7 +34,13 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
       ) : (
         <ul className="function-list">
           {list.data.map((f) => (
-            <FunctionRow key={f.id} connection={connection} fn={f} onChanged={list.reload} />
+            <FunctionRow
+              key={f.id}
+              connection={connection}
+              protocol={protocol}
+              fn={f}
+              onChanged={list.reload}
+            />
           ))}
         </ul>
       )}
@@ -42,8 +50,15 @@ export function FunctionsPanel({ connection, protocol }: { connection: Connectio
   );
 }
 
-function FunctionRow(props: { connection: Connection; fn: ConnectorFunction; onChanged: () => void }) {
+function FunctionRow(props: {
+  connection: Connection;
+  protocol: Protocol;
+  fn: ConnectorFunction;
+  onChanged: () => void;
+}) {
   const { connection, fn } = props;
+  const schema = (props.protocol.functionTypes.find((t) => t.type === fn.type)?.configSchema ??
+    {}) as ObjectSchema;
   const [parameters, setParameters] = useState('{}');
   const [versions, setVersions] = useState(false);
   const [confirm, setConfirm] = useState(false);
@@ -72,6 +87,14 @@ function FunctionRow(props: { connection: Connection; fn: ConnectorFunction; onC
     <li className="card" aria-label={`Function ${fn.name}`}>
       <strong>{fn.name}</strong> <span className="muted">{fn.type}</span>
       {fn.uns && <span className="muted"> → {fn.uns.topic}</span>}{' '}
+      <dl className="function-config-view" aria-label={`Config of ${fn.name}`}>
+        {Object.entries(fn.config).map(([key, value]) => (
+          <div key={key}>
+            <dt>{fieldLabel(key, schema.properties?.[key])}</dt>
+            <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+          </div>
+        ))}
+      </dl>
       <button
         type="button"
         className="button button-small"
