@@ -134,10 +134,9 @@ for (const dialect of testDialects()) {
           return res.body.data?.value === i ? true : null;
         });
       }
-      const pressure = await waitUntil('pressure under the prefix', async () => {
-        const res = await admin.get(
-          `/api/v1/uns/data/latest?topic=${encodeURIComponent('v1/plant/press4/ns=1;s=Press4.Pressure')}`,
-        );
+      // An item uns.items does not name goes under the prefix by its browse path, not its node id.
+      const pressure = await waitUntil('pressure under the prefix by its browse path', async () => {
+        const res = await admin.get('/api/v1/uns/data/latest?topic=v1/plant/press4/Press4/Pressure');
         return res.status === 200 ? res.body.data : null;
       });
       assert.equal(pressure.quality, 1, 'Uncertain status carried as quality 1');
