@@ -208,8 +208,9 @@ export const opcuaDriver: ProtocolDriver = {
         });
         subscriptions.add(subscription);
         const nodeIds = cfg.nodeIds as string[];
-        // Each item's topic is made from its browse path (Plant1/Press4/Temperature), read once here.
-        const paths = await browsePathsOf(opcua, session, nodeIds);
+        // Each item's topic is made from its browse path (Plant1/Press4/Temperature), read once here; a
+        // server that refuses the walk still gets its subscription (items then named by node id).
+        const paths = await browsePathsOf(opcua, session, nodeIds).catch(() => nodeIds.map(() => null));
         const group = await subscription.monitorItems(
           nodeIds.map((id) => ({ nodeId: id, attributeId: AttributeIds.Value })),
           {
