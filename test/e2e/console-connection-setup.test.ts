@@ -30,6 +30,9 @@ describe('console: device setup by browsing', () => {
     return r.status === 200 ? r.body.data : null;
   };
 
+  /** The id of the connection the page shows (`/connections/{id}`). */
+  const connectionId = () => new URL(page.url()).pathname.split('/')[2];
+
   before(async () => {
     await ensureConsoleBuilt();
     device = new ModbusTestServer(await freePort());
@@ -130,6 +133,26 @@ describe('console: device setup by browsing', () => {
     const shown = fn.getByRole('definition').filter({ hasText: 'ns=1;s=Plant1/Press07/Temperature' });
     assert.equal(await shown.count(), 1, 'the card shows the config by its labels');
     await fn.getByText('Node ID', { exact: true }).waitFor();
+
+    // Edited through the same form, prefilled: a new version with the changed node id, nothing else lost.
+    await fn.getByRole('button', { name: 'Edit press 7 temperature' }).click();
+    const edit = fn.getByRole('form', { name: 'Edit press 7 temperature' });
+    const nodeId = edit.getByRole('group', { name: 'Config' }).getByLabel('Node ID *');
+    assert.equal(
+      await nodeId.inputValue(),
+      'ns=1;s=Plant1/Press07/Temperature',
+      'the form shows what is stored',
+    );
+    assert.equal(await edit.getByLabel('Type').isDisabled(), true, "a function's type stays");
+    await nodeId.fill('ns=1;s=Plant1/Press08/Temperature');
+    await edit.getByRole('button', { name: 'Save function' }).click();
+    await fn.getByRole('button', { name: 'Edit press 7 temperature' }).waitFor();
+    await waitUntil('the saved version', async () => {
+      const list = await server.admin.get(`/api/v1/connections/${connectionId()}/functions`);
+      const saved = list.body.data.find((f: { name: string }) => f.name === 'press 7 temperature');
+      return saved?.version === 2 ? saved : null;
+    }).then((saved) => assert.equal(saved.config.nodeId, 'ns=1;s=Plant1/Press08/Temperature'));
+    await fn.getByRole('definition').filter({ hasText: 'ns=1;s=Plant1/Press08/Temperature' }).waitFor();
   });
 
   it('picks a Modbus block with a preview read that writes nothing, and makes 10 functions into 10 topics', async () => {

@@ -61,6 +61,7 @@ function FunctionRow(props: {
     {}) as ObjectSchema;
   const [parameters, setParameters] = useState('{}');
   const [versions, setVersions] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [confirm, setConfirm] = useState(false);
   const [result, setResult] = useState<ExecutionResult | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -103,7 +104,27 @@ function FunctionRow(props: {
         onClick={() => setVersions(!versions)}
       >
         v{fn.version} · Versions
+      </button>{' '}
+      <button
+        type="button"
+        className="button button-small"
+        aria-expanded={editing}
+        aria-label={`Edit ${fn.name}`}
+        onClick={() => setEditing(!editing)}
+      >
+        Edit
       </button>
+      {editing && (
+        <FunctionForm
+          connection={connection}
+          protocol={props.protocol}
+          existing={fn}
+          onCreated={() => {
+            setEditing(false);
+            props.onChanged();
+          }}
+        />
+      )}
       {fn.direction !== 'subscribe' && (
         <div className="toolbar">
           {fn.parameters.length > 0 && (
