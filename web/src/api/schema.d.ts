@@ -7059,6 +7059,8 @@ export interface paths {
                                 bdSeq: string | null;
                                 /** @description Messages that arrived out of sequence (each asked for a rebirth). */
                                 seqErrors: number;
+                                /** @description Metric values of the node and its devices sent with is_null: the UNS keeps no null, so they are counted here and not stored. */
+                                nullValues: number;
                                 /** @description Metrics the node registered in its NBIRTH. */
                                 metrics: number;
                                 devices: {

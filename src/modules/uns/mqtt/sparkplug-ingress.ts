@@ -62,10 +62,11 @@ export class SparkplugIngress {
   }
 
   #record(organizationId: string, value: SparkplugValue): PublishRecord | null {
-    // The UNS keeps no null: a metric that is null leaves its topic's latest value as it is.
+    // The UNS keeps no null: a metric that is null leaves its topic's latest value as it is (the host
+    // counts it in the node view).
     if (value.value === null) return null;
     try {
-      return buildPublishRecord(
+      const record = buildPublishRecord(
         validTopic(value.topic, this.#options, 'topic'),
         {
           value: value.value,
@@ -74,6 +75,9 @@ export class SparkplugIngress {
         },
         this.#options,
       );
+      // tck-id-payloads-metric-historical: an is_historical metric is history, never the latest value.
+      if (value.historical) record.historical = true;
+      return record;
     } catch (error) {
       this.deps.log.info({ organizationId, topic: value.topic, err: error }, 'sparkplug metric refused');
       return null;
