@@ -92,6 +92,11 @@ export class SparkplugHost {
     for (const key of [...this.#sessions.keys()]) if (key.startsWith(prefix)) this.#sessions.delete(key);
   }
 
+  /** Forgets every session (another replica became the host: they are its now). */
+  forgetAll(): void {
+    this.#sessions.clear();
+  }
+
   #handle(
     organizationId: string,
     topic: Exclude<SparkplugTopic, { kind: 'state' }>,
