@@ -179,6 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sparkplugPrimaryHost: {
       hostIdOf: async (organizationId) =>
         (await organizationSettings.documentOf(organizationId)).sparkplug.hostId,
+      edgeNodeOf: async (organizationId) =>
+        (await organizationSettings.documentOf(organizationId)).sparkplug.edgeNode,
       onChange: (listener) => organizationSettings.onChange(listener),
     },
   });

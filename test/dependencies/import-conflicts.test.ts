@@ -182,11 +182,17 @@ for (const dialect of testDialects()) {
     });
 
     it('carries the organization settings when chosen, with the default dashboard remapped', async () => {
+      const EDGE_NODE = {
+        groupId: 'Meridian',
+        edgeNodeId: 'UNS',
+        devices: [{ deviceId: 'Line1', prefix: 'v1/plant/line1' }],
+      };
       const settings = (await a.get('/api/v1/organizations/settings')).body.data;
       const patched = await a.patch('/api/v1/organizations/settings', {
         version: settings.version,
         timezone: 'Europe/Berlin',
         dashboards: { defaultDashboardId: seeded.dashboardId },
+        sparkplug: { edgeNode: EDGE_NODE },
       });
       assert.equal(patched.status, 200, patched.text);
       const { bundle: withSettings } = await exportBundle(a, {
@@ -203,6 +209,7 @@ for (const dialect of testDialects()) {
       const { report } = await importInto(h, {}, withSettings);
       const imported = (await h.get('/api/v1/organizations/settings')).body.data;
       assert.equal(imported.timezone, 'Europe/Berlin');
+      assert.deepEqual(imported.sparkplug.edgeNode, EDGE_NODE, 'the Sparkplug edge node setting travels');
       assert.equal(
         imported.dashboards.defaultDashboardId,
         report.idMap['dashboard:Plant/Lines/Line overview'],

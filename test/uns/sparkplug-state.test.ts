@@ -66,7 +66,7 @@ for (const dialect of testDialects()) {
       await client.subscribeAsync('spBv1.0/STATE/+', { qos: 1 });
       await waitUntil('the retained STATE', async () => (seen.length > 0 ? true : null));
       const settings = (await mqttServer.server.admin.get(SETTINGS)).body.data;
-      assert.deepEqual(settings.sparkplug, { hostId: 'meridian' });
+      assert.deepEqual(settings.sparkplug, { hostId: 'meridian', edgeNode: null });
       const refused = await mqttServer.server.admin.patch(SETTINGS, {
         version: settings.version,
         sparkplug: { hostId: 'plant/host' },

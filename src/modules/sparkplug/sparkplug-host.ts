@@ -68,6 +68,7 @@ export class SparkplugHost {
         lastDeathAt: node.lastDeathAt,
         bdSeq: node.bdSeq,
         seqErrors: node.seqErrors,
+        nullValues: node.nullValues,
         metrics: node.metrics.byName.size,
         devices: [...node.devices.values()]
           .map((d) => ({
@@ -91,13 +92,19 @@ export class SparkplugHost {
     for (const key of [...this.#sessions.keys()]) if (key.startsWith(prefix)) this.#sessions.delete(key);
   }
 
+  /** Forgets every session (another replica became the host: they are its now). */
+  forgetAll(): void {
+    this.#sessions.clear();
+  }
+
   #handle(
     organizationId: string,
     topic: Exclude<SparkplugTopic, { kind: 'state' }>,
     payload: Payload,
   ): HostOutcome {
     const key = `${organizationId}\u0000${topic.groupId}\u0000${topic.edgeNodeId}`;
-    if (topic.type === 'NBIRTH') return this.#nodeBirth(key, topic.groupId, topic.edgeNodeId, payload);
+    if (topic.type === 'NBIRTH')
+      return this.#countNulls(key, this.#nodeBirth(key, topic.groupId, topic.edgeNodeId, payload));
     const node = this.#sessions.get(key);
     if (topic.type === 'NDEATH') return node ? this.#nodeDeath(node, payload) : nothing();
     if (!node?.online) {
@@ -110,7 +117,7 @@ export class SparkplugHost {
     }
     const problems: string[] = [];
     this.#checkSeq(node, payload, topic.type, problems);
-    const outcome = this.#sessionMessage(node, topic, payload);
+    const outcome = this.#countNulls(key, this.#sessionMessage(node, topic, payload));
     outcome.problems.unshift(...problems);
     if (problems.length > 0 && outcome.command === null) {
       const rebirth = this.#askRebirth(node, problems[0]!);
@@ -143,6 +150,16 @@ export class SparkplugHost {
     }
   }
 
+  /**
+   * Counts the metric values sent `is_null` in the node's view (tck-id-payloads-metric-is-null): the UNS
+   * keeps no null, so they are not stored, and the topic's latest value stays as it was.
+   */
+  #countNulls(key: string, outcome: HostOutcome): HostOutcome {
+    const node = this.#sessions.get(key);
+    if (node) for (const value of outcome.values) if (value.value === null) node.nullValues += 1;
+    return outcome;
+  }
+
   #newSession(key: string, groupId: string, edgeNodeId: string): NodeSession {
     const session: NodeSession = {
       groupId,
@@ -153,6 +170,7 @@ export class SparkplugHost {
       lastDeathAt: null,
       expectedSeq: null,
       seqErrors: 0,
+      nullValues: 0,
       lastRebirthRequestAt: null,
       metrics: new MetricTable(),
       devices: new Map(),
@@ -170,6 +188,7 @@ export class SparkplugHost {
     const previous = this.#sessions.get(key);
     const node = this.#newSession(key, groupId, edgeNodeId);
     node.seqErrors = previous?.seqErrors ?? 0;
+    node.nullValues = previous?.nullValues ?? 0;
     node.lastRebirthRequestAt = previous?.lastRebirthRequestAt ?? null;
     node.lastDeathAt = previous?.lastDeathAt ?? null;
     const bdSeq = payload.metrics.find((m) => m.name === BD_SEQ);

@@ -75,6 +75,8 @@ export interface NodeSession {
   /** The seq the next message must carry; null before a birth. */
   expectedSeq: number | null;
   seqErrors: number;
+  /** Metric values of the node and its devices sent `is_null`: the UNS keeps no null, so only counted. */
+  nullValues: number;
   lastRebirthRequestAt: number | null;
   metrics: MetricTable;
   devices: Map<string, DeviceSession>;
@@ -91,6 +93,7 @@ export interface NodeView {
   lastDeathAt: number | null;
   bdSeq: string | null;
   seqErrors: number;
+  nullValues: number;
   metrics: number;
   devices: {
     deviceId: string;
@@ -104,7 +107,8 @@ export interface NodeView {
 export function stale(table: MetricTable, at: number): SparkplugValue[] {
   const values: SparkplugValue[] = [];
   for (const state of table.byName.values()) {
-    if (!state.hasValue) continue;
+    // A metric whose last value was null has nothing the UNS could mark bad.
+    if (!state.hasValue || state.value === null) continue;
     values.push({ topic: state.topic, value: state.value, timestamp: at, quality: 2, historical: false });
   }
   return values;

@@ -22,6 +22,7 @@ import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
+import { sparkplugLatestUnder } from './mqtt/sparkplug-edge.js';
 import { SparkplugIngress } from './mqtt/sparkplug-ingress.js';
 import type { PrimaryHostSettings } from './mqtt/sparkplug-state.js';
 import { BindingResolver } from './schemas/binding-resolver.js';
@@ -174,12 +175,19 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   let publisher: PublishService | null = null;
   const committedListeners = new Set<(job: CommitJob) => void | Promise<void>>();
   const live = new LiveValues({ channel: () => broker.liveChannel(), log: app.log });
+  const sparkplugSettings = deps.sparkplugPrimaryHost;
   const sparkplug = new SparkplugIngress({
     publisher: () => publisher!,
     prefix: config.topicPrefix,
     now: () => clock.now(),
     log: app.log,
+    edge: sparkplugSettings?.edgeNodeOf && {
+      settingsOf: (organizationId) => sparkplugSettings.edgeNodeOf!(organizationId),
+      latestUnder: (organizationId, prefix) =>
+        sparkplugLatestUnder(db, () => writer.settle(), organizationId, prefix),
+    },
   });
+  committedListeners.add((job) => sparkplug.edge?.committed(job));
   const broker = new BrokerManager({
     sparkplug,
     primaryHost: deps.sparkplugPrimaryHost,

@@ -2276,6 +2276,16 @@ export interface paths {
                                     accentColor: string | null;
                                 };
                                 sparkplug: {
+                                    /** @description Meridian as a Sparkplug B edge node in the embedded broker: spBv1.0/<groupId>/NBIRTH/<edgeNodeId>, one device per UNS subtree; null: off. */
+                                    edgeNode: {
+                                        groupId: string;
+                                        edgeNodeId: string;
+                                        devices: {
+                                            deviceId: string;
+                                            /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
+                                            prefix: string;
+                                        }[];
+                                    } | null;
                                     /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                                     hostId: string;
                                 };
@@ -2390,6 +2400,16 @@ export interface paths {
                             accentColor?: string | null;
                         };
                         sparkplug?: {
+                            /** @description Meridian as a Sparkplug B edge node in the embedded broker: spBv1.0/<groupId>/NBIRTH/<edgeNodeId>, one device per UNS subtree; null: off. */
+                            edgeNode?: {
+                                groupId: string;
+                                edgeNodeId: string;
+                                devices: {
+                                    deviceId: string;
+                                    /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
+                                    prefix: string;
+                                }[];
+                            } | null;
                             /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                             hostId?: string;
                         };
@@ -2434,6 +2454,16 @@ export interface paths {
                                     accentColor: string | null;
                                 };
                                 sparkplug: {
+                                    /** @description Meridian as a Sparkplug B edge node in the embedded broker: spBv1.0/<groupId>/NBIRTH/<edgeNodeId>, one device per UNS subtree; null: off. */
+                                    edgeNode: {
+                                        groupId: string;
+                                        edgeNodeId: string;
+                                        devices: {
+                                            deviceId: string;
+                                            /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
+                                            prefix: string;
+                                        }[];
+                                    } | null;
                                     /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                                     hostId: string;
                                 };
@@ -7059,6 +7089,8 @@ export interface paths {
                                 bdSeq: string | null;
                                 /** @description Messages that arrived out of sequence (each asked for a rebirth). */
                                 seqErrors: number;
+                                /** @description Metric values of the node and its devices sent with is_null: the UNS keeps no null, so they are counted here and not stored. */
+                                nullValues: number;
                                 /** @description Metrics the node registered in its NBIRTH. */
                                 metrics: number;
                                 devices: {

@@ -21,7 +21,14 @@ export interface SettingsDocument {
   dashboards: { defaultTimeRange: (typeof TIME_RANGES)[number]; defaultDashboardId: string | null };
   branding: { accentColor: string | null };
   /** The Sparkplug B primary host the embedded broker announces (`spBv1.0/STATE/<hostId>`). */
-  sparkplug: { hostId: string };
+  sparkplug: { hostId: string; edgeNode: EdgeNodeSettings | null };
+}
+
+/** Meridian as a Sparkplug B edge node: UNS subtrees published as its devices. */
+export interface EdgeNodeSettings {
+  groupId: string;
+  edgeNodeId: string;
+  devices: { deviceId: string; prefix: string }[];
 }
 
 /** What a new organization starts with. */
@@ -34,7 +41,7 @@ export function defaultSettings(): SettingsDocument {
     connections: { stateHistoryRetentionDays: 90 },
     dashboards: { defaultTimeRange: '6h', defaultDashboardId: null },
     branding: { accentColor: null },
-    sparkplug: { hostId: 'meridian' },
+    sparkplug: { hostId: 'meridian', edgeNode: null },
   };
 }
 

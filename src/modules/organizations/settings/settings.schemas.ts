@@ -55,7 +55,40 @@ const BrandingFields = {
     description: 'A #RRGGBB colour for the console, or null for the default.',
   }),
 };
+const SparkplugId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^+#/]+$' });
+const EdgeNode = Type.Union(
+  [
+    Type.Object(
+      {
+        groupId: SparkplugId,
+        edgeNodeId: SparkplugId,
+        devices: Type.Array(
+          Type.Object(
+            {
+              deviceId: SparkplugId,
+              prefix: Type.String({
+                minLength: 1,
+                maxLength: 512,
+                pattern: '^[^+#]+[^/+#]$',
+                description: 'The UNS subtree published as this device, e.g. v1/plant/line1.',
+              }),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: 100 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'Meridian as a Sparkplug B edge node in the embedded broker: spBv1.0/<groupId>/NBIRTH/<edgeNodeId>, one device per UNS subtree; null: off.',
+  },
+);
 const SparkplugFields = {
+  edgeNode: EdgeNode,
   hostId: Type.String({
     minLength: 1,
     maxLength: 64,

@@ -44,6 +44,11 @@ export interface PublishRecord {
   timestampDeclared: boolean;
   /** The publisher's verdict (0 when absent), before schema evaluation. */
   quality: Quality;
+  /**
+   * History only: stored in the topic's history but never as its latest value (a Sparkplug metric
+   * flagged `is_historical`). Absent on every other publish.
+   */
+  historical?: true;
 }
 
 export interface PublishOptions {

@@ -76,12 +76,23 @@ export function sortedUniqueRows(rows: UnsValueTable[]): UnsValueTable[] {
   return out;
 }
 
-/** The newest row of each topic among rows sorted by topic and time: the last of each topic's run. */
+/** Rows of records published as history only (PublishRecord.historical): never a latest value. */
+const HISTORY_ONLY = new WeakSet<UnsValueTable>();
+
+/**
+ * The newest row of each topic among rows sorted by topic and time: the last of each topic's run that
+ * is not history only.
+ */
 function newestPerTopic(sorted: readonly UnsValueTable[]): UnsValueTable[] {
   const out: UnsValueTable[] = [];
+  let newest: UnsValueTable | undefined;
   for (let i = 0; i < sorted.length; i++) {
     const row = sorted[i]!;
-    if (sorted[i + 1]?.topic_id !== row.topic_id) out.push(row);
+    if (!HISTORY_ONLY.has(row)) newest = row;
+    if (sorted[i + 1]?.topic_id !== row.topic_id) {
+      if (newest !== undefined && newest.topic_id === row.topic_id) out.push(newest);
+      newest = undefined;
+    }
   }
   return out;
 }
@@ -99,7 +110,7 @@ function rowsOf(jobs: readonly CommitJob[], ids: ReadonlyMap<string, ReadonlyMap
     const topicIds = ids.get(job.organizationId)!;
     for (const { record, quality, violations: found } of job.records) {
       const topicId = topicIds.get(record.topic)!;
-      values.push({
+      const row: UnsValueTable = {
         topic_id: topicId,
         ts_us: record.timestampUs,
         value_json: record.valueJson,
@@ -107,7 +118,9 @@ function rowsOf(jobs: readonly CommitJob[], ids: ReadonlyMap<string, ReadonlyMap
         quality,
         source: record.source,
         received_us: job.receivedUs,
-      });
+      };
+      if (record.historical) HISTORY_ONLY.add(row);
+      values.push(row);
       for (const violation of found) {
         violations.push({
           id: randomUUID(),

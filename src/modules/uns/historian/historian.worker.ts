@@ -73,11 +73,14 @@ serveSqliteThread<TransactionMessage | MergeMessage, number[], HistorianThreadDa
       if (direct) merge(false);
       // Rows in publishing order: a repeated topic and time replaces the earlier row. The latest value is
       // the newest row of each topic (the last published among equal times); a newer stored one stays.
+      // A row stored as history only is never a latest value.
       const newest = new Map<number, number>();
+      const historyOnly = rows.historyOnly.length > 0 ? new Set(rows.historyOnly) : null;
       for (let i = 0; i < valueJson.length; i++) {
         const ref = topic[i]!;
         const id = ref < 0 ? ids[-ref - 1]! : ref;
         store(direct ? upsertValue : stageValue, id, i);
+        if (historyOnly?.has(i)) continue;
         const previous = newest.get(id);
         if (previous === undefined || tsUs[previous]! <= tsUs[i]!) newest.set(id, i);
       }

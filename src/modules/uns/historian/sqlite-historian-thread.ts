@@ -44,6 +44,8 @@ export interface ValueRows {
   quality: Uint8Array;
   /** Row and source of each row that has a source (most have none). */
   sources: (number | string)[];
+  /** The rows stored as history only, never as the latest value (PublishRecord.historical). */
+  historyOnly: number[];
   receivedUs: Float64Array;
 }
 
@@ -87,6 +89,7 @@ function emptyRows(count: number): ValueRows {
     valueNum: new Float64Array(count),
     quality: new Uint8Array(count),
     sources: [],
+    historyOnly: [],
     receivedUs: new Float64Array(count),
   };
 }
@@ -198,6 +201,7 @@ export class SqliteHistorianThread implements HistorianWrites {
         rows.valueNum[row] = typeof record.value === 'number' ? record.value : Number.NaN;
         rows.quality[row] = quality;
         if (record.source !== null) rows.sources.push(row, record.source);
+        if (record.historical) rows.historyOnly.push(row);
         rows.receivedUs[row] = receivedUs;
         row++;
         for (const { kind, message } of found) {

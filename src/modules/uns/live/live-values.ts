@@ -69,20 +69,26 @@ export class LiveValues {
     return this.count;
   }
 
-  /** Called once a commit resolved. Never throws: the values are committed whatever happens here. */
+  /**
+   * Called once a commit resolved. Never throws: the values are committed whatever happens here. A
+   * record stored as history only (PublishRecord.historical) is no latest value: the streams skip it.
+   */
   committed(job: CommitJob): void {
     try {
       const channel = this.deps.channel();
       if (channel) {
         channel.announce(
           job.organizationId,
-          job.records.map((accepted) => liveValueOf(accepted, job.receivedUs)),
+          job.records
+            .filter((accepted) => !accepted.record.historical)
+            .map((accepted) => liveValueOf(accepted, job.receivedUs)),
         );
         return;
       }
       const streams = this.streams.get(job.organizationId);
       if (!streams) return;
       for (const accepted of job.records) {
+        if (accepted.record.historical) continue;
         let value: LiveValue | undefined;
         for (const stream of streams) {
           if (stream.matches(accepted.record.topic)) {

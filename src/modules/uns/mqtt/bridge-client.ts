@@ -13,6 +13,9 @@ import { type BrokerBackend, type BrokerStatus, envelopeOf } from './broker-type
 import { createLiveChannel } from './live-channel.js';
 import type { MessageRates } from './message-rates.js';
 import { parseMqttPayload } from './mqtt-payload.js';
+import { SparkplugBridgeHost } from './sparkplug-bridge.js';
+import type { SparkplugIngress } from './sparkplug-ingress.js';
+import type { PrimaryHostSettings } from './sparkplug-state.js';
 
 export interface BridgeDeps {
   url: string;
@@ -28,6 +31,9 @@ export interface BridgeDeps {
   log: FastifyBaseLogger;
   /** Where values announced on the live channel go: this process's live streams. */
   deliverLive: (organizationId: string, values: LiveValue[]) => void;
+  /** The Sparkplug B host application, run by the replica holding its lease (sparkplug-bridge.ts). */
+  sparkplug?: SparkplugIngress;
+  primaryHost?: PrimaryHostSettings;
 }
 
 /** Marks messages Meridian published itself (already historized), so no replica stores them twice. */
@@ -91,6 +97,19 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
     return row !== undefined;
   };
 
+  const sparkplug = deps.sparkplug
+    ? new SparkplugBridgeHost({
+        client,
+        namespace: deps.namespace,
+        db: deps.db,
+        ingress: deps.sparkplug,
+        primaryHost: deps.primaryHost,
+        organizationExists,
+        now: () => Date.now(),
+        log: deps.log,
+      })
+    : null;
+
   client.on('connect', () => {
     lastError = null;
     client.subscribe(subscription, { qos: 1 }, (error) => {
@@ -106,6 +125,7 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   });
   client.on('message', (topic, payload, packet) => {
     if (live.handle(topic, payload)) return;
+    if (sparkplug?.handle(topic, payload)) return;
     if (packet.properties?.userProperties?.[HISTORIZED_PROPERTY] !== undefined) return;
     if (!topic.startsWith(root)) return;
     const rest = topic.slice(root.length);
@@ -135,6 +155,8 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
     });
   });
 
+  sparkplug?.start();
+
   return {
     live,
     status(): BrokerStatus {
@@ -157,6 +179,7 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
       if (stopped) return;
       stopped = true;
       stopEvicting();
+      await sparkplug?.stop();
       await client.endAsync();
     },
   };

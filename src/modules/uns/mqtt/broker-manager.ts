@@ -41,7 +41,7 @@ export interface BrokerManagerDeps {
   deliverLive?: (organizationId: string, values: LiveValue[]) => void;
   /** Told once a swap finished, started or not (live streams end: they reconnect to the new broker). */
   onSwapped?: () => void;
-  /** Sparkplug B host application of the embedded broker. */
+  /** Sparkplug B host application of the embedded broker, and of the bridge's lease holder. */
   sparkplug?: SparkplugIngress;
   /** The organizations' Sparkplug primary host ids, announced by the embedded broker. */
   primaryHost?: PrimaryHostSettings;
@@ -104,6 +104,8 @@ export class BrokerManager implements PublishFanout {
           db: this.deps.db,
           bus: this.deps.bus,
           deliverLive: this.deps.deliverLive ?? (() => {}),
+          sparkplug: this.deps.sparkplug,
+          primaryHost: this.deps.primaryHost,
         });
       }
     } catch (error) {

@@ -302,6 +302,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
           // A client closed while authenticating is not watched (aedes ignores the answer).
           if (!client.closed) watchSession(client, password.toString('utf8'), remote, session);
           void primaryHost?.ensure(identity.organizationId, session.namespace);
+          void deps.sparkplug?.edge?.ensure(identity.organizationId);
           done(null, true);
         },
         (error: unknown) => {
@@ -424,8 +425,24 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       now: clockNow,
       onError: (error) => deps.log.warn({ err: error }, 'sparkplug primary host state not announced'),
     });
-  const unwatchSettings = deps.primaryHost?.onChange((organizationId) =>
-    primaryHost?.changed(organizationId),
+  const unwatchSettings = deps.primaryHost?.onChange((organizationId) => {
+    primaryHost?.changed(organizationId);
+    deps.sparkplug?.edge?.changed(organizationId);
+  });
+  // Meridian's own Sparkplug edge nodes publish into their organization's namespace.
+  deps.sparkplug?.edge?.attach((organizationId, topic, payload) =>
+    publishNow(
+      {
+        cmd: 'publish',
+        topic: namespaceOf(organizationId) + topic,
+        payload: Buffer.from(payload),
+        qos: 0,
+        retain: false,
+        dup: false,
+      } as PublishPacket,
+      null,
+      () => {},
+    ),
   );
 
   const server: Server = createServer((socket) => {
@@ -488,6 +505,7 @@ export async function startEmbeddedBroker(deps: EmbeddedBrokerDeps): Promise<Bro
       stopped = true;
       unwatchSettings?.();
       primaryHost?.stop();
+      deps.sparkplug?.edge?.detach();
       for (const stop of watches) stop();
       watches.clear();
       await new Promise<void>((resolve) => broker.close(() => resolve()));

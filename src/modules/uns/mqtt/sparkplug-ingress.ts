@@ -14,6 +14,7 @@ import {
   validTopic,
 } from '../data/publish-record.js';
 import { formatRfc3339Micros } from '../data/rfc3339.js';
+import { type SparkplugEdgeDeps, SparkplugEdgeNodes } from './sparkplug-edge.js';
 
 export interface SparkplugIngressDeps {
   publisher: () => PublishService;
@@ -23,6 +24,8 @@ export interface SparkplugIngressDeps {
   log: FastifyBaseLogger;
   /** Least time between two rebirth requests to one edge node. */
   rebirthDebounceMs?: number;
+  /** Meridian as an edge node of each organization that configures one (sparkplug-edge.ts). */
+  edge?: Omit<SparkplugEdgeDeps, 'now' | 'log'>;
 }
 
 /** Publishes a command (a rebirth request) to the organization's clients. */
@@ -32,6 +35,7 @@ export const isSparkplugTopic = (topic: string) => topic.startsWith(`${SPARKPLUG
 
 export class SparkplugIngress {
   readonly host: SparkplugHost;
+  readonly edge: SparkplugEdgeNodes | null;
   readonly #options: PublishOptions;
 
   constructor(private readonly deps: SparkplugIngressDeps) {
@@ -41,6 +45,7 @@ export class SparkplugIngress {
       now: deps.now,
     });
     this.#options = { prefix: deps.prefix, now: deps.now, topics: new Map() };
+    this.edge = deps.edge ? new SparkplugEdgeNodes({ ...deps.edge, now: deps.now, log: deps.log }) : null;
   }
 
   /**
@@ -48,6 +53,8 @@ export class SparkplugIngress {
    * (a name that is no topic, a strict schema) is logged and the message's other metrics are kept.
    */
   async ingest(organizationId: string, topic: string, payload: Uint8Array, send: SendCommand): Promise<void> {
+    // A command to the organization's own edge node is its, not the host's.
+    if (this.edge?.command(organizationId, topic, payload)) return;
     const outcome = this.host.receive(organizationId, topic, payload);
     if (outcome.command) send(outcome.command.topic, outcome.command.payload);
     for (const problem of outcome.problems)
@@ -62,10 +69,11 @@ export class SparkplugIngress {
   }
 
   #record(organizationId: string, value: SparkplugValue): PublishRecord | null {
-    // The UNS keeps no null: a metric that is null leaves its topic's latest value as it is.
+    // The UNS keeps no null: a metric that is null leaves its topic's latest value as it is (the host
+    // counts it in the node view).
     if (value.value === null) return null;
     try {
-      return buildPublishRecord(
+      const record = buildPublishRecord(
         validTopic(value.topic, this.#options, 'topic'),
         {
           value: value.value,
@@ -74,6 +82,9 @@ export class SparkplugIngress {
         },
         this.#options,
       );
+      // tck-id-payloads-metric-historical: an is_historical metric is history, never the latest value.
+      if (value.historical) record.historical = true;
+      return record;
     } catch (error) {
       this.deps.log.info({ organizationId, topic: value.topic, err: error }, 'sparkplug metric refused');
       return null;

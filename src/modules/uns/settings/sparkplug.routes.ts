@@ -18,6 +18,10 @@ const Node = Type.Object({
   seqErrors: Type.Integer({
     description: 'Messages that arrived out of sequence (each asked for a rebirth).',
   }),
+  nullValues: Type.Integer({
+    description:
+      'Metric values of the node and its devices sent with is_null: the UNS keeps no null, so they are counted here and not stored.',
+  }),
   metrics: Type.Integer({ description: 'Metrics the node registered in its NBIRTH.' }),
   devices: Type.Array(
     Type.Object({
