@@ -196,6 +196,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ]);
   const edges = new DependencyEdges(kinds);
   await installGraph(app, { storage, clock, kinds, edges });
+  const events = new EntityEvents(bus, (error, change) =>
+    app.log.warn({ err: error, change }, 'an entity change was not applied everywhere'),
+  );
+  app.addHook('onClose', async () => events.close());
   const versions = new EntityVersionsRepository(db);
   const models = new ModelsService({
     db,
@@ -205,14 +209,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bus,
     clock,
     topicPrefix: config.topicPrefix,
+    events,
   });
   await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
-  const events = new EntityEvents(bus, (error, change) =>
-    app.log.warn({ err: error, change }, 'an entity change was not applied everywhere'),
-  );
-  app.addHook('onClose', async () => events.close());
   await installPipelines(app, { config, storage, clock, events, versions, edges, models, metrics });
-  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges, events });
   // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
   const ownPorts = () => {
     const address = app.server.address();
@@ -229,6 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     versions,
     egress: egressPolicyOf(config, ownPorts, deps.egressLookup),
     edges,
+    events,
   });
   await installBundles(app, {
     config,
