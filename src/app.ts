@@ -32,7 +32,7 @@ import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
-import type { RollupJobOptions } from './modules/uns/data/rollup-job.js';
+import type { RollupJobOptions } from './modules/uns/rollups/rollup-job.js';
 import { topicKind } from './modules/uns/topics/topic-kind.js';
 import { installUns } from './modules/uns/uns.plugin.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';

@@ -5,7 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { EntityEvents } from '../../../platform/entity-events.js';
 import { resolveKeyEncryptionKey } from '../../../platform/key-encryption-key.js';
 import type { Storage } from '../../../storage/database.js';
-import { parsePublishRecord } from '../../uns/data/publish-record.js';
+import { parsePublishRecord } from '../../uns/publishing/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';
 import type { EntityVersionsRepository } from '../../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../../versions/versioned-rows.js';

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { Database } from '../../../storage/tables.js';
 import type { UnsTarget } from '../../connections/functions/functions.service.js';
-import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
 import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
 import type { EnqueueInput } from '../executions/executions.repository.js';

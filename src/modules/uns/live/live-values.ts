@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { AcceptedRecord, CommitJob } from '../historian/historian-writer.js';
 
 /** A committed value on its way to the live streams. */

@@ -1,7 +1,7 @@
 import type { Client } from 'aedes';
-import type { PublishService } from '../data/publish.service.js';
-import type { PublishRecord } from '../data/publish-record.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { PublishService } from '../publishing/publish.service.js';
+import type { PublishRecord } from '../publishing/publish-record.js';
 import type { MessageRates } from './message-rates.js';
 import { TurnCommits } from './turn-commits.js';
 

@@ -1,7 +1,7 @@
 import type { Duplex, Writable } from 'node:stream';
 import type { AedesPublishPacket, AuthenticateError, Client, ConnectPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PublishService } from '../data/publish.service.js';
+import type { PublishService } from '../publishing/publish.service.js';
 import { describeTopicLookalikes } from '../topics/topic-text.js';
 import { BatchedWrites } from './batched-writes.js';
 import type { MessageRates } from './message-rates.js';

@@ -1,6 +1,6 @@
 import type { Aedes, Client, PublishPacket } from 'aedes';
-import type { PublishRecord } from '../data/publish-record.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { PublishRecord } from '../publishing/publish-record.js';
 import type { TopicPath } from '../topics/topic-path.js';
 import {
   AcknowledgedPublishes,

@@ -1,4 +1,4 @@
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import type { LiveChannel } from '../live/live-values.js';
 

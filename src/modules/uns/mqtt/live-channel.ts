@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { MqttClient } from 'mqtt';
-import { parseRfc3339Micros } from '../data/rfc3339.js';
+import { parseRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { LiveChannel, LiveValue } from '../live/live-values.js';
 
 /** Largest payload of one announcement; a commit with more values is announced in several. */

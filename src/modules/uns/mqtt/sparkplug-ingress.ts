@@ -4,16 +4,16 @@
  * as any value is, under the same validation, schemas, quality contract, historian and triggers.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import { SparkplugHost, type SparkplugValue } from '../../sparkplug/sparkplug-host.js';
 import { SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
-import type { PublishService } from '../data/publish.service.js';
+import type { PublishService } from '../publishing/publish.service.js';
 import {
   buildPublishRecord,
   type PublishOptions,
   type PublishRecord,
   validTopic,
-} from '../data/publish-record.js';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+} from '../publishing/publish-record.js';
 
 export interface SparkplugIngressDeps {
   publisher: () => PublishService;

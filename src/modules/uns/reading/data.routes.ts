@@ -3,13 +3,18 @@ import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
+import {
+  formatRfc3339Micros,
+  MAX_TIMESTAMP_US,
+  MIN_TIMESTAMP_US,
+  parseRfc3339Micros,
+} from '../../../platform/time/rfc3339.js';
 import type { Database } from '../../../storage/tables.js';
-import { DataRepository } from './data.repository.js';
-import { AggregateResponse, Filter, HistoryResponse, LatestResponse, Topic, tags } from './data.schemas.js';
-import { asBadRequest } from './publish.routes.js';
-import { formatRfc3339Micros, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from './rfc3339.js';
+import { asBadRequest } from '../publishing/publish.routes.js';
 import type { TopicsService } from '../topics/topics.service.js';
 import { CursorQuery, decodeCursor, encodeCursor, prefixUpperBound } from '../topics/uns-cursor.js';
+import { DataRepository } from './data.repository.js';
+import { AggregateResponse, Filter, HistoryResponse, LatestResponse, Topic, tags } from './data.schemas.js';
 import { toLatestValue } from './uns-values.js';
 
 const Time = (what: string) =>

@@ -1,12 +1,4 @@
-import {
-  parseQuality,
-  parseSource,
-  parseValue,
-  type Quality,
-  type UnsValue,
-  type UnsValueType,
-} from './record-fields.js';
-import { parseRfc3339Micros } from './rfc3339.js';
+import { parseRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import { parseTopicPath, type TopicPath } from '../topics/topic-path.js';
 import type { UnsRecordError } from '../uns-errors.js';
 import {
@@ -17,6 +9,14 @@ import {
   UnsBatchError,
   UnsInputError,
 } from '../uns-errors.js';
+import {
+  parseQuality,
+  parseSource,
+  parseValue,
+  type Quality,
+  type UnsValue,
+  type UnsValueType,
+} from './record-fields.js';
 
 /** Fewest and most records in one batch. */
 export const MIN_BATCH_RECORDS = 1;

@@ -17,7 +17,11 @@ export function fieldPathParts(field: string): FieldParts {
  * The number a stored value stands for, as SQL: `value_num` for the value itself (no parts), else the
  * numeric member at `parts` of the value's JSON (null where it is absent or not a number).
  */
-export function numericMember(dialect: DialectName, alias: string, parts: FieldParts): RawBuilder<number | null> {
+export function numericMember(
+  dialect: DialectName,
+  alias: string,
+  parts: FieldParts,
+): RawBuilder<number | null> {
   if (parts.length === 0) return sql<number | null>`${sql.ref(`${alias}.value_num`)}`;
   const column = sql.ref(`${alias}.value_json`);
   if (dialect === 'sqlite') {

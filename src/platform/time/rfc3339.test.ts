@@ -234,9 +234,12 @@ describe('formatRfc3339Micros', () => {
     for (const us of [base, base + 999_999, base + 1_000_000, base + 5, base - 1, base - 1_000_000, base])
       assert.equal(formatRfc3339Micros(us), reference(us));
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: base - 2_000_000, max: base + 2_000_000 }), { minLength: 2 }), (values) => {
-        for (const us of values) assert.equal(formatRfc3339Micros(us), reference(us));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: base - 2_000_000, max: base + 2_000_000 }), { minLength: 2 }),
+        (values) => {
+          for (const us of values) assert.equal(formatRfc3339Micros(us), reference(us));
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

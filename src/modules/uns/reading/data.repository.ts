@@ -1,7 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { isPostgres } from '../../../storage/value-lists.js';
-import { type HistoryRow, mergeHistory, numberOf, segmentValues } from '../historian/segments/segment-reads.js';
+import {
+  type HistoryRow,
+  mergeHistory,
+  numberOf,
+  segmentValues,
+} from '../historian/segments/segment-reads.js';
 
 export interface RangeQuery {
   topicId: number;
@@ -139,7 +144,14 @@ export class DataRepository {
     toUs: number,
     widthUs: number,
   ): Promise<void> {
-    const values = await segmentValues(this.db, { topicId, fromUs, toUs, order: 'asc', afterUs: null, limit: null });
+    const values = await segmentValues(this.db, {
+      topicId,
+      fromUs,
+      toUs,
+      order: 'asc',
+      afterUs: null,
+      limit: null,
+    });
     if (values.length === 0) return;
     const compensated = !isPostgres(this.db);
     const shadowed = new Set(

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import type { CommitJob } from '../historian/historian-writer.js';
-import type { BucketRow } from './data.repository.js';
+import type { BucketRow } from '../reading/data.repository.js';
 import { type LateAnnouncement, type LateRange, MAX_HEARD_UNITS } from './late-values.js';
 import { RollupCoverage } from './rollup-coverage.js';
 import { ceilTo, floorTo, type PartialBucket, RollupStore } from './rollup-store.js';
@@ -289,6 +289,7 @@ export class HistorianRollups {
     const dirty = [...span.dirty];
     span.dirty.clear();
     for (const [a, b] of gaps) await this.fill(topic.id, field, unit, a, b);
-    for (const start of dirty.sort((a, b) => a - b)) await this.fill(topic.id, field, unit, start, start + unit);
+    for (const start of dirty.sort((a, b) => a - b))
+      await this.fill(topic.id, field, unit, start, start + unit);
   }
 }

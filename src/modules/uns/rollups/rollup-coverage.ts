@@ -54,7 +54,11 @@ export class RollupCoverage {
 
   /** Every unit width's coverage of a topic (all its fields). */
   async ofTopic(topicId: number): Promise<StoredCoverage[]> {
-    const rows = await this.db.selectFrom('uns_rollup_coverage').selectAll().where('topic_id', '=', topicId).execute();
+    const rows = await this.db
+      .selectFrom('uns_rollup_coverage')
+      .selectAll()
+      .where('topic_id', '=', topicId)
+      .execute();
     return rows.map(toCoverage);
   }
 
@@ -183,7 +187,8 @@ export class RollupCoverage {
   /** What is left of a mark after its latest part was recomputed (its end lowered), or none. */
   async shrinkLate(mark: LateMark, toUs: number | null): Promise<void> {
     if (toUs === null) await this.db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
-    else await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    else
+      await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {
@@ -203,7 +208,11 @@ export class RollupCoverage {
   async dropBefore(cutoffUs: number, units: readonly number[]): Promise<void> {
     for (const unit of units) {
       const from = ceilTo(cutoffUs, unit);
-      await this.db.deleteFrom('uns_rollups').where('width_us', '=', unit).where('start_us', '<', from).execute();
+      await this.db
+        .deleteFrom('uns_rollups')
+        .where('width_us', '=', unit)
+        .where('start_us', '<', from)
+        .execute();
       await this.db
         .updateTable('uns_rollup_coverage')
         .set({ from_us: from, to_us: sql`case when to_us < ${from} then ${from} else to_us end` })

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { badRequest } from '../../../platform/errors.js';
-import type { PublishService } from './publish.service.js';
-import { type PublishOptions, type PublishRecord, parseBatch, parsePublishRecord } from './publish-record.js';
 import type { TopicPath } from '../topics/topic-path.js';
 import { UnsBatchError, UnsInputError } from '../uns-errors.js';
+import type { PublishService } from './publish.service.js';
+import { type PublishOptions, type PublishRecord, parseBatch, parsePublishRecord } from './publish-record.js';
 
 const tags = ['UNS data'];
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { BATCH_MESSAGE_RECORD_LIMIT, UnsBatchError, UnsInputError } from '../uns-errors.js';
 import {
   collapseDuplicateRecords,
   MAX_BATCH_RECORDS,
@@ -9,7 +10,6 @@ import {
   parsePublishRecord,
 } from './publish-record.js';
 import { createReceiptClock } from './receipt-clock.js';
-import { BATCH_MESSAGE_RECORD_LIMIT, UnsBatchError, UnsInputError } from '../uns-errors.js';
 
 const NOW_MS = Date.UTC(2026, 10, 22, 12, 0, 0);
 const opts: PublishOptions = { prefix: 'v1', now: () => NOW_MS };

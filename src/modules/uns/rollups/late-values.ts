@@ -45,11 +45,12 @@ export function lateValueAnnouncements(jobs: readonly CommitJob[], closedBeforeU
       t: [...ranges].map(([path, [min, max]]) => [path, min, max]),
     };
     const json = JSON.stringify(named);
-    out.push(json.length <= MAX_ANNOUNCEMENT_CHARS ? json : JSON.stringify({ o: job.organizationId, all: true }));
+    out.push(
+      json.length <= MAX_ANNOUNCEMENT_CHARS ? json : JSON.stringify({ o: job.organizationId, all: true }),
+    );
   }
   return out;
 }
-
 
 /** A topic's late values of one commit: its earliest and latest late timestamp (µs). */
 export interface LateRange {
@@ -74,7 +75,12 @@ export function lateRanges(jobs: readonly CommitJob[], beforeUs: number): LateRa
       ranges ??= new Map();
       const range = ranges.get(record.topic);
       if (!range) {
-        ranges.set(record.topic, { organizationId: job.organizationId, path: record.topic, fromUs: ts, toUs: ts });
+        ranges.set(record.topic, {
+          organizationId: job.organizationId,
+          path: record.topic,
+          fromUs: ts,
+          toUs: ts,
+        });
       } else {
         if (ts < range.fromUs) range.fromUs = ts;
         if (ts > range.toUs) range.toUs = ts;
