@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import { ValueTriggers } from '../../src/modules/engine/triggers/value-triggers.js';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
 import { parsePublishRecord } from '../../src/modules/uns/publishing/publish-record.js';

@@ -8,9 +8,9 @@ import type { ExecutionResult } from '../../connections/functions/functions.serv
 import { functionTypeOf } from '../../connections/functions/functions.service.js';
 import { type BucketRow, DataRepository } from '../../uns/reading/data.repository.js';
 import { type LatestValue, toLatestValue } from '../../uns/reading/uns-values.js';
-import type { ExecutionsRepository } from '../executions/executions.repository.js';
 import type { ModelsService } from '../models/models.service.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { ExecutionsRepository } from '../queue/executions.repository.js';
 import { NodeStateRepository, type NodeStateStore } from './node-state.repository.js';
 import { NodeError } from './node-types.js';
 import { type PipelineRunRequest, type PipelineRunResult, runPipeline } from './pipeline-runs.js';

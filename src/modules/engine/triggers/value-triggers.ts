@@ -6,8 +6,8 @@ import type { Database } from '../../../storage/tables.js';
 import type { UnsTarget } from '../../connections/functions/functions.service.js';
 import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
-import type { EnqueueInput } from '../executions/executions.repository.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { EnqueueInput } from '../queue/executions.repository.js';
 
 /** One enabled trigger node that committed values can start. */
 interface Listener {

@@ -5,7 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
 import { isPostgres } from '../../../storage/value-lists.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
-import type { ExecutionsRepository } from './executions.repository.js';
+import type { ExecutionsRepository } from '../queue/executions.repository.js';
 
 interface Job {
   pipeline: PipelineRow;

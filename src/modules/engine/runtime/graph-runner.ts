@@ -1,7 +1,7 @@
 import { nodeType, outputsOf } from '../nodes/node-types.js';
 import { directNodes } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
-import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from './executions.repository.js';
+import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from '../queue/executions.repository.js';
 import { planOf } from './graph-plan.js';
 import { type NodeRunDeps, runIdOf, runNode, saveRun, sideEffectOf } from './node-runner.js';
 

@@ -10,8 +10,13 @@ import {
   nodeType,
 } from '../nodes/node-types.js';
 import type { PipelineNode, PipelineSettings, RetrySettings } from '../pipelines/pipeline-definition.js';
+import type {
+  Attempt,
+  ExecutionRow,
+  ExecutionsRepository,
+  NodeRunRow,
+} from '../queue/executions.repository.js';
 import { type Sandbox, SandboxError } from '../sandbox/sandbox.js';
-import type { Attempt, ExecutionRow, ExecutionsRepository, NodeRunRow } from './executions.repository.js';
 
 export const DEFAULT_NODE_TIMEOUT_SECONDS = 10;
 

@@ -3,14 +3,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../../platform/clock.js';
 import type { NodeServices } from '../nodes/node-services.js';
 import type { NodeContext } from '../nodes/node-types.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
 import type {
   EnqueueInput,
   ExecutionRow,
   ExecutionsRepository,
   FinishRecord,
   NodeRunRow,
-} from './executions.repository.js';
+} from '../queue/executions.repository.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { GraphRun, type GraphRunDeps } from './graph-runner.js';
 
 export interface EngineOptions {

@@ -1,6 +1,6 @@
 import { directNodes, loopBodies } from '../pipelines/loop-bodies.js';
 import type { PipelineNode } from '../pipelines/pipeline-definition.js';
-import type { ExecutionDefinition } from './executions.repository.js';
+import type { ExecutionDefinition } from '../queue/executions.repository.js';
 
 /**
  * How an execution's graph is walked: its nodes in topological order, each for-each's body, and the
