@@ -7,7 +7,7 @@ import type { LiveChannel, LiveValue } from '../live/live-values.js';
 import type { PublishFanout, PublishService } from '../publishing/publish.service.js';
 import { startBridge } from './bridge-client.js';
 import type { BrokerBackend, BrokerMode, BrokerStatus } from './broker-types.js';
-import { startEmbeddedBroker } from './embedded-broker.js';
+import { startEmbeddedBroker } from './embedded/embedded-broker.js';
 import { MessageRates } from './message-rates.js';
 import type { TokenAuthenticator } from './mqtt-auth.js';
 import type { SparkplugIngress } from './sparkplug-ingress.js';

@@ -1,7 +1,11 @@
 import type { Aedes, Client, PublishPacket } from 'aedes';
-import type { AcceptedRecord } from '../historian/historian-writer.js';
-import type { PublishRecord } from '../publishing/publish-record.js';
-import type { TopicPath } from '../topics/topic-path.js';
+import type { AcceptedRecord } from '../../historian/historian-writer.js';
+import type { PublishRecord } from '../../publishing/publish-record.js';
+import type { TopicPath } from '../../topics/topic-path.js';
+import { parseMqttPayload } from '../mqtt-payload.js';
+import { admitted, type MqttSession, sessionOf } from '../mqtt-session.js';
+import { NamespacedTopics } from '../namespaced-topics.js';
+import { isSparkplugTopic, type SparkplugIngress } from '../sparkplug-ingress.js';
 import {
   AcknowledgedPublishes,
   type AuthorizeCallback,
@@ -16,10 +20,6 @@ import {
 } from './aedes-internals.js';
 import type { EmbeddedBrokerDeps } from './broker-admission.js';
 import { CommittedRelay, type PendingRelay } from './committed-relay.js';
-import { parseMqttPayload } from './mqtt-payload.js';
-import { admitted, type MqttSession, sessionOf } from './mqtt-session.js';
-import { NamespacedTopics } from './namespaced-topics.js';
-import { isSparkplugTopic, type SparkplugIngress } from './sparkplug-ingress.js';
 import { TurnCommits } from './turn-commits.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { MAX_MQTT_PAYLOAD_BYTES } from './mqtt-payload.js';
+import { MAX_MQTT_PAYLOAD_BYTES } from '../mqtt-payload.js';
 
 /**
  * Largest MQTT packet the embedded broker takes (remaining length): the largest payload plus as much

@@ -1,11 +1,10 @@
 import type { Duplex, Writable } from 'node:stream';
 import type { AedesPublishPacket, AuthenticateError, Client, ConnectPacket, Subscription } from 'aedes';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PublishService } from '../publishing/publish.service.js';
-import { describeTopicLookalikes } from '../topics/topic-text.js';
-import { BatchedWrites } from './batched-writes.js';
-import type { MessageRates } from './message-rates.js';
-import type { TokenAuthenticator } from './mqtt-auth.js';
+import type { PublishService } from '../../publishing/publish.service.js';
+import { describeTopicLookalikes } from '../../topics/topic-text.js';
+import type { MessageRates } from '../message-rates.js';
+import type { TokenAuthenticator } from '../mqtt-auth.js';
 import {
   admitted,
   brokerClientId,
@@ -14,11 +13,12 @@ import {
   SESSION,
   type SessionClient,
   sessionOf,
-} from './mqtt-session.js';
-import { ForwardedTopics } from './namespaced-topics.js';
-import { type SessionWatchDeps, watchMqttSession } from './session-watch.js';
-import type { SparkplugIngress } from './sparkplug-ingress.js';
-import type { PrimaryHostSettings } from './sparkplug-state.js';
+} from '../mqtt-session.js';
+import { ForwardedTopics } from '../namespaced-topics.js';
+import { type SessionWatchDeps, watchMqttSession } from '../session-watch.js';
+import type { SparkplugIngress } from '../sparkplug-ingress.js';
+import type { PrimaryHostSettings } from '../sparkplug-state.js';
+import { BatchedWrites } from './batched-writes.js';
 
 export interface EmbeddedBrokerDeps {
   host: string;

@@ -1,4 +1,4 @@
-import type { AcceptedRecord } from '../historian/historian-writer.js';
+import type { AcceptedRecord } from '../../historian/historian-writer.js';
 
 /** What TurnCommits needs: the commit of accepted records, and where each value's outcome goes. */
 export interface TurnCommitsDeps<T> {

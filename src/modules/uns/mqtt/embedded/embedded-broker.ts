@@ -1,14 +1,14 @@
 // First: the packages imported below make their `debug` loggers as they load.
-import './quiet-debug.js';
+import '../quiet-debug.js';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes } from 'aedes';
+import type { BrokerBackend, BrokerStatus } from '../broker-types.js';
+import { envelopeOf } from '../broker-types.js';
+import { namespaceOf } from '../mqtt-session.js';
+import { PrimaryHostState } from '../sparkplug-state.js';
 import { BrokerAdmission, type EmbeddedBrokerDeps } from './broker-admission.js';
 import { BrokerPublishes } from './broker-publishes.js';
-import type { BrokerBackend, BrokerStatus } from './broker-types.js';
-import { envelopeOf } from './broker-types.js';
-import { namespaceOf } from './mqtt-session.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
-import { PrimaryHostState } from './sparkplug-state.js';
 
 export type { EmbeddedBrokerDeps } from './broker-admission.js';
 export { MAX_QOS0_BACKLOG } from './broker-publishes.js';

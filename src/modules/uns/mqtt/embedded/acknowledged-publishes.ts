@@ -1,8 +1,8 @@
 import type { Client } from 'aedes';
-import type { AcceptedRecord } from '../historian/historian-writer.js';
-import type { PublishService } from '../publishing/publish.service.js';
-import type { PublishRecord } from '../publishing/publish-record.js';
-import type { MessageRates } from './message-rates.js';
+import type { AcceptedRecord } from '../../historian/historian-writer.js';
+import type { PublishService } from '../../publishing/publish.service.js';
+import type { PublishRecord } from '../../publishing/publish-record.js';
+import type { MessageRates } from '../message-rates.js';
 import { TurnCommits } from './turn-commits.js';
 
 /** aedes' answer to authorizePublish: null lets the publish through, an error refuses it. */

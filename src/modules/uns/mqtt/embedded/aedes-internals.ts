@@ -1,5 +1,5 @@
 // First: aedes loads mqtt-packet, which makes its `debug` loggers as it loads.
-import './quiet-debug.js';
+import '../quiet-debug.js';
 import type { Aedes, Client, PublishPacket } from 'aedes';
 import aedesPacket from 'aedes-packet';
 import mqemitter from 'mqemitter';

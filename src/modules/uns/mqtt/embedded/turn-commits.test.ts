@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AcceptedRecord } from '../historian/historian-writer.js';
-import type { PublishRecord } from '../publishing/publish-record.js';
+import type { AcceptedRecord } from '../../historian/historian-writer.js';
+import type { PublishRecord } from '../../publishing/publish-record.js';
 import { TurnCommits } from './turn-commits.js';
 
 /** An accepted record carrying `n` as its value. */

@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Aedes, type AedesOptions, type Client, type PublishPacket } from 'aedes';
 import mqtt, { type MqttClient } from 'mqtt';
-import { waitUntil } from '../../../../test/helpers/wait.js';
+import { waitUntil } from '../../../../../test/helpers/wait.js';
 import {
   type AedesPublish,
   BrokerPacket,
