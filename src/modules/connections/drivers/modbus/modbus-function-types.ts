@@ -1,4 +1,4 @@
-import type { FunctionType } from './driver.js';
+import type { FunctionType } from '../driver.js';
 import { MAX_BITS, MAX_REGISTERS, type ModbusTable } from './modbus-blocks.js';
 import { checkReadConfig } from './modbus-reads.js';
 import { BYTE_ORDERS, REGISTER_DATA_TYPES } from './modbus-registers.js';

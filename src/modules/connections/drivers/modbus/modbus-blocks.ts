@@ -1,4 +1,4 @@
-import type { BatchReader, ReadOutcome, RequestObserver } from './driver.js';
+import type { BatchReader, ReadOutcome, RequestObserver } from '../driver.js';
 
 /**
  * Modbus block reads: the polled reads of one interval planned into as few requests as the protocol

@@ -5,8 +5,8 @@ import {
   type ProtocolDriver,
   readOnlyRefusal,
   withTimeout,
-} from './driver.js';
-import { checkedTarget, hostTargets } from './driver-egress.js';
+} from '../driver.js';
+import { checkedTarget, hostTargets } from '../driver-egress.js';
 import { S7BatchReader } from './s7-batch.js';
 
 /** The part of nodes7 (untyped, callback style) this driver uses. */

@@ -4,7 +4,7 @@ import {
   type PolledRead,
   type ReadOutcome,
   type RequestObserver,
-} from './driver.js';
+} from '../driver.js';
 
 /**
  * S7 polled reads together: every address of one interval in one readAllItems, which nodes7 packs into

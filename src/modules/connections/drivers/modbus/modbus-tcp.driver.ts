@@ -6,8 +6,8 @@ import {
   type ProtocolDriver,
   readOnlyRefusal,
   withTimeout,
-} from './driver.js';
-import { checkedTarget, hostTargets } from './driver-egress.js';
+} from '../driver.js';
+import { checkedTarget, hostTargets } from '../driver-egress.js';
 import { ILLEGAL_DATA_ADDRESS, MAX_BITS, ModbusBlockReader, type ModbusTable } from './modbus-blocks.js';
 import { modbusFunctionTypes } from './modbus-function-types.js';
 import { checkReadConfig, readSpan, tableOf } from './modbus-reads.js';
