@@ -43,16 +43,16 @@ import { type BearerVerifier, installAccessControl } from './platform/access-con
 import { type Clock, systemClock } from './platform/clock.js';
 import { egressPolicyOf, type LookupAll } from './platform/egress/egress-policy.js';
 import { EntityEvents } from './platform/entity-events.js';
-import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
 import { unavailable } from './platform/errors.js';
+import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/http/error-handler.js';
+import { installJsonBodyParser } from './platform/http/json-body.js';
+import { installMetrics } from './platform/http/metrics.js';
+import { installOpenApi } from './platform/http/openapi.js';
+import { loggingOptions } from './platform/http/request-logging.js';
+import { fastifyTrustProxy } from './platform/http/trust-proxy.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
-import { installJsonBodyParser } from './platform/json-body.js';
-import { installMetrics } from './platform/metrics.js';
-import { installOpenApi } from './platform/openapi.js';
 import { PACKAGE_VERSION } from './platform/package-version.js';
-import { loggingOptions } from './platform/request-logging.js';
 import { ErrorBody, UnauthorizedBody } from './platform/schemas.js';
-import { fastifyTrustProxy } from './platform/trust-proxy.js';
 import { validatorCompiler } from './platform/validation.js';
 import type { Storage } from './storage/database.js';
 

@@ -219,7 +219,7 @@ describe('SQLite historian thread', () => {
 
   it('refuses what was in flight when the thread dies (503), and starts a new thread for the next write', async () => {
     const dying = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location, {
-      name: '../../src/storage/test-workers/dying',
+      name: '../../src/storage/sqlite/test-workers/dying',
       from: import.meta.url,
     });
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { EgressPolicy } from '../../platform/egress/egress-policy.js';
 import type { EntityEvents } from '../../platform/entity-events.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../versions/versioned-rows.js';

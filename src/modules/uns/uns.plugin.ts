@@ -3,7 +3,7 @@ import type { Config } from '../../config/config.schema.js';
 import type { AccessDirectory, BearerVerifier, SessionVerifier } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../../config/config.schema.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { EntityEvents } from '../../../platform/entity-events.js';
-import { resolveKeyEncryptionKey } from '../../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../../storage/database.js';
 import { parsePublishRecord } from '../../uns/publishing/publish-record.js';
 import { UnsInputError } from '../../uns/uns-errors.js';

@@ -6,7 +6,7 @@ import {
   prepareTemplate,
   type SqliteThreadData,
   serveSqliteThread,
-} from '../../../storage/sqlite-thread-serve.js';
+} from '../../../storage/sqlite/sqlite-thread-serve.js';
 import type {
   EngineThreadData,
   EnqueueBurst,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { timeOrderedId } from '../../../platform/time-ordered-id.js';
+import { timeOrderedId } from '../../../platform/time/time-ordered-id.js';
 import type { Database, EngineDefinitionTable, EngineExecutionTable } from '../../../storage/tables.js';
 import type { PipelineRow } from '../pipelines/pipelines.repository.js';
 import { insertExecutionRows } from './execution-claims.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { SqliteThread } from '../../../storage/sqlite-thread.js';
-import type { StatementTemplate } from '../../../storage/sqlite-thread-serve.js';
+import { SqliteThread } from '../../../storage/sqlite/sqlite-thread.js';
+import type { StatementTemplate } from '../../../storage/sqlite/sqlite-thread-serve.js';
 import { slot, sqliteCompiler, statementTemplate } from '../../../storage/statement-templates.js';
 import type { EngineExecutionTable } from '../../../storage/tables.js';
 import type { WorkerModule } from '../../../workers/worker-module.js';

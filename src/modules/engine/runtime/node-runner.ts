@@ -1,5 +1,5 @@
 import type { Clock } from '../../../platform/clock.js';
-import { timeOrderedId } from '../../../platform/time-ordered-id.js';
+import { timeOrderedId } from '../../../platform/time/time-ordered-id.js';
 import type { NodeServices } from '../nodes/node-services.js';
 import {
   type NodeContext,

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
 import { conflict, notFound, rateLimited, unauthorized } from '../../../platform/errors.js';
-import { emptyAwareJsonParser } from '../../../platform/json-body.js';
+import { emptyAwareJsonParser } from '../../../platform/http/json-body.js';
 import { dataEnvelope, errorResponse, isoTime } from '../../../platform/schemas.js';
 import { Execution, toExecution } from '../executions/executions.schemas.js';
 import type { PipelineNode } from '../pipelines/pipeline-definition.js';

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
-import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import { SqliteThread } from '../../../storage/sqlite/sqlite-thread.js';
 import type { AuditLogTable } from '../../../storage/tables.js';
 
 /** Writes a batch of audit rows; resolves when they are committed. */

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../../../config/config.schema.js';
 import { badRequest } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
-import { openSecret, sealSecret } from '../../../platform/secret-box.js';
+import { openSecret, sealSecret } from '../../../platform/secrets/secret-box.js';
 import type { Storage } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import type { HistorianLayout } from '../historian/historian-layout.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { classifyDriverError } from './driver-errors.js';
+import { classifyDriverError } from '../driver-errors.js';
 import { SQLITE_THREAD_NICENESS, SqliteThread } from './sqlite-thread.js';
 
 // The threads' programs: test-workers/*.worker.ts.

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '../storage/private-files.js';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '../../storage/private-files.js';
 
 /** Name of the key file made in the data directory when MERIDIAN_KEY_ENCRYPTION_KEY is unset. */
 export const KEY_FILE_NAME = 'signing-key-encryption.key';

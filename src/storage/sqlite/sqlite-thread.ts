@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startWorker, type WorkerModule } from '../workers/worker-module.js';
+import { startWorker, type WorkerModule } from '../../workers/worker-module.js';
 import type { SqliteThreadReply } from './sqlite-thread-serve.js';
 
 export { SQLITE_THREAD_NICENESS } from './sqlite-thread-serve.js';

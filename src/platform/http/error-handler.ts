@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { classifyDriverError } from '../storage/driver-errors.js';
-import { ApiError, badRequest, conflict, notFound, payloadTooLarge, unavailable } from './errors.js';
-import { describeValidationError } from './validation.js';
+import { classifyDriverError } from '../../storage/driver-errors.js';
+import { ApiError, badRequest, conflict, notFound, payloadTooLarge, unavailable } from '../errors.js';
+import { describeValidationError } from '../validation.js';
 
 /** Maps Fastify's own error codes (parsing and limits) to our documented shapes. */
 export function fromFastifyError(

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
-import { openStorage, type Storage } from './database.js';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/dialects.js';
+import { openStorage, type Storage } from '../database.js';
 
 // Another connection to the same file plays the second writer (the historian thread).
 describe('SQLite storage beside a second writer', () => {

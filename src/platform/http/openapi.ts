@@ -1,8 +1,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import type { RouteAccess } from './access-control.js';
-import { KNOWN_SCOPES } from './permissions.js';
+import type { RouteAccess } from '../access-control.js';
+import { KNOWN_SCOPES } from '../permissions.js';
 
 const ERROR_REF = { $ref: 'ErrorBody#' };
 const DESCRIPTIONS: Record<number, string> = {
