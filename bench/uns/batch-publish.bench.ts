@@ -13,7 +13,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DAY_US, partitionName } from '../../src/modules/uns/historian/historian-layout.js';
-import { formatRfc3339Micros } from '../../src/platform/time/rfc3339.js';
+import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import { relaunchWithServerFlags } from '../server-process.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DAY_US } from '../../src/modules/uns/historian/historian-layout.js';
-import { formatRfc3339Micros } from '../../src/platform/time/rfc3339.js';
+import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import { testDialects } from '../helpers/dialects.js';
 import { addMember, buildOrganization, buildUser } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ApiError } from '../../../platform/errors.js';
-import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { Database } from '../../../storage/tables.js';
 import type { FunctionDirection } from '../../connections/drivers/driver.js';
 import type { ExecutionResult } from '../../connections/functions/functions.service.js';
 import { functionTypeOf } from '../../connections/functions/functions.service.js';
 import { type BucketRow, DataRepository } from '../../uns/reading/data.repository.js';
 import { type LatestValue, toLatestValue } from '../../uns/reading/uns-values.js';
+import { formatRfc3339Micros } from '../../uns/rfc3339.js';
 import type { ModelsService } from '../models/models.service.js';
 import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import type { ExecutionsRepository } from '../queue/executions.repository.js';

@@ -4,7 +4,6 @@
  * as any value is, under the same validation, schemas, quality contract, historian and triggers.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import { SparkplugHost, type SparkplugValue } from '../../sparkplug/sparkplug-host.js';
 import { SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
 import type { PublishService } from '../publishing/publish.service.js';
@@ -14,6 +13,7 @@ import {
   type PublishRecord,
   validTopic,
 } from '../publishing/publish-record.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 
 export interface SparkplugIngressDeps {
   publisher: () => PublishService;

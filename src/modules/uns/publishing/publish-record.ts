@@ -1,4 +1,4 @@
-import { parseRfc3339Micros } from '../../../platform/time/rfc3339.js';
+import { parseRfc3339Micros } from '../rfc3339.js';
 import { parseTopicPath, type TopicPath } from '../topics/topic-path.js';
 import type { UnsRecordError } from '../uns-errors.js';
 import {

@@ -1,7 +1,7 @@
 import type { Clock } from '../../../platform/clock.js';
-import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
 import type { GroupCommitter } from '../historian/group-commit.js';
 import type { AcceptedRecord, CommitJob } from '../historian/historian-writer.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 import type { BindingResolver, ResolvedBinding } from '../schemas/binding-resolver.js';
 import { evaluateRecord, selectBinding, type Violation } from '../schemas/schema-evaluation.js';
 import { UnsBatchError, UnsInputError, type UnsRecordError } from '../uns-errors.js';

@@ -3,14 +3,9 @@ import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Clock } from '../../../platform/clock.js';
 import { badRequest } from '../../../platform/errors.js';
-import {
-  formatRfc3339Micros,
-  MAX_TIMESTAMP_US,
-  MIN_TIMESTAMP_US,
-  parseRfc3339Micros,
-} from '../../../platform/time/rfc3339.js';
 import type { Database } from '../../../storage/tables.js';
 import { asBadRequest } from '../publishing/publish.routes.js';
+import { formatRfc3339Micros, MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from '../rfc3339.js';
 import type { TopicsService } from '../topics/topics.service.js';
 import { CursorQuery, decodeCursor, encodeCursor, prefixUpperBound } from '../topics/uns-cursor.js';
 import { DataRepository } from './data.repository.js';

@@ -1,4 +1,4 @@
-import { formatRfc3339Micros } from '../../../platform/time/rfc3339.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 
 export interface TopicItem {
   path: string;

@@ -1,4 +1,4 @@
-import { describeJsonType, inputError } from '../../modules/uns/uns-errors.js';
+import { describeJsonType, inputError } from './uns-errors.js';
 
 /** Earliest accepted timestamp: 1900-01-01T00:00:00Z, in epoch microseconds. */
 export const MIN_TIMESTAMP_US = Date.UTC(1900, 0, 1) * 1000;
