@@ -13,11 +13,8 @@ import { consoleRoutes } from './modules/console/console.routes.js';
 import { dashboardKind } from './modules/dashboards/dashboards/dashboard-kind.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { folderKind } from './modules/dashboards/folders/folder-kind.js';
-import { installPipelines } from './modules/engine/engine.module.js';
+import { installEngine } from './modules/engine/engine.module.js';
 import { modelKind } from './modules/engine/models/model-kind.js';
-import { ModelsRepository } from './modules/engine/models/models.repository.js';
-import { modelsRoutes } from './modules/engine/models/models.routes.js';
-import { ModelsService } from './modules/engine/models/models.service.js';
 import { pipelineKind } from './modules/engine/pipelines/pipeline-kind.js';
 import { DependencyEdges } from './modules/graph/edges/edges.repository.js';
 import { installGraph } from './modules/graph/graph.module.js';
@@ -201,18 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.addHook('onClose', async () => events.close());
   const versions = new EntityVersionsRepository(db);
-  const models = new ModelsService({
-    db,
-    repo: new ModelsRepository(db),
-    versions,
-    edges,
-    bus,
-    clock,
-    topicPrefix: config.topicPrefix,
-    events,
-  });
-  await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
-  await installPipelines(app, { config, storage, clock, events, versions, edges, models, metrics });
+  await installEngine(app, { config, storage, clock, events, bus, versions, edges, metrics });
   await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges, events });
   // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
   const ownPorts = () => {

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EntityEvents } from '../../platform/entity-events.js';
+import type { InvalidationBus } from '../../platform/invalidation-bus.js';
 import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import { parsePublishRecord } from '../uns/publishing/publish-record.js';
@@ -11,7 +12,9 @@ import type { EntityVersionsRepository } from '../versions/entity-versions.repos
 import type { EdgeWriter } from '../versions/versioned-rows.js';
 import { executionsRoutes } from './executions/executions.routes.js';
 import { ExecutionsService } from './executions/executions.service.js';
-import type { ModelsService } from './models/models.service.js';
+import { ModelsRepository } from './models/models.repository.js';
+import { modelsRoutes } from './models/models.routes.js';
+import { ModelsService } from './models/models.service.js';
 import { createNodeServices } from './nodes/node-services.js';
 import { NodeError } from './nodes/node-types.js';
 import { nodesRoutes } from './nodes/nodes.routes.js';
@@ -35,27 +38,40 @@ declare module 'fastify' {
 }
 
 /**
- * Installs pipelines, node types and executions under `/api/v1/engine`, with this replica's execution
- * engine (started when the app is ready, stopped when it closes) and its sandbox thread.
+ * Installs the engine under `/api/v1/engine`: data models, pipelines, node types and executions, with
+ * this replica's execution engine (started when the app is ready, stopped when it closes) and its
+ * sandbox thread.
  */
-export async function installPipelines(
+export async function installEngine(
   app: FastifyInstance,
   deps: {
     config: Config;
     storage: Storage;
     clock: Clock;
-    /** Pipeline changes: announced by the pipelines service, applied by the triggers and schedules. */
+    /** Model and pipeline changes: announced by their services; pipelines' applied by the triggers and schedules. */
     events: EntityEvents;
+    /** Model bindings changed: the UNS re-reads them (on every replica). */
+    bus: InvalidationBus;
     versions: EntityVersionsRepository;
     /** The dependency graph's edges, rewritten on every save. */
     edges: EdgeWriter;
-    models: ModelsService;
     /** The app's Prometheus registry: the engine's counts are read from it (registerEngineMetrics). */
     metrics?: Registry;
   },
 ): Promise<ExecutionEngine> {
   const { storage, clock, config } = deps;
   const db = storage.db;
+  const models = new ModelsService({
+    db,
+    repo: new ModelsRepository(db),
+    versions: deps.versions,
+    edges: deps.edges,
+    bus: deps.bus,
+    clock,
+    topicPrefix: config.topicPrefix,
+    events: deps.events,
+  });
+  await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions: deps.versions, models });
   // On a SQLite file the engine's bookkeeping turns run on a thread (an in-memory database cannot be shared).
   const turns =
     storage.dialect === 'sqlite' && storage.location !== ':memory:'
@@ -81,7 +97,7 @@ export async function installPipelines(
   const services = createNodeServices(app, {
     db,
     now: () => clock.now(),
-    models: deps.models,
+    models,
     pipelines: pipelinesRepo,
     executions,
     onQueued: () => engine.wake(),
