@@ -22,19 +22,17 @@ import { EntityKinds } from './modules/graph/kinds/entity-kinds.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
-import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
-import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { installOrganizations } from './modules/organizations/organizations.module.js';
 import { settingsKind } from './modules/organizations/settings/settings-exchange.js';
-import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
+import { installSessions } from './modules/sessions/sessions.module.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
-import { tokensRoutes } from './modules/tokens/tokens.routes.js';
+import { installTokens } from './modules/tokens/tokens.module.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
 import type { RollupJobOptions } from './modules/uns/rollups/rollup-job.js';
 import { topicKind } from './modules/uns/topics/topic-kind.js';
 import { installUns } from './modules/uns/uns.module.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
-import { usersRoutes } from './modules/users/users.routes.js';
-import { UsersService } from './modules/users/users.service.js';
+import { installUsers } from './modules/users/users.module.js';
 import { EntityVersionsRepository } from './modules/versions/entity-versions.repository.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
@@ -136,20 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The UNS adds `broker` while a broker is configured.
   const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping() };
   await app.register(healthRoutes, { checks: readiness });
-  await app.register(sessionsRoutes, {
-    prefix: '/api/v1/auth',
-    sessions,
-    db,
-    secureCookies: config.issuer.startsWith('https:'),
-  });
-  await app.register(usersRoutes, {
-    prefix: '/api/v1/admin/users',
-    users: new UsersService({ db, clock, bus }),
-  });
-  await app.register(organizationsRoutes, {
-    prefix: '/api/v1/organizations',
-    organizations: new OrganizationsService({ db, clock, bus }),
-  });
+  await installSessions(app, { sessions, db, issuer: config.issuer });
+  await installUsers(app, { db, clock, bus });
+  await installOrganizations(app, { db, clock, bus });
   const organizationSettings = await installOrganizationSettings(app, {
     db,
     clock,
@@ -162,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await oauth2.register(app);
-  await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
+  await installTokens(app, { tokens: pats });
   await installUns(app, {
     config,
     storage,
