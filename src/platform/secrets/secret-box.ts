@@ -8,7 +8,7 @@ export class SecretDecryptionError extends Error {
 
 /**
  * Encrypts a configuration secret with AES-256-GCM under the 32-byte key-encryption key
- * (`platform/key-encryption-key.ts`, MERIDIAN_KEY_ENCRYPTION_KEY), bound to `purpose` (additional
+ * (`platform/secrets/key-encryption-key.ts`, MERIDIAN_KEY_ENCRYPTION_KEY), bound to `purpose` (additional
  * authenticated data), so that a ciphertext cannot be moved to another field. Returns
  * `v1.<iv>.<tag>.<ciphertext>`, each part base64url.
  */

@@ -105,7 +105,7 @@ export interface EngineExecutionTable {
   queued_at: number;
   started_at: number | null;
   finished_at: number | null;
-  /** JSON text: what a parked execution (a long wait) already ran; see executions/graph-runner.ts. */
+  /** JSON text: what a parked execution (a long wait) already ran; see engine/runtime/graph-runner.ts. */
   checkpoint: string | null;
   /** The trigger's type (also inside `trigger`), for listing by it. */
   trigger_type: string | null;

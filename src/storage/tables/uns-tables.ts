@@ -46,7 +46,7 @@ export interface UnsSegmentTable {
 /** The value with the newest declared timestamp of each topic. */
 export type UnsLatestTable = UnsValueTable;
 
-/** A topic's numeric values over one unit of time (a minute or an hour), see `uns/data/rollups.ts`. */
+/** A topic's numeric values over one unit of time (a minute or an hour), see `uns/rollups/rollups.ts`. */
 export interface UnsRollupTable {
   topic_id: number;
   /** The field path inside object values whose numbers are rolled up; '' for the value itself. */
@@ -129,7 +129,7 @@ export interface UnsSettingsTable {
   mqtt_port: number | null;
   /** The URL without its password (which is in mqtt_password_encrypted). */
   mqtt_url: string | null;
-  /** The external broker's password, sealed with the key-encryption key (platform/secret-box.ts). */
+  /** The external broker's password, sealed with the key-encryption key (platform/secrets/secret-box.ts). */
   mqtt_password_encrypted: string | null;
   updated_at: number;
   updated_by: string | null;

@@ -27,7 +27,7 @@ export interface UnsSettingsChange {
 const sameBroker = (a: BrokerSettings, b: BrokerSettings) =>
   a.mode === b.mode && a.mqttPort === b.mqttPort && a.mqttUrl === b.mqttUrl;
 
-/** What the external broker's password is bound to when sealed (platform/secret-box.ts). */
+/** What the external broker's password is bound to when sealed (platform/secrets/secret-box.ts). */
 const PASSWORD_PURPOSE = 'uns_settings.mqtt_password';
 /** How a read shows the password: that it is set, never what it is (and what a write may send back). */
 export const REDACTED_PASSWORD = '***';
