@@ -15,10 +15,10 @@ import { basename, dirname } from 'node:path';
 
 /** Each worker module's name in the bundle, and its source. */
 export const WORKER_ENTRIES = {
-  'engine-bookkeeping.worker': 'src/modules/engine/executions/engine-bookkeeping.worker.ts',
+  'engine-bookkeeping.worker': 'src/modules/engine/queue/engine-bookkeeping.worker.ts',
   'historian.worker': 'src/modules/uns/historian/historian.worker.ts',
   'audit.worker': 'src/modules/oauth2/token/audit.worker.ts',
-  'wal-checkpoint.worker': 'src/storage/wal-checkpoint.worker.ts',
+  'wal-checkpoint.worker': 'src/storage/sqlite/wal-checkpoint.worker.ts',
   'signing.worker': 'src/modules/oauth2/keys/signing.worker.ts',
   'sandbox.worker': 'src/modules/engine/sandbox/sandbox.worker.ts',
 };

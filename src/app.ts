@@ -13,46 +13,41 @@ import { consoleRoutes } from './modules/console/console.routes.js';
 import { dashboardKind } from './modules/dashboards/dashboards/dashboard-kind.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { folderKind } from './modules/dashboards/folders/folder-kind.js';
+import { installEngine } from './modules/engine/engine.module.js';
 import { modelKind } from './modules/engine/models/model-kind.js';
-import { ModelsRepository } from './modules/engine/models/models.repository.js';
-import { modelsRoutes } from './modules/engine/models/models.routes.js';
-import { ModelsService } from './modules/engine/models/models.service.js';
 import { pipelineKind } from './modules/engine/pipelines/pipeline-kind.js';
-import { installPipelines } from './modules/engine/pipelines/pipelines.plugin.js';
 import { DependencyEdges } from './modules/graph/edges/edges.repository.js';
 import { installGraph } from './modules/graph/graph.module.js';
 import { EntityKinds } from './modules/graph/kinds/entity-kinds.js';
 import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
-import { organizationsRoutes } from './modules/organizations/organizations.routes.js';
-import { OrganizationsService } from './modules/organizations/organizations.service.js';
+import { installOrganizations } from './modules/organizations/organizations.module.js';
 import { settingsKind } from './modules/organizations/settings/settings-exchange.js';
-import { sessionsRoutes } from './modules/sessions/sessions.routes.js';
+import { installSessions } from './modules/sessions/sessions.module.js';
 import { SessionsService } from './modules/sessions/sessions.service.js';
-import { tokensRoutes } from './modules/tokens/tokens.routes.js';
+import { installTokens } from './modules/tokens/tokens.module.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
-import type { RollupJobOptions } from './modules/uns/data/rollup-job.js';
+import type { RollupJobOptions } from './modules/uns/rollups/rollup-job.js';
 import { topicKind } from './modules/uns/topics/topic-kind.js';
-import { installUns } from './modules/uns/uns.plugin.js';
+import { installUns } from './modules/uns/uns.module.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
-import { usersRoutes } from './modules/users/users.routes.js';
-import { UsersService } from './modules/users/users.service.js';
+import { installUsers } from './modules/users/users.module.js';
 import { EntityVersionsRepository } from './modules/versions/entity-versions.repository.js';
 import { type BearerVerifier, installAccessControl } from './platform/access-control.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { egressPolicyOf, type LookupAll } from './platform/egress/egress-policy.js';
 import { EntityEvents } from './platform/entity-events.js';
-import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/error-handler.js';
 import { unavailable } from './platform/errors.js';
+import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/http/error-handler.js';
+import { installJsonBodyParser } from './platform/http/json-body.js';
+import { installMetrics } from './platform/http/metrics.js';
+import { installOpenApi } from './platform/http/openapi.js';
+import { loggingOptions } from './platform/http/request-logging.js';
+import { fastifyTrustProxy } from './platform/http/trust-proxy.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './platform/invalidation-bus.js';
-import { installJsonBodyParser } from './platform/json-body.js';
-import { installMetrics } from './platform/metrics.js';
-import { installOpenApi } from './platform/openapi.js';
 import { PACKAGE_VERSION } from './platform/package-version.js';
-import { loggingOptions } from './platform/request-logging.js';
 import { ErrorBody, UnauthorizedBody } from './platform/schemas.js';
-import { fastifyTrustProxy } from './platform/trust-proxy.js';
 import { validatorCompiler } from './platform/validation.js';
 import type { Storage } from './storage/database.js';
 
@@ -139,20 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The UNS adds `broker` while a broker is configured.
   const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping() };
   await app.register(healthRoutes, { checks: readiness });
-  await app.register(sessionsRoutes, {
-    prefix: '/api/v1/auth',
-    sessions,
-    db,
-    secureCookies: config.issuer.startsWith('https:'),
-  });
-  await app.register(usersRoutes, {
-    prefix: '/api/v1/admin/users',
-    users: new UsersService({ db, clock, bus }),
-  });
-  await app.register(organizationsRoutes, {
-    prefix: '/api/v1/organizations',
-    organizations: new OrganizationsService({ db, clock, bus }),
-  });
+  await installSessions(app, { sessions, db, issuer: config.issuer });
+  await installUsers(app, { db, clock, bus });
+  await installOrganizations(app, { db, clock, bus });
   const organizationSettings = await installOrganizationSettings(app, {
     db,
     clock,
@@ -165,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await oauth2.register(app);
-  await app.register(tokensRoutes, { prefix: '/api/v1/oauth2/tokens', tokens: pats });
+  await installTokens(app, { tokens: pats });
   await installUns(app, {
     config,
     storage,
@@ -198,23 +182,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ]);
   const edges = new DependencyEdges(kinds);
   await installGraph(app, { storage, clock, kinds, edges });
-  const versions = new EntityVersionsRepository(db);
-  const models = new ModelsService({
-    db,
-    repo: new ModelsRepository(db),
-    versions,
-    edges,
-    bus,
-    clock,
-    topicPrefix: config.topicPrefix,
-  });
-  await app.register(modelsRoutes, { prefix: '/api/v1/engine/models', versions, models });
   const events = new EntityEvents(bus, (error, change) =>
     app.log.warn({ err: error, change }, 'an entity change was not applied everywhere'),
   );
   app.addHook('onClose', async () => events.close());
-  await installPipelines(app, { config, storage, clock, events, versions, edges, models, metrics });
-  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges });
+  const versions = new EntityVersionsRepository(db);
+  await installEngine(app, { config, storage, clock, events, bus, versions, edges, metrics });
+  await installDashboards(app, { storage, clock, topicPrefix: config.topicPrefix, edges, events });
   // Meridian's own ports: the HTTP port it listens on (known once it listens) and the embedded broker's.
   const ownPorts = () => {
     const address = app.server.address();
@@ -231,6 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     versions,
     egress: egressPolicyOf(config, ownPorts, deps.egressLookup),
     edges,
+    events,
   });
   await installBundles(app, {
     config,

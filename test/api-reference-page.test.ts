@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { referenceServers } from '../src/platform/openapi.js';
+import { referenceServers } from '../src/platform/http/openapi.js';
 import { testDialects } from './helpers/dialects.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';
 

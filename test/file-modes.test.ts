@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { resolveKeyEncryptionKey } from '../src/platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../src/platform/secrets/key-encryption-key.js';
 import { openStorage } from '../src/storage/database.js';
 import { testDialects } from './helpers/dialects.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';

@@ -5,7 +5,7 @@
  *   node --import tsx bench/connections/modbus-polling.bench.ts [seconds]
  */
 import modbusSerial from 'modbus-serial';
-import { modbusTcpDriver } from '../../src/modules/connections/drivers/modbus-tcp.driver.js';
+import { modbusTcpDriver } from '../../src/modules/connections/drivers/modbus/modbus-tcp.driver.js';
 import { runOn } from '../../src/modules/connections/runtime/connection-worker.js';
 import { MetricsRecorder } from '../../src/modules/connections/runtime/runtime-metrics.js';
 import { EgressPolicy } from '../../src/platform/egress/egress-policy.js';

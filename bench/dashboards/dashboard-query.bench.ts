@@ -13,8 +13,8 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import type { PublishRecord } from '../../src/modules/uns/data/publish-record.js';
-import { HistorianRollups } from '../../src/modules/uns/data/rollups.js';
+import type { PublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
+import { HistorianRollups } from '../../src/modules/uns/rollups/rollups.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { startBenchServer } from '../uns/bench-server.js';

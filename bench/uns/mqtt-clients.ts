@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
-import { formatRfc3339Micros } from '../../src/modules/uns/data/rfc3339.js';
+import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import { execTracked } from '../child-processes.js';
 
 const BASE_US = Date.UTC(2026, 0, 1) * 1000;

@@ -7,7 +7,7 @@
  *   node --import tsx bench/uns/query.bench.ts [sqlite|postgres]
  */
 import { sql } from 'kysely';
-import type { PublishRecord } from '../../src/modules/uns/data/publish-record.js';
+import type { PublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import type { DialectName } from '../../src/storage/database.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { startBenchServer } from './bench-server.js';

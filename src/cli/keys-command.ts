@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.schema.js';
 import { SigningKeyStore } from '../modules/oauth2/keys/signing-key-store.js';
-import { resolveKeyEncryptionKey } from '../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../platform/secrets/key-encryption-key.js';
 import { openStorage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrator.js';
 

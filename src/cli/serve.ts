@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.schema.js';
 import { bootstrapIfEmpty } from '../modules/bootstrap/bootstrap.service.js';
-import { mqttPortTaken } from '../modules/uns/mqtt/embedded-broker.js';
+import { mqttPortTaken } from '../modules/uns/mqtt/embedded/embedded-broker.js';
 import { systemClock } from '../platform/clock.js';
 import { tuneGarbageCollector } from '../platform/gc-tuning.js';
 import {

@@ -10,7 +10,7 @@ export type ConfigKind =
   | 'proxy'
   | 'egress';
 
-export type { TrustProxySetting } from '../platform/trust-proxy.js';
+export type { TrustProxySetting } from '../platform/http/trust-proxy.js';
 
 export interface ConfigKeyDescriptor<K extends ConfigKind = ConfigKind> {
   env: string;

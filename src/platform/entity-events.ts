@@ -102,3 +102,11 @@ function fromEvent(event: InvalidationEvent): EntityChange | undefined {
     return { type };
   }
 }
+
+/** How a kind's service announces its committed changes (nothing when the module runs without events). */
+export type Announce = (organizationId: string, id: string) => Promise<void>;
+
+/** The announcer of one kind's changes, for its service. */
+export function announcerOf(events: EntityEvents | undefined, type: string): Announce {
+  return (organizationId, id) => events?.changed({ type, organizationId, id }) ?? Promise.resolve();
+}

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase, testDialects } from '../../test/
 import { waitUntil } from '../../test/helpers/wait.js';
 import { openStorage, type Storage } from './database.js';
 import { classifyDriverError } from './driver-errors.js';
-import { EVENT_LOOP_AUTOCHECKPOINT_PAGES } from './wal-checkpoints.js';
+import { EVENT_LOOP_AUTOCHECKPOINT_PAGES } from './sqlite/wal-checkpoints.js';
 
 // The table is not part of the schema: these tests are about the storage layer, not about migrations.
 type Row = { id: number; label: string };

@@ -8,9 +8,9 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { classifyDriverError } from './driver-errors.js';
 import { ensurePrivateDatabaseFile, ensurePrivateDirectory } from './private-files.js';
-import { SharedSqliteDialect } from './sqlite-driver.js';
+import { SharedSqliteDialect } from './sqlite/sqlite-driver.js';
+import { EVENT_LOOP_AUTOCHECKPOINT_PAGES, startWalCheckpoints } from './sqlite/wal-checkpoints.js';
 import type { Database } from './tables.js';
-import { EVENT_LOOP_AUTOCHECKPOINT_PAGES, startWalCheckpoints } from './wal-checkpoints.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 

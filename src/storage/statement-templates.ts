@@ -6,7 +6,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import type { StatementTemplate } from './sqlite-thread-serve.js';
+import type { StatementTemplate } from './sqlite/sqlite-thread-serve.js';
 import type { Database } from './tables.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { encodeRegisters } from '../../src/modules/connections/drivers/modbus-registers.js';
+import { encodeRegisters } from '../../src/modules/connections/drivers/modbus/modbus-registers.js';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RollupJob } from '../../src/modules/uns/data/rollup-job.js';
-import { HistorianRollups, type RollupTopic } from '../../src/modules/uns/data/rollups.js';
+import { RollupJob } from '../../src/modules/uns/rollups/rollup-job.js';
+import { HistorianRollups, type RollupTopic } from '../../src/modules/uns/rollups/rollups.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, test } from 'node:test';
+import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
+import { purgeOrganizationUns } from '../../src/modules/uns/organization-purge.js';
 import {
   HistorianRollups,
   LATE_VALUES_TOPIC,
   lateValueAnnouncements,
-} from '../../src/modules/uns/data/rollups.js';
-import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
-import { purgeOrganizationUns } from '../../src/modules/uns/organization-purge.js';
+} from '../../src/modules/uns/rollups/rollups.js';
 import { createLocalInvalidationBus } from '../../src/platform/invalidation-bus.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
 import { nodeType, sideEffectOfNode } from '../../src/modules/engine/nodes/node-types.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import { ModbusTestServer } from '../connections/modbus-test-server.js';
 import { testDialects } from '../helpers/dialects.js';
 import { freePort } from '../helpers/free-port.js';

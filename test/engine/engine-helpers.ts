@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import type { DialectName } from '../../src/storage/database.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import {
   type EnqueueInput,
   ExecutionsRepository,
-} from '../../src/modules/engine/executions/executions.repository.js';
-import { SqliteEngineThread } from '../../src/modules/engine/executions/sqlite-engine-thread.js';
-import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+} from '../../src/modules/engine/queue/executions.repository.js';
+import { SqliteEngineThread } from '../../src/modules/engine/queue/sqlite-engine-thread.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import type { TestServer } from '../helpers/test-server.js';

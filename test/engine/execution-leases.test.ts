@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ExecutionEngine } from '../../src/modules/engine/executions/engine.js';
-import type { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import type { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
+import { ExecutionEngine } from '../../src/modules/engine/runtime/engine.js';
 import { Sandbox } from '../../src/modules/engine/sandbox/sandbox.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
 import { NODE_TYPES, type NodeType } from '../../src/modules/engine/nodes/node-types.js';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

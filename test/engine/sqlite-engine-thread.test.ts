@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { CLAIMED_COLUMNS } from '../../src/modules/engine/executions/execution-claims.js';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import { CLAIMED_COLUMNS } from '../../src/modules/engine/queue/execution-claims.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import {
   EXECUTION_COLUMNS,
   SqliteEngineThread,
-} from '../../src/modules/engine/executions/sqlite-engine-thread.js';
+} from '../../src/modules/engine/queue/sqlite-engine-thread.js';
 import type { TestClient } from '../helpers/http-client.js';
 import type { TestServer } from '../helpers/test-server.js';
 import { createPipelineRow, manual, serverWithoutEngine } from './engine-helpers.js';

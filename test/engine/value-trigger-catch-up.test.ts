@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ExecutionsRepository } from '../../src/modules/engine/executions/executions.repository.js';
+import { ExecutionsRepository } from '../../src/modules/engine/queue/executions.repository.js';
 import { ValueTriggers } from '../../src/modules/engine/triggers/value-triggers.js';
-import { parsePublishRecord } from '../../src/modules/uns/data/publish-record.js';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
+import { parsePublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { WebhookSigning } from '../../src/modules/engine/triggers/webhook-signing.js';
-import { resolveKeyEncryptionKey } from '../../src/platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../src/platform/secrets/key-encryption-key.js';
 import { exportBundle } from '../dependencies/bundle-helpers.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { rotateSigningKeys } from '../../src/cli/keys-command.js';
 import { SigningKeyStore } from '../../src/modules/oauth2/keys/signing-key-store.js';
 import { PrivateKeyDecryptionError } from '../../src/modules/oauth2/keys/signing-keys.js';
-import { KEY_FILE_NAME, resolveKeyEncryptionKey } from '../../src/platform/key-encryption-key.js';
+import { KEY_FILE_NAME, resolveKeyEncryptionKey } from '../../src/platform/secrets/key-encryption-key.js';
 import { testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { clientCredentials, registerClient } from './oauth2-helpers.js';

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importJWK, SignJWT } from 'jose';
 import { decryptPrivateKey } from '../../src/modules/oauth2/keys/signing-keys.js';
-import { resolveKeyEncryptionKey } from '../../src/platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../src/platform/secrets/key-encryption-key.js';
 import { testDialects } from '../helpers/dialects.js';
 import { addMember, buildUser, signedInMember } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

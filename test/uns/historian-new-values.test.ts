@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parsePublishRecord } from '../../src/modules/uns/data/publish-record.js';
 import { openHistorian } from '../../src/modules/uns/historian/historian-layout.js';
 import { HistorianWriter } from '../../src/modules/uns/historian/historian-writer.js';
+import { parsePublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { parsePublishRecord } from '../../src/modules/uns/data/publish-record.js';
 import { COPY_ROWS } from '../../src/modules/uns/historian/copy-commit.js';
 import { openHistorian } from '../../src/modules/uns/historian/historian-layout.js';
 import { type CommitJob, HistorianWriter } from '../../src/modules/uns/historian/historian-writer.js';
+import { parsePublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import type { Violation } from '../../src/modules/uns/schemas/schema-evaluation.js';
 import type { Storage } from '../../src/storage/database.js';
 import { testDialects } from '../helpers/dialects.js';

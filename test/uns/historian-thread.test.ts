@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import type { PublishRecord } from '../../src/modules/uns/data/publish-record.js';
 import { STAGED_VALUES } from '../../src/modules/uns/historian/historian-layout.js';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
 import {
@@ -10,6 +9,7 @@ import {
   SqliteHistorianThread,
   STAGE_BELOW_ROWS,
 } from '../../src/modules/uns/historian/sqlite-historian-thread.js';
+import type { PublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import { classifyDriverError } from '../../src/storage/driver-errors.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -219,7 +219,7 @@ describe('SQLite historian thread', () => {
 
   it('refuses what was in flight when the thread dies (503), and starts a new thread for the next write', async () => {
     const dying = new SqliteHistorianThread(server.storage.location, server.app.uns.layout.location, {
-      name: '../../src/storage/test-workers/dying',
+      name: '../../src/storage/sqlite/test-workers/dying',
       from: import.meta.url,
     });
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_QOS0_BACKLOG } from '../../src/modules/uns/mqtt/embedded-broker.js';
+import { MAX_QOS0_BACKLOG } from '../../src/modules/uns/mqtt/embedded/embedded-broker.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import type { TestServer } from '../helpers/test-server.js';

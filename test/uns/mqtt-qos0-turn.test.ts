@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { PublishRecord } from '../../src/modules/uns/data/publish-record.js';
 import type { CommitJob } from '../../src/modules/uns/historian/historian-writer.js';
+import type { PublishRecord } from '../../src/modules/uns/publishing/publish-record.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import type { TestServer } from '../helpers/test-server.js';

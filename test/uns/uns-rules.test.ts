@@ -1,8 +1,8 @@
 // Rules a planted defect got past (issue 25): each test here fails when its rule is broken.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { formatRfc3339Micros } from '../../src/modules/uns/data/rfc3339.js';
 import { DAY_US } from '../../src/modules/uns/historian/historian-layout.js';
+import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import { testDialects } from '../helpers/dialects.js';
 import { addMember, buildOrganization, buildUser } from '../helpers/factories.js';
 import type { TestClient } from '../helpers/http-client.js';

@@ -3,7 +3,7 @@ import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EntityEvents } from '../../platform/entity-events.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { DependencyEdges } from '../graph/edges/edges.repository.js';
 import type { EntityKinds } from '../graph/kinds/entity-kinds.js';

@@ -3,8 +3,9 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../config/config.schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EgressPolicy } from '../../platform/egress/egress-policy.js';
+import type { EntityEvents } from '../../platform/entity-events.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../versions/versioned-rows.js';
@@ -71,6 +72,8 @@ export async function installConnections(
     egress: EgressPolicy;
     /** The dependency graph's edges, rewritten on every save. */
     edges: EdgeWriter;
+    /** Where every committed change of a connection is announced. */
+    events?: EntityEvents;
   },
 ): Promise<ConnectionsModule> {
   const { config, storage, clock } = deps;
@@ -87,6 +90,7 @@ export async function installConnections(
     versions: deps.versions,
     egress: deps.egress,
     edges: deps.edges,
+    events: deps.events,
   });
   const functionsRepository = new FunctionsRepository(db);
   const history = new StateHistoryRepository(db);

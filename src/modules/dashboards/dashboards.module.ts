@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
+import type { EntityEvents } from '../../platform/entity-events.js';
 import type { Storage } from '../../storage/database.js';
 import { EntityVersionsRepository } from '../versions/entity-versions.repository.js';
 import type { EdgeWriter } from '../versions/versioned-rows.js';
@@ -15,13 +16,21 @@ import { DashboardQueryService } from './query/dashboard-query.service.js';
  */
 export async function installDashboards(
   app: FastifyInstance,
-  deps: { storage: Storage; clock: Clock; topicPrefix: string; edges: EdgeWriter },
+  deps: { storage: Storage; clock: Clock; topicPrefix: string; edges: EdgeWriter; events?: EntityEvents },
 ): Promise<void> {
   const { storage, clock, topicPrefix, edges } = deps;
   const db = storage.db;
   const versions = new EntityVersionsRepository(db);
   const folders = new FoldersService({ db, clock, versions, edges });
-  const dashboards = new DashboardsService({ db, clock, versions, edges, folders, topicPrefix });
+  const dashboards = new DashboardsService({
+    db,
+    clock,
+    versions,
+    edges,
+    folders,
+    topicPrefix,
+    events: deps.events,
+  });
   const query = new DashboardQueryService({
     db,
     clock,

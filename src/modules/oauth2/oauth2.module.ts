@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.schema.js';
 import type { AccessDirectory } from '../../platform/access-control.js';
 import type { Clock } from '../../platform/clock.js';
 import type { InvalidationBus } from '../../platform/invalidation-bus.js';
-import { resolveKeyEncryptionKey } from '../../platform/key-encryption-key.js';
+import { resolveKeyEncryptionKey } from '../../platform/secrets/key-encryption-key.js';
 import type { Storage } from '../../storage/database.js';
 import type { Database } from '../../storage/tables.js';
 import type { SessionsService } from '../sessions/sessions.service.js';

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fromDriverError } from '../../platform/error-handler.js';
 import { ApiError } from '../../platform/errors.js';
+import { fromDriverError } from '../../platform/http/error-handler.js';
 import { describeValidationError } from '../../platform/validation.js';
 import {
   InvalidRequestError,

@@ -4,7 +4,7 @@ import type { MeridianMigration } from '../migrator.js';
 /**
  * Rollups of the historian: per topic and unit of time (a minute, five minutes or an hour, `width_us`), the count,
  * sum, min and max of its numeric values and the first and last of them with their timestamps. Filled
- * lazily by the dashboard query (`uns/data/rollups.ts`), refreshed when a value lands in a rolled-up
+ * lazily by the dashboard query (`uns/rollups/rollups.ts`), refreshed when a value lands in a rolled-up
  * unit, dropped with their values by retention and topic deletes. Kept in the main database (on SQLite
  * beside, not inside, the historian file): nothing on the publish path writes it.
  */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { MeridianMigration } from '../migrator.js';
 
 /**
- * The background rollup job (`uns/data/rollup-job.ts`). `uns_rollups` is rebuilt with a field path in its
+ * The background rollup job (`uns/rollups/rollup-job.ts`). `uns_rollups` is rebuilt with a field path in its
  * key (rollups of the number at a path inside object values; '' for the value itself): its rows are
  * derived, so they are dropped and rolled up again. `uns_rollup_coverage` says which units of a series
  * (topic, field, unit width) the rows answer for, so that any replica, and a restarted one, reads them

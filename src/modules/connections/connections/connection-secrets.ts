@@ -1,5 +1,5 @@
 import { badRequest } from '../../../platform/errors.js';
-import { splitUrlCredentials } from '../../../platform/url-credentials.js';
+import { splitUrlCredentials } from '../../../platform/secrets/url-credentials.js';
 import type { VersionedChange } from '../../versions/version-history.js';
 import { assertValid, protocolOf, type SecretLayout } from '../protocols/protocol-registry.js';
 

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
+import { type Announce, announcerOf, type EntityEvents } from '../../../platform/entity-events.js';
 import { badRequest, notFound } from '../../../platform/errors.js';
 import type { ListParams } from '../../../platform/list-query.js';
 import { isoTime } from '../../../platform/schemas.js';
@@ -51,6 +52,8 @@ export interface ConnectionsServiceDeps {
   /** The dependency graph's edges, rewritten on every save. */
   edges: EdgeWriter;
   changes?: ConnectionChanges;
+  /** Where every committed change is announced (create, clone, update, revert, remove). */
+  events?: EntityEvents;
 }
 
 /**
@@ -60,8 +63,10 @@ export interface ConnectionsServiceDeps {
 export class ConnectionsService {
   readonly history: VersionHistory;
   private readonly lifecycle: VersionedLifecycle<ConnectionRow, ConnectionSnapshot>;
+  private readonly announce: Announce;
 
   constructor(private readonly deps: ConnectionsServiceDeps) {
+    this.announce = announcerOf(deps.events, 'connection');
     const rows = connectionRows({
       repository: deps.repository,
       secretsOf: (row) => this.secretsOf(row),
@@ -162,6 +167,7 @@ export class ConnectionsService {
         .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now })),
     );
     if (autoStart) this.deps.changes?.changed(id);
+    await this.announce(organizationId, id);
     return this.get(organizationId, id);
   }
 
@@ -215,6 +221,7 @@ export class ConnectionsService {
         ),
     );
     this.deps.changes?.changed(id);
+    await this.announce(organizationId, id);
     return this.get(organizationId, id);
   }
 
@@ -248,6 +255,7 @@ export class ConnectionsService {
       await check?.(trx);
       await this.lifecycle.delete(trx, { organizationId, row, actor, at: this.deps.clock.now() });
     });
+    await this.announce(organizationId, id);
   }
 
   /**
@@ -321,6 +329,7 @@ export class ConnectionsService {
         await this.deps.changes?.cloned?.(id, copy, actor, trx);
       }),
     );
+    await this.announce(organizationId, cloneId);
     return this.get(organizationId, cloneId);
   }
 }

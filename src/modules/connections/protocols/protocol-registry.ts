@@ -3,13 +3,13 @@ import addFormatsModule from 'ajv-formats';
 import { badRequest } from '../../../platform/errors.js';
 import { describeValidationError } from '../../../platform/validation.js';
 import type { FunctionDirection, FunctionType, ProtocolDriver } from '../drivers/driver.js';
-import { modbusTcpDriver } from '../drivers/modbus-tcp.driver.js';
+import { modbusTcpDriver } from '../drivers/modbus/modbus-tcp.driver.js';
 import { mqttDriver } from '../drivers/mqtt.driver.js';
 import { mysqlDriver } from '../drivers/mysql.driver.js';
 import { opcuaDriver } from '../drivers/opcua.driver.js';
 import { postgresqlDriver } from '../drivers/postgresql.driver.js';
 import { restDriver } from '../drivers/rest.driver.js';
-import { s7Driver } from '../drivers/s7.driver.js';
+import { s7Driver } from '../drivers/s7/s7.driver.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,

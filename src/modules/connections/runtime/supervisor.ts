@@ -5,7 +5,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { EgressPolicy } from '../../../platform/egress/egress-policy.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
-import type { PublishService } from '../../uns/data/publish.service.js';
+import type { PublishService } from '../../uns/publishing/publish.service.js';
 import type { ConnectionRow } from '../connections/connections.repository.js';
 import type { ConnectionsService } from '../connections/connections.service.js';
 import { explainFailure } from '../drivers/connect-failure.js';

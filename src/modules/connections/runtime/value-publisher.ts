@@ -1,6 +1,6 @@
 import type { Clock } from '../../../platform/clock.js';
-import type { PublishService } from '../../uns/data/publish.service.js';
-import { parsePublishRecord } from '../../uns/data/publish-record.js';
+import type { PublishService } from '../../uns/publishing/publish.service.js';
+import { parsePublishRecord } from '../../uns/publishing/publish-record.js';
 import type { TopicPath } from '../../uns/topics/topic-path.js';
 import type { DriverValue } from '../drivers/driver.js';
 

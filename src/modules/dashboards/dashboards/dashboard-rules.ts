@@ -5,7 +5,7 @@ import { UnsInputError } from '../../uns/uns-errors.js';
 import { resolveRange } from '../query/time-range.js';
 
 /** The parts of a field path, e.g. `axes[0].load` → ['axes', 0, 'load']. */
-export { fieldPathParts } from '../../uns/data/value-member.js';
+export { fieldPathParts } from '../../uns/rollups/value-member.js';
 
 export const PANEL_TYPES = [
   'timeseries',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
+import { type Announce, announcerOf, type EntityEvents } from '../../../platform/entity-events.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import { findNameHolder, firstFreeName } from '../../../storage/name-clash.js';
 import type { DashboardTable, Database } from '../../../storage/tables.js';
@@ -52,6 +53,8 @@ export interface DashboardsDeps {
   edges: EdgeWriter;
   folders: FoldersService;
   topicPrefix: string;
+  /** Where every committed change is announced (create, clone, change, revert, remove). */
+  events?: EntityEvents;
 }
 
 /**
@@ -62,8 +65,10 @@ export interface DashboardsDeps {
 export class DashboardsService {
   readonly repository: DashboardsRepository;
   private readonly lifecycle: VersionedLifecycle<DashboardTable, DashboardContent>;
+  private readonly announce: Announce;
 
   constructor(private readonly deps: DashboardsDeps) {
+    this.announce = announcerOf(deps.events, 'dashboard');
     this.repository = new DashboardsRepository(deps.db);
     this.lifecycle = new VersionedLifecycle(dashboardRows(this.repository), deps);
   }
@@ -123,6 +128,7 @@ export class DashboardsService {
         .transaction()
         .execute((trx) => this.lifecycle.create(trx, { organizationId, row, actor, at: now, changeType })),
     );
+    await this.announce(organizationId, row.id);
     return toDashboard(row);
   }
 
@@ -170,6 +176,7 @@ export class DashboardsService {
         }),
       ),
     );
+    await this.announce(organizationId, id);
     return this.get(organizationId, id);
   }
 
@@ -243,6 +250,7 @@ export class DashboardsService {
       if (!row) throw notFound('dashboard');
       await this.lifecycle.delete(trx, { organizationId, row, actor, at: this.deps.clock.now() });
     });
+    await this.announce(organizationId, id);
   }
 
   addPanel(organizationId: string, id: string, basedOn: number, panel: PanelInput, actor: Actor) {

@@ -1,4 +1,4 @@
-import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
+import { formatRfc3339Micros } from '../../uns/rfc3339.js';
 import type { BindingResolver } from '../../uns/schemas/binding-resolver.js';
 import {
   type FieldConfig,

@@ -1,4 +1,4 @@
-import type { DataRepository } from '../../uns/data/data.repository.js';
+import type { DataRepository } from '../../uns/reading/data.repository.js';
 import { fieldPathParts } from '../dashboards/dashboard-rules.js';
 import type { Latest, Point, SeriesPlan } from './series-results.js';
 

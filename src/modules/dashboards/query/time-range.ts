@@ -1,5 +1,5 @@
 import { badRequest } from '../../../platform/errors.js';
-import { parseRfc3339Micros } from '../../uns/data/rfc3339.js';
+import { parseRfc3339Micros } from '../../uns/rfc3339.js';
 
 const RELATIVE = /^now(?:-(\d{1,6})(s|m|h|d|w))?$/;
 const UNIT_MS: Record<string, number> = { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, w: 6.048e8 };

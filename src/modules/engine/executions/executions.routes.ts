@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { actorOf } from '../../../platform/actor.js';
 import { badRequest, notFound, withDetails } from '../../../platform/errors.js';
 import { dataEnvelope, IdParams } from '../../../platform/schemas.js';
-import type { ExecutionsRepository } from './executions.repository.js';
+import type { ExecutionsRepository } from '../queue/executions.repository.js';
 import {
   Execution,
   ExecutionList,

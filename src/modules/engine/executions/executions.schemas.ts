@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { listQuerySchema, PaginationSchema } from '../../../platform/list-query.js';
 import { isoTime, Timestamp } from '../../../platform/schemas.js';
-import type { ExecutionRow, NodeRunRow } from './executions.repository.js';
+import type { ExecutionRow, NodeRunRow } from '../queue/executions.repository.js';
 
 const Status = Type.Union([
   Type.Literal('queued'),

@@ -6,8 +6,12 @@ import { nodeType, sideEffectOfNode } from '../nodes/node-types.js';
 import { loopBodies } from '../pipelines/loop-bodies.js';
 import { graphProblems } from '../pipelines/pipeline-definition.js';
 import type { PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
-import type { ExecutionDefinition, ExecutionRow, ExecutionsRepository } from './executions.repository.js';
-import { sideEffectOf } from './node-runner.js';
+import type {
+  ExecutionDefinition,
+  ExecutionRow,
+  ExecutionsRepository,
+} from '../queue/executions.repository.js';
+import { sideEffectOf } from '../runtime/node-runner.js';
 
 const RETRYABLE: ExecutionRow['status'][] = ['failed', 'completed_with_errors', 'cancelled'];
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../../platform/actor.js';
 import type { Clock } from '../../../platform/clock.js';
+import { type Announce, announcerOf, type EntityEvents } from '../../../platform/entity-events.js';
 import { asBadRequest, checkBody, conflict, notFound, withDetails } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { ListParams } from '../../../platform/list-query.js';
@@ -46,6 +47,7 @@ export class ModelsService {
   private readonly binder: ModelBinder;
   private readonly lifecycle: VersionedLifecycle<ModelRow, ModelContent>;
   private readonly history: VersionHistory;
+  private readonly announce: Announce;
   /** Bindings of models to UNS topic prefixes: list, bind, unbind. */
   readonly binding: ModelBindingsService;
 
@@ -60,8 +62,11 @@ export class ModelsService {
       clock: Clock;
       /** The UNS topic version prefix (`v1`). */
       topicPrefix: string;
+      /** Where every committed change is announced (create, clone, update, revert, delete). */
+      events?: EntityEvents;
     },
   ) {
+    this.announce = announcerOf(deps.events, ENTITY_TYPE);
     this.lifecycle = new VersionedLifecycle(modelRows(deps.repo), deps);
     this.history = this.lifecycle.history;
     this.binder = new ModelBinder({
@@ -159,6 +164,7 @@ export class ModelsService {
         }),
       ),
     );
+    await this.announce(organizationId, model.id);
     return model;
   }
 
@@ -184,6 +190,7 @@ export class ModelsService {
     const content = this.content(input);
     const changeType = options.changeType ?? 'update';
     let rebound = false;
+    let changed = false;
     const saved = await this.deps.db.transaction().execute(async (trx) => {
       const current = await this.deps.repo.get(organizationId, id, trx);
       if (!current) throw notFound('model');
@@ -204,6 +211,7 @@ export class ModelsService {
         },
       });
       if (!saved) return current;
+      changed = true;
       const lookup = this.lookup(organizationId, trx, next);
       for (const binding of bindings) {
         const model = binding.modelId === id ? next : (await lookup(binding.modelId))!;
@@ -213,6 +221,7 @@ export class ModelsService {
       return next;
     });
     if (rebound) await this.announceBindings(organizationId);
+    if (changed) await this.announce(organizationId, id);
     return saved;
   }
 
@@ -276,6 +285,7 @@ export class ModelsService {
       });
     });
     if (unbound) await this.announceBindings(organizationId);
+    await this.announce(organizationId, id);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from '../../uns/data/rfc3339.js';
+import { MAX_TIMESTAMP_US, MIN_TIMESTAMP_US, parseRfc3339Micros } from '../../uns/rfc3339.js';
 import {
   evaluateJsonata,
   type NodeContext,

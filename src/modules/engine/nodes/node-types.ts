@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { safeRegExpEngine } from '../../../platform/safe-regexp.js';
 import { ajvMessage, foldConstantChoices } from '../../../platform/validation.js';
-import type { ExecutionTrigger } from '../executions/execution-rows.js';
+import type { ExecutionTrigger } from '../queue/execution-rows.js';
 import type { EvaluationOptions, Sandbox } from '../sandbox/sandbox.js';
 import { CORE_NODE_TYPES } from './core-nodes.js';
 import { DATA_NODE_TYPES } from './data-nodes.js';

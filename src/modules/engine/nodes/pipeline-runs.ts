@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
+import { graphProblems } from '../pipelines/pipeline-definition.js';
+import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import {
   type ExecutionRow,
   ExecutionsRepository,
   type ExecutionTrigger,
-} from '../executions/executions.repository.js';
-import { graphProblems } from '../pipelines/pipeline-definition.js';
-import type { PipelinesRepository } from '../pipelines/pipelines.repository.js';
+} from '../queue/executions.repository.js';
 import { NodeError } from './node-types.js';
 
 /** How many pipelines deep `pipeline.run` may nest (the pipeline that started the chain is depth 0). */

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { readMetric } from '../../../platform/metrics.js';
+import { readMetric } from '../../../platform/http/metrics.js';
 import type { Sandbox } from './sandbox.js';
 
 /**

@@ -2,9 +2,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
-import type { ExecutionRow, ExecutionsRepository } from '../executions/executions.repository.js';
 import { MAX_CHAIN_DEPTH } from '../nodes/trigger-nodes.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { ExecutionRow, ExecutionsRepository } from '../queue/executions.repository.js';
 
 /** How long a read of the enabled watchers is used. */
 const WATCHERS_MS = 1000;

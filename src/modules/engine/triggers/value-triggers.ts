@@ -3,11 +3,11 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
 import type { UnsTarget } from '../../connections/functions/functions.service.js';
-import { formatRfc3339Micros } from '../../uns/data/rfc3339.js';
 import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
+import { formatRfc3339Micros } from '../../uns/rfc3339.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
-import type { EnqueueInput } from '../executions/executions.repository.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
+import type { EnqueueInput } from '../queue/executions.repository.js';
 
 /** One enabled trigger node that committed values can start. */
 interface Listener {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { openSecret, sealSecret } from '../../../platform/secret-box.js';
+import { openSecret, sealSecret } from '../../../platform/secrets/secret-box.js';
 import type { Database } from '../../../storage/tables.js';
 
 /** The prefix that makes a webhook signing secret recognisable in logs and secret scanners. */

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
-import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import { SqliteThread } from '../../../storage/sqlite/sqlite-thread.js';
 import type { AuditLogTable } from '../../../storage/tables.js';
 
 /** Writes a batch of audit rows; resolves when they are committed. */
@@ -66,7 +66,7 @@ const AUDIT_THREAD_BUSY_TIMEOUT_MS = 10_000;
  *
  * Elsewhere (PostgreSQL, an in-memory SQLite database) they go through the storage's own connection,
  * which waits for another writer's lock on timers, never in SQLite's busy handler
- * (storage/sqlite-driver.ts).
+ * (storage/sqlite/sqlite-driver.ts).
  *
  * These rows may be lost in a crash anyway (they are queued for up to 50 ms before the batch), so their
  * commit does not wait for the disk: on SQLite the batch runs with `synchronous = NORMAL` (the WAL is

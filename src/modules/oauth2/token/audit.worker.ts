@@ -2,7 +2,7 @@
 // order, one after the other; the answer is the number of rows written. The statements come in
 // workerData, built by audit-writer.ts, the one place they are written.
 import Database from 'better-sqlite3';
-import { type SqliteThreadData, serveSqliteThread } from '../../../storage/sqlite-thread-serve.js';
+import { type SqliteThreadData, serveSqliteThread } from '../../../storage/sqlite/sqlite-thread-serve.js';
 
 interface AuditThreadData extends SqliteThreadData {
   /** Values a row. */

@@ -1,4 +1,4 @@
-import { timeOrderedId } from '../../../platform/time-ordered-id.js';
+import { timeOrderedId } from '../../../platform/time/time-ordered-id.js';
 import type { AuditWriter } from './audit-writer.js';
 
 export interface IssuanceEntry {

@@ -56,7 +56,7 @@ describe('SQLite historian file', () => {
     await storage.db.insertInto('uns_latest').values(rows).execute();
 
     await openHistorian(storage);
-    // Rollups are derived and rebuilt on demand (data/rollups.ts): they, their coverage and the late
+    // Rollups are derived and rebuilt on demand (rollups/rollups.ts): they, their coverage and the late
     // values noted for the rollup job stay in meridian.db.
     assert.deepEqual(await tablesIn(storage, 'main'), [
       'uns_rollup_coverage',

@@ -6,7 +6,11 @@
 // (value-upsert.ts's sqliteUpsert), so that each is written once.
 import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import { openFile, type SqliteThreadData, serveSqliteThread } from '../../../storage/sqlite-thread-serve.js';
+import {
+  openFile,
+  type SqliteThreadData,
+  serveSqliteThread,
+} from '../../../storage/sqlite/sqlite-thread-serve.js';
 import type { HistorianThreadData, MergeMessage, TransactionMessage } from './sqlite-historian-thread.js';
 
 serveSqliteThread<TransactionMessage | MergeMessage, number[], HistorianThreadData & SqliteThreadData>(

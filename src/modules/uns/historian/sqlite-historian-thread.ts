@@ -1,4 +1,4 @@
-import { SqliteThread } from '../../../storage/sqlite-thread.js';
+import { SqliteThread } from '../../../storage/sqlite/sqlite-thread.js';
 import type { WorkerModule } from '../../../workers/worker-module.js';
 import { depthOf, nameOf, parentOf } from '../topics/topic-path.js';
 import { HISTORIAN_SCHEMA, STAGED_VALUES } from './historian-layout.js';

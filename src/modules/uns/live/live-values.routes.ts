@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { badRequest, rateLimited, unavailable } from '../../../platform/errors.js';
 import { errorResponse } from '../../../platform/schemas.js';
-import { Filter, Topic, tags } from '../data/data.schemas.js';
+import { Filter, Topic, tags } from '../reading/data.schemas.js';
 import type { TopicsService } from '../topics/topics.service.js';
 import { type AccessWatchDeps, watchAccess } from './live-access.js';
 import { LiveStream } from './live-stream.js';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
 import type { AcceptedRecord, CommitJob } from '../historian/historian-writer.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 
 /** A committed value on its way to the live streams. */
 export interface LiveValue {

@@ -1,6 +1,6 @@
-import { formatRfc3339Micros } from '../data/rfc3339.js';
 import type { AcceptedRecord } from '../historian/historian-writer.js';
 import type { LiveChannel } from '../live/live-values.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 
 export type BrokerMode = 'embedded' | 'external' | 'disabled';
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { MqttClient } from 'mqtt';
-import { parseRfc3339Micros } from '../data/rfc3339.js';
 import type { LiveChannel, LiveValue } from '../live/live-values.js';
+import { parseRfc3339Micros } from '../rfc3339.js';
 
 /** Largest payload of one announcement; a commit with more values is announced in several. */
 const MAX_ANNOUNCEMENT_BYTES = 256 * 1024;

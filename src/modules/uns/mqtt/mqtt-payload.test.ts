@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type PublishOptions, REMEMBERED_TOPICS } from '../data/publish-record.js';
+import { type PublishOptions, REMEMBERED_TOPICS } from '../publishing/publish-record.js';
 import type { TopicPath } from '../topics/topic-path.js';
 import { isEnvelope, MAX_MQTT_PAYLOAD_BYTES, parseMqttPayload } from './mqtt-payload.js';
 

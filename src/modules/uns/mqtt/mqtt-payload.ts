@@ -3,8 +3,8 @@ import {
   type PublishOptions,
   type PublishRecord,
   validTopic,
-} from '../data/publish-record.js';
-import { MAX_VALUE_JSON_BYTES } from '../data/record-fields.js';
+} from '../publishing/publish-record.js';
+import { MAX_VALUE_JSON_BYTES } from '../publishing/record-fields.js';
 import { inputError, isPlainObject } from '../uns-errors.js';
 
 /** Most bytes an MQTT payload may have: the largest value plus room for an envelope and whitespace. */

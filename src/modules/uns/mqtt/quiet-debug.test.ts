@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 // The broker, as the server loads it: quiet-debug first, then aedes and mqtt-packet.
-import './embedded-broker.js';
+import './embedded/embedded-broker.js';
 import { quietDebug, quietNamespaces } from './quiet-debug.js';
 
 const require = createRequire(import.meta.url);

@@ -14,8 +14,8 @@ import { encodePayload, type UMetric } from 'sparkplug-payload/lib/sparkplugbpay
 import type { Database } from '../../../storage/tables.js';
 import { decodeSparkplugPayload } from '../../sparkplug/sparkplug-metrics.js';
 import { parseSparkplugTopic, SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
-import { DataRepository } from '../data/data.repository.js';
 import type { CommitJob } from '../historian/historian-writer.js';
+import { DataRepository } from '../reading/data.repository.js';
 
 export interface EdgeNodeSettings {
   groupId: string;

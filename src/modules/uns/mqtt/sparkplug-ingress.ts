@@ -6,14 +6,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { SparkplugHost, type SparkplugValue } from '../../sparkplug/sparkplug-host.js';
 import { SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
-import type { PublishService } from '../data/publish.service.js';
+import type { PublishService } from '../publishing/publish.service.js';
 import {
   buildPublishRecord,
   type PublishOptions,
   type PublishRecord,
   validTopic,
-} from '../data/publish-record.js';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+} from '../publishing/publish-record.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 import { type SparkplugEdgeDeps, SparkplugEdgeNodes } from './sparkplug-edge.js';
 
 export interface SparkplugIngressDeps {

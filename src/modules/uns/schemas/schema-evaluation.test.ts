@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Quality } from '../data/record-fields.js';
+import type { Quality } from '../publishing/record-fields.js';
 import { parseTopicFilter } from '../topics/topic-filter.js';
 import {
   compileSchema,

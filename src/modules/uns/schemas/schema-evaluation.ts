@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { UnsafePatternError } from '../../../platform/safe-regexp.js';
-import type { PublishRecord } from '../data/publish-record.js';
-import type { Quality } from '../data/record-fields.js';
+import type { PublishRecord } from '../publishing/publish-record.js';
+import type { Quality } from '../publishing/record-fields.js';
 import { compareFilterSpecificity, type TopicFilter } from '../topics/topic-filter.js';
 import {
   type BindingMode,

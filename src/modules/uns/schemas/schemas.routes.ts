@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 import type { TopicsService } from '../topics/topics.service.js';
 import { CursorPagination, CursorQuery, decodeCursor, encodeCursor, NO_NUL } from '../topics/uns-cursor.js';
 import type { SchemasService } from './schemas.service.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../../../platform/clock.js';
 import { badRequest, conflict, notFound } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
 import type { Database } from '../../../storage/tables.js';
-import { asBadRequest } from '../data/publish.routes.js';
+import { asBadRequest } from '../publishing/publish.routes.js';
 import { parseTopicFilter } from '../topics/topic-filter.js';
 import { UNS_TOPICS } from '../uns-invalidation.js';
 import { validateSchemaDefinition } from './schema-definition.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { SparkplugHost } from '../../sparkplug/sparkplug-host.js';
-import { formatRfc3339Micros } from '../data/rfc3339.js';
+import { formatRfc3339Micros } from '../rfc3339.js';
 
 const Time = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../../../config/config.schema.js';
 import { badRequest } from '../../../platform/errors.js';
 import type { InvalidationBus } from '../../../platform/invalidation-bus.js';
-import { openSecret, sealSecret } from '../../../platform/secret-box.js';
+import { openSecret, sealSecret } from '../../../platform/secrets/secret-box.js';
 import type { Storage } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import type { HistorianLayout } from '../historian/historian-layout.js';
@@ -27,7 +27,7 @@ export interface UnsSettingsChange {
 const sameBroker = (a: BrokerSettings, b: BrokerSettings) =>
   a.mode === b.mode && a.mqttPort === b.mqttPort && a.mqttUrl === b.mqttUrl;
 
-/** What the external broker's password is bound to when sealed (platform/secret-box.ts). */
+/** What the external broker's password is bound to when sealed (platform/secrets/secret-box.ts). */
 const PASSWORD_PURPOSE = 'uns_settings.mqtt_password';
 /** How a read shows the password: that it is set, never what it is (and what a write may send back). */
 export const REDACTED_PASSWORD = '***';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { type DependencyGraph, splitKey } from '../../graph/edges/dependency-graph.js';
-import { DataRepository } from '../data/data.repository.js';
+import { DataRepository } from '../reading/data.repository.js';
 
 const isFilter = (text: string) => text.split('/').some((s) => s === '+' || s === '#');
 
