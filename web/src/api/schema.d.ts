@@ -13245,6 +13245,10 @@ export interface paths {
                                 };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
+                                /** @description Parameters holding a JSONata expression (the console edits them as code). */
+                                expressionParameters: string[];
+                                /** @description Parameters holding a JavaScript function body (the console edits them as code). */
+                                codeParameters: string[];
                             }[];
                         };
                     };
@@ -13347,6 +13351,10 @@ export interface paths {
                                 };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
+                                /** @description Parameters holding a JSONata expression (the console edits them as code). */
+                                expressionParameters: string[];
+                                /** @description Parameters holding a JavaScript function body (the console edits them as code). */
+                                codeParameters: string[];
                             };
                         };
                     };
