@@ -1,7 +1,7 @@
 /** Each node category's colour and icon (the catalogue and the canvas show both). */
 export const CATEGORY_STYLE: Record<string, { icon: string; label: string }> = {
   trigger: { icon: '▶', label: 'Triggers' },
-  flow: { icon: '⑂', label: 'Flow' },
+  flow: { icon: '◇', label: 'Flow' },
   transform: { icon: 'ƒ', label: 'Transform' },
   code: { icon: '{}', label: 'Code' },
   uns: { icon: '◉', label: 'UNS' },

@@ -29,8 +29,14 @@ export default function CodeEditor(props: {
   // biome-ignore lint/correctness/useExhaustiveDependencies: one editor per mount; the value is synced below.
   useEffect(() => {
     if (!host.current) return;
+    // In a shadow root CodeMirror styles itself through constructed style sheets, which the console's
+    // Content Security Policy (style-src 'self', no inline <style>) allows.
+    const shadow = host.current.shadowRoot ?? host.current.attachShadow({ mode: 'open' });
+    const parent = document.createElement('div');
+    shadow.replaceChildren(parent);
     const editor = new EditorView({
-      parent: host.current,
+      root: shadow,
+      parent,
       state: EditorState.create({
         doc: props.value,
         extensions: [
@@ -51,6 +57,10 @@ export default function CodeEditor(props: {
             { delay: 300 },
           ),
           EditorView.lineWrapping,
+          EditorView.theme({
+            '&': { maxHeight: '280px', fontSize: '12px', backgroundColor: '#fff' },
+            '.cm-scroller': { overflow: 'auto', fontFamily: 'monospace' },
+          }),
           EditorView.contentAttributes.of({ 'aria-label': props.label, 'data-code-editor': props.name }),
           EditorView.updateListener.of((update) => {
             if (!update.docChanged) return;

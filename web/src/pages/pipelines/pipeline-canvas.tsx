@@ -236,6 +236,7 @@ export const PipelineCanvas = forwardRef<
           onConnect={onConnect}
           onSelectionChange={({ nodes: picked }) => props.onSelect(picked[0]?.id ?? null)}
           deleteKeyCode={['Delete']}
+          minZoom={0.1}
         >
           <Background />
           <Controls />

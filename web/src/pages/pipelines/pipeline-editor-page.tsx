@@ -221,8 +221,10 @@ export function PipelineEditorPage({ id }: { id: string }) {
             badges={loop.canvasBadges}
             selected={selected}
             onSelect={(nodeId) => {
+              // xyflow repeats the selection when the nodes change (a run's badges): only a new one
+              // opens the node panel.
+              if (nodeId && nodeId !== selected) setSide('node');
               setSelected(nodeId);
-              if (nodeId) setSide('node');
             }}
             onChange={() => setDirty(true)}
           />
