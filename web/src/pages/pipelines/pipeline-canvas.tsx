@@ -77,8 +77,9 @@ export const PipelineCanvas = forwardRef<
   const { onChange } = props;
   const box = useRef<HTMLDivElement>(null);
   const measured = useNodesInitialized();
-  const fitted = useRef(false);
-  // Opens fitted to every node, once xyflow has measured them (their sizes decide the fit).
+  // Opens fitted to every node, once xyflow has measured them (their sizes decide the fit); a graph
+  // opened empty is not moved under the nodes being dropped on it.
+  const fitted = useRef(props.initialNodes.length === 0);
   useEffect(() => {
     if (!measured || fitted.current || nodes.length === 0) return;
     fitted.current = true;
