@@ -24,6 +24,9 @@ export default function CodeEditor(props: {
   const view = useRef<EditorView | null>(null);
   const onChange = useRef(props.onChange);
   onChange.current = props.onChange;
+  // The texts this editor handed on lately: a render that brings one of them back (React may render an
+  // older one while the next keystroke is in) is its own echo, not a change from outside.
+  const emitted = useRef<string[]>([props.value]);
   const [problem, setProblem] = useState<CodeProblem | null>(() => problemOf(props.language, props.value));
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: one editor per mount; the value is synced below.
@@ -66,6 +69,7 @@ export default function CodeEditor(props: {
             if (!update.docChanged) return;
             const text = update.state.doc.toString();
             setProblem(problemOf(props.language, text));
+            emitted.current = [...emitted.current.slice(-49), text];
             onChange.current(text);
           }),
         ],
@@ -78,7 +82,9 @@ export default function CodeEditor(props: {
   // A value from outside (a reload, a rename) replaces the text.
   useEffect(() => {
     const editor = view.current;
-    if (!editor || editor.state.doc.toString() === props.value) return;
+    if (!editor || editor.state.doc.toString() === props.value || emitted.current.includes(props.value))
+      return;
+    emitted.current = [props.value];
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: props.value } });
   }, [props.value]);
 
