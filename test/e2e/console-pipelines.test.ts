@@ -79,7 +79,7 @@ describe('console: pipelines', () => {
 
     await jsonata.click();
     const panel = page.getByRole('complementary', { name: 'Node JSONata expression' });
-    await panel.locator('[data-parameter="expression"] textarea').fill('{"answer": 6 * 7}');
+    await panel.locator('.cm-content[data-code-editor="expression"]').fill('{"answer": 6 * 7}');
     await panel.getByRole('button', { name: 'Test node' }).click();
     await panel.getByTestId('test-result').getByText('"answer": 42').waitFor();
     await page.getByLabel('History detail').selectOption('full');
@@ -92,6 +92,11 @@ describe('console: pipelines', () => {
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByText('Enabled.').waitFor();
     await page.getByRole('button', { name: 'Run now' }).click();
+    // The run shows in the debug panel beside the canvas; the Executions tab inspects it.
+    await page
+      .locator('[data-testid="debug-run"][data-execution-status="completed"]')
+      .waitFor({ timeout: 20_000 });
+    await page.getByRole('tab', { name: 'Executions' }).click();
     const inspector = page.locator('.execution-inspector[data-execution-status="completed"]');
     await inspector.waitFor({ timeout: 20_000 });
     const run = inspector.locator('[data-node-run="JSONata expression"]');
@@ -140,7 +145,7 @@ describe('console: pipelines', () => {
     assert.equal(other.status, 200, other.text);
     await page.locator('.canvas-node[data-node-id="jsonata-1"]').click();
     const panel = page.getByRole('complementary', { name: 'Node JSONata expression' });
-    await panel.locator('[data-parameter="expression"] textarea').fill('{"answer": 43}');
+    await panel.locator('.cm-content[data-code-editor="expression"]').fill('{"answer": 43}');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText(`Someone saved version ${current.version + 1}`).waitFor();
     await page.getByRole('button', { name: `Reload version ${current.version + 1}` }).click();
@@ -153,6 +158,7 @@ describe('console: pipelines', () => {
   it('inspects a failed execution, retries it, and renames a node with its references rewritten', async () => {
     const created = await server.admin.post(PIPELINES, {
       name: 'Threshold',
+      enabled: true,
       settings: { historyDetail: 'full' },
       nodes: [
         { id: 'start', name: 'Start', type: 'trigger.manual' },
@@ -180,6 +186,10 @@ describe('console: pipelines', () => {
     assert.ok(read && check && check.x > read.x, 'downstream nodes are to the right');
 
     await page.getByRole('button', { name: 'Run now' }).click();
+    await page
+      .locator('[data-testid="debug-run"][data-execution-status="failed"]')
+      .waitFor({ timeout: 20_000 });
+    await page.getByRole('tab', { name: 'Executions' }).click();
     const failed = page.locator('.execution-inspector[data-execution-status="failed"]');
     await failed.waitFor({ timeout: 20_000 });
     await failed
@@ -224,7 +234,7 @@ describe('console: pipelines', () => {
       await screenshot(page, 'pipeline-run-in-maintenance');
       await notice.getByRole('button', { name: 'Run anyway' }).click();
       await page
-        .locator('.execution-inspector[data-execution-status="completed"]')
+        .locator('[data-testid="debug-run"][data-execution-status="completed"]')
         .waitFor({ timeout: 20_000 });
       const runs = (await server.admin.get(`/api/v1/engine/executions?pipelineId=${pipelineId}`)).body.data;
       assert.equal(runs[0].status, 'completed', 'forced: it ran');

@@ -86,6 +86,12 @@ for (const dialect of testDialects()) {
       assert.deepEqual(condition.parameters.required, ['expression']);
       assert.deepEqual(condition.outputs, ['true', 'false', 'error']);
       assert.equal((types.get('uns.publish') as { sideEffect: string }).sideEffect, 'external');
+      // The console edits these parameters as code: JSONata expressions and JavaScript bodies.
+      const editors = (t: string) =>
+        types.get(t) as { expressionParameters: string[]; codeParameters: string[] };
+      assert.deepEqual(editors('transform.jsonata').expressionParameters, ['expression']);
+      assert.deepEqual(editors('code.javascript').codeParameters, ['code']);
+      assert.deepEqual(editors('trigger.manual').codeParameters, []);
       assert.equal((await readOnly.get('/api/v1/engine/nodes/nope')).status, 404);
       assert.equal((await readOnly.post(PIPELINES, { name: 'Nope' })).status, 403);
     });

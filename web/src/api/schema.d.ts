@@ -13277,6 +13277,10 @@ export interface paths {
                                 };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
+                                /** @description Parameters holding a JSONata expression (the console edits them as code). */
+                                expressionParameters: string[];
+                                /** @description Parameters holding a JavaScript function body (the console edits them as code). */
+                                codeParameters: string[];
                             }[];
                         };
                     };
@@ -13379,6 +13383,10 @@ export interface paths {
                                 };
                                 sideEffect: "none" | "reads-device" | "writes-device" | "external";
                                 testable: boolean;
+                                /** @description Parameters holding a JSONata expression (the console edits them as code). */
+                                expressionParameters: string[];
+                                /** @description Parameters holding a JavaScript function body (the console edits them as code). */
+                                codeParameters: string[];
                             };
                         };
                     };

@@ -216,4 +216,6 @@ export const toNodeTypeView = (t: NodeType) => ({
   ...(t.dynamicOutputs ? { dynamicOutputs: t.dynamicOutputs } : {}),
   sideEffect: t.sideEffect,
   testable: t.testable,
+  expressionParameters: t.expressionParameters,
+  codeParameters: t.codeParameters ?? [],
 });

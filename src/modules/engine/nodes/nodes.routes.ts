@@ -38,6 +38,12 @@ const NodeTypeSchema = Type.Object({
     Type.Literal('external'),
   ]),
   testable: Type.Boolean(),
+  expressionParameters: Type.Array(Type.String(), {
+    description: 'Parameters holding a JSONata expression (the console edits them as code).',
+  }),
+  codeParameters: Type.Array(Type.String(), {
+    description: 'Parameters holding a JavaScript function body (the console edits them as code).',
+  }),
 });
 
 const TestBody = Type.Object(

@@ -1,5 +1,6 @@
 import { Handle, type Node, type NodeProps, Position, useUpdateNodeInternals } from '@xyflow/react';
 import { useEffect } from 'react';
+import { categoryIcon } from './categories';
 import type { NodeType, PipelineNode } from './pipelines-api';
 
 export type CanvasNodeData = {
@@ -8,6 +9,8 @@ export type CanvasNodeData = {
   problems: string[];
   /** The status of this node in the execution being inspected. */
   runStatus?: string;
+  /** Its output or error in that run, in short (the debug loop's badge). */
+  badge?: string;
 };
 
 export type CanvasNode = Node<CanvasNodeData, 'pipeline'>;
@@ -41,6 +44,7 @@ export function CanvasNodeView({ id, data, selected }: NodeProps<CanvasNode>) {
       data-node-id={data.node.id}
       data-node-name={data.node.name}
       data-run-status={data.runStatus}
+      data-category={data.type?.category}
     >
       {inputs.map((port, i) => (
         <Handle
@@ -51,7 +55,12 @@ export function CanvasNodeView({ id, data, selected }: NodeProps<CanvasNode>) {
           style={{ top: at(i, inputs.length) }}
         />
       ))}
-      <div className="canvas-node-title">{data.node.name}</div>
+      <div className="canvas-node-title">
+        <span className="canvas-node-icon" aria-hidden="true">
+          {categoryIcon(data.type?.category)}
+        </span>{' '}
+        {data.node.name}
+      </div>
       <div className="canvas-node-type">
         {data.type && data.type.title !== data.node.name ? data.type.title : data.node.type}
       </div>
@@ -60,6 +69,11 @@ export function CanvasNodeView({ id, data, selected }: NodeProps<CanvasNode>) {
           {data.problems.map((message) => (
             <div key={message}>⚠ {message}</div>
           ))}
+        </div>
+      )}
+      {data.badge !== undefined && (
+        <div className="canvas-node-badge" data-testid="node-badge" title={data.badge}>
+          {data.badge}
         </div>
       )}
       {outputs.map((port, i) => (

@@ -1,4 +1,5 @@
 import type { DragEvent } from 'react';
+import { categoryIcon, categoryLabel } from './categories';
 import type { NodeType } from './pipelines-api';
 
 export const DRAG_TYPE = 'application/x-meridian-node-type';
@@ -13,8 +14,13 @@ export function Catalogue(props: { types: NodeType[]; onAdd: (type: NodeType) =>
   return (
     <nav className="catalogue" aria-label="Node catalogue">
       {categories.map((category) => (
-        <section key={category}>
-          <h3>{category}</h3>
+        <section key={category} data-category={category}>
+          <h3 className="catalogue-heading">
+            <span className="canvas-node-icon" aria-hidden="true">
+              {categoryIcon(category)}
+            </span>{' '}
+            {categoryLabel(category)}
+          </h3>
           <ul>
             {props.types
               .filter((t) => t.category === category)

@@ -1,5 +1,11 @@
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import type { CodeLanguage } from './code-diagnostics';
+import { humanLabel } from './labels';
+import { MarkdownText } from './markdown-text';
 import type { JsonSchema } from './pipelines-api';
+
+// CodeMirror and the parsers load only when a node with code is opened (first-load budget).
+const CodeEditor = lazy(() => import('./code-editor'));
 
 type Kind = 'enum' | 'boolean' | 'number' | 'text' | 'long-text' | 'json';
 
@@ -68,6 +74,8 @@ export function NodeForm(props: {
   onChange: (value: Record<string, unknown>) => void;
   /** Problems by parameter name, shown under their field. */
   problems?: Record<string, string[]>;
+  /** Parameters edited as code, with their language. */
+  code?: Record<string, CodeLanguage>;
 }) {
   const required = new Set(props.schema.required ?? []);
   const properties = Object.entries(props.schema.properties ?? {});
@@ -84,21 +92,53 @@ export function NodeForm(props: {
         const kind = kindOf(property);
         const value = props.value[name];
         const problems = props.problems?.[name] ?? [];
-        const hint =
-          property.description ??
-          (property.default !== undefined ? `Default: ${JSON.stringify(property.default)}` : '');
+        const label = humanLabel(name, (property as { title?: string }).title);
+        const defaultHint =
+          property.default !== undefined ? `Default: ${JSON.stringify(property.default)}` : '';
+        const hint = property.description ? (
+          <MarkdownText className="hint" inline text={property.description} />
+        ) : defaultHint ? (
+          <small className="hint">{defaultHint}</small>
+        ) : null;
+        const language = props.code?.[name];
         if (kind === 'boolean')
           return (
-            <label key={name} className="checkbox">
+            <label key={name} className="checkbox" data-parameter={name}>
               <input type="checkbox" checked={value === true} onChange={(e) => set(name, e.target.checked)} />
-              {name}
+              {label}
+              {hint}
             </label>
+          );
+        if (language)
+          return (
+            <div key={name} className="field" data-parameter={name}>
+              <span>
+                {label}
+                {required.has(name) ? ' *' : ''}{' '}
+                <span className="muted">({language === 'jsonata' ? 'JSONata' : 'JavaScript'})</span>
+              </span>
+              <Suspense fallback={<textarea name={name} rows={5} readOnly value={String(value ?? '')} />}>
+                <CodeEditor
+                  name={name}
+                  label={label}
+                  language={language}
+                  value={typeof value === 'string' ? value : ''}
+                  onChange={(text) => set(name, text)}
+                />
+              </Suspense>
+              {hint}
+              {problems.map((message) => (
+                <small key={message} className="field-error">
+                  {message}
+                </small>
+              ))}
+            </div>
           );
         return (
           // biome-ignore lint/a11y/noLabelWithoutControl: the control is one of those below.
           <label key={name} className="field" data-parameter={name}>
             <span>
-              {name}
+              {label}
               {required.has(name) ? ' *' : ''}
             </span>
             {kind === 'enum' && (
@@ -143,7 +183,7 @@ export function NodeForm(props: {
               />
             )}
             {kind === 'json' && <JsonField name={name} value={value} onChange={(v) => set(name, v)} />}
-            {hint && <small className="hint">{hint}</small>}
+            {hint}
             {problems.map((message) => (
               <small key={message} className="field-error">
                 {message}

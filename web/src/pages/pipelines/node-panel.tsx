@@ -1,6 +1,8 @@
 import { useState } from 'react';
 import { errorText } from '../../api/client';
 import { ErrorMessage } from '../../components/states';
+import type { CodeLanguage } from './code-diagnostics';
+import { MarkdownText } from './markdown-text';
 import { NodeForm } from './node-form';
 import { type NodeTestResult, type NodeType, type PipelineNode, testNode } from './pipelines-api';
 
@@ -12,6 +14,14 @@ function byParameter(problems: { path: string; message: string }[]) {
     out[name] = [...(out[name] ?? []), p.message];
   }
   return out;
+}
+
+/** The parameters its type says hold code: JSONata expressions and JavaScript bodies. */
+function codeParameters(type: NodeType): Record<string, CodeLanguage> {
+  return {
+    ...Object.fromEntries(type.expressionParameters.map((name) => [name, 'jsonata' as const])),
+    ...Object.fromEntries(type.codeParameters.map((name) => [name, 'javascript' as const])),
+  };
 }
 
 /** The side panel of the selected node: name, the form of its type's parameters, settings and a test. */
@@ -66,7 +76,7 @@ export function NodePanel(props: {
   return (
     <aside className="node-panel" aria-label={`Node ${node.name}`}>
       <h3>{type?.title ?? node.type}</h3>
-      {type && <p className="muted">{type.description}</p>}
+      {type && <MarkdownText className="muted node-description" text={type.description} />}
       <form
         className="inline-form"
         onSubmit={(event) => {
@@ -100,6 +110,7 @@ export function NodePanel(props: {
           value={node.parameters}
           onChange={(parameters) => props.onChange({ ...node, parameters })}
           problems={problems}
+          code={codeParameters(type)}
         />
       ) : (
         <p className="field-error">Unknown node type {node.type}.</p>

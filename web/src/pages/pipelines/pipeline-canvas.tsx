@@ -6,11 +6,12 @@ import {
   type Edge,
   ReactFlow,
   useEdgesState,
+  useNodesInitialized,
   useNodesState,
   useReactFlow,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { type DragEvent, forwardRef, useImperativeHandle, useMemo } from 'react';
+import { type DragEvent, forwardRef, useEffect, useImperativeHandle, useMemo, useRef } from 'react';
 import { type CanvasNode, CanvasNodeView } from './canvas-node';
 import { Catalogue, DRAG_TYPE } from './catalogue';
 import type { GraphProblem, NodeType, PipelineEdge, PipelineNode } from './pipelines-api';
@@ -63,6 +64,8 @@ export const PipelineCanvas = forwardRef<
     problems: GraphProblem[];
     /** Node status in the execution open in the inspector, by node id. */
     runStatus: Record<string, string>;
+    /** A short output or error per node id, from the run the debug panel shows. */
+    badges?: Record<string, string>;
     selected: string | null;
     onSelect: (id: string | null) => void;
     onChange: () => void;
@@ -72,6 +75,46 @@ export const PipelineCanvas = forwardRef<
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(props.initialEdges);
   const flow = useReactFlow();
   const { onChange } = props;
+  const box = useRef<HTMLDivElement>(null);
+  const measured = useNodesInitialized();
+  // Opens fitted to every node, once xyflow has measured them (their sizes decide the fit); a graph
+  // opened empty is not moved under the nodes being dropped on it.
+  const fitted = useRef(props.initialNodes.length === 0);
+  useEffect(() => {
+    if (!measured || fitted.current || nodes.length === 0) return;
+    fitted.current = true;
+    void flow.fitView({ padding: 0.15, maxZoom: 1 });
+  }, [measured, flow, nodes.length]);
+  // The selected node is panned into view when it is not wholly inside the canvas (the side panel or
+  // a narrow screen may have left it outside).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on a new selection only.
+  useEffect(() => {
+    const id = props.selected;
+    const element = box.current;
+    if (!id || !element) return;
+    const frame = requestAnimationFrame(() => {
+      const node = flow.getInternalNode(id);
+      if (!node) return;
+      const { x, y, zoom } = flow.getViewport();
+      const width = node.measured.width ?? 150;
+      const height = node.measured.height ?? 40;
+      const left = node.internals.positionAbsolute.x * zoom + x;
+      const top = node.internals.positionAbsolute.y * zoom + y;
+      const margin = 16;
+      const inside =
+        left >= margin &&
+        top >= margin &&
+        left + width * zoom <= element.clientWidth - margin &&
+        top + height * zoom <= element.clientHeight - margin;
+      if (!inside)
+        void flow.setCenter(
+          node.internals.positionAbsolute.x + width / 2,
+          node.internals.positionAbsolute.y + height / 2,
+          { zoom, duration: 200 },
+        );
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [props.selected]);
 
   useImperativeHandle(ref, () => ({
     graph: () => ({
@@ -151,9 +194,14 @@ export const PipelineCanvas = forwardRef<
     () =>
       nodes.map((n) => ({
         ...n,
-        data: { ...n.data, problems: problemsById.get(n.id) ?? [], runStatus: props.runStatus[n.id] },
+        data: {
+          ...n.data,
+          problems: problemsById.get(n.id) ?? [],
+          runStatus: props.runStatus[n.id],
+          badge: props.badges?.[n.id],
+        },
       })),
-    [nodes, problemsById, props.runStatus],
+    [nodes, problemsById, props.runStatus, props.badges],
   );
 
   return (
@@ -168,6 +216,7 @@ export const PipelineCanvas = forwardRef<
         onDragOver={(e) => e.preventDefault()}
         onDrop={onDrop}
         data-testid="canvas"
+        ref={box}
       >
         <ReactFlow
           nodes={shown}
@@ -188,8 +237,7 @@ export const PipelineCanvas = forwardRef<
           onConnect={onConnect}
           onSelectionChange={({ nodes: picked }) => props.onSelect(picked[0]?.id ?? null)}
           deleteKeyCode={['Delete']}
-          fitView={props.initialNodes.length > 0}
-          fitViewOptions={{ maxZoom: 1 }}
+          minZoom={0.1}
         >
           <Background />
           <Controls />

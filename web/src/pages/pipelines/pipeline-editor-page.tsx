@@ -7,7 +7,11 @@ import { ErrorMessage, Loading } from '../../components/states';
 import { VersionHistory } from '../../components/version-history';
 import { useMaintenance } from '../admin/maintenance-banner';
 import { graphLink } from '../dependencies/dependencies-api';
+import { withPositions } from './auto-layout';
 import type { CanvasNode } from './canvas-node';
+import { useDebugLoop } from './debug-loop';
+import { ConflictWarning, HistoryDetailSelect, ProblemList } from './editor-parts';
+import { EditorSide, type SideTab } from './editor-side';
 import { ExecutionsPanel } from './executions-panel';
 import { NodePanel } from './node-panel';
 import { type CanvasHandle, PipelineCanvas, toCanvasEdge, toCanvasNode } from './pipeline-canvas';
@@ -25,22 +29,9 @@ import {
   savePipeline,
   setEnabled,
 } from './pipelines-api';
+import { RunControls } from './run-controls';
+import { runBlockedReason } from './run-reason';
 import './pipelines.css';
-
-/** Positions for nodes saved without one: a left-to-right layout by dagre (loaded only then). */
-async function withPositions(pipeline: Pipeline): Promise<PipelineNode[]> {
-  if (pipeline.nodes.every((n) => n.position)) return pipeline.nodes;
-  const { default: dagre } = await import('@dagrejs/dagre');
-  const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', nodesep: 40, ranksep: 80 });
-  g.setDefaultEdgeLabel(() => ({}));
-  for (const n of pipeline.nodes) g.setNode(n.id, { width: 180, height: 60 });
-  for (const e of pipeline.edges) g.setEdge(e.source, e.target);
-  dagre.layout(g);
-  return pipeline.nodes.map((n) =>
-    n.position ? n : { ...n, position: { x: g.node(n.id).x, y: g.node(n.id).y } },
-  );
-}
 
 type Tab = 'editor' | 'history' | 'executions';
 
@@ -63,7 +54,8 @@ export function PipelineEditorPage({ id }: { id: string }) {
     return wanted === 'history' || wanted === 'executions' ? wanted : 'editor';
   });
   const [openExecution, setOpenExecution] = useState<string | null>(null);
-  const [runStatus, setRunStatus] = useState<Record<string, string>>({});
+  const [side, setSide] = useState<SideTab>('node');
+  const loop = useDebugLoop(id, pipeline?.nodes.map((n) => n.id) ?? [], setError);
   const canvas = useRef<CanvasHandle>(null);
   const { session, organization } = useSession();
   const maintenance = useMaintenance(organization?.id ?? null);
@@ -139,8 +131,9 @@ export function PipelineEditorPage({ id }: { id: string }) {
     setError(null);
     try {
       const execution = await runPipeline(pipeline.id, undefined, force);
+      loop.start(execution);
       setOpenExecution(execution.id);
-      setTab('executions');
+      setSide('debug');
     } catch (failure) {
       if (failure instanceof PipelineFailure && failure.body.problems) setProblems(failure.body.problems);
       setError(errorText(failure));
@@ -161,47 +154,33 @@ export function PipelineEditorPage({ id }: { id: string }) {
           {dirty && <span className="badge"> Unsaved changes</span>}
         </div>
         <div className="toolbar">
-          <label className="field">
-            <span>History detail</span>
-            <select
-              value={String(
-                (pipeline.settings as { historyDetail?: string } | null)?.historyDetail ?? 'standard',
-              )}
-              onChange={(e) => {
-                setPipeline({
-                  ...pipeline,
-                  settings: { ...(pipeline.settings as object), historyDetail: e.target.value },
-                });
-                setDirty(true);
-              }}
-            >
-              <option value="minimal">Minimal (failed nodes only)</option>
-              <option value="standard">Standard (status and timing)</option>
-              <option value="full">Full (inputs and outputs)</option>
-            </select>
-          </label>
+          <HistoryDetailSelect
+            pipeline={pipeline}
+            onChange={(next) => {
+              setPipeline(next);
+              setDirty(true);
+            }}
+          />
           <button type="button" className="button button-primary" onClick={save} disabled={!dirty}>
             Save
           </button>
           <button type="button" className="button" onClick={toggleEnabled} disabled={dirty}>
             {pipeline.enabled ? 'Disable' : 'Enable'}
           </button>
-          {maintenance?.enabled ? (
-            <span className="run-in-maintenance" data-testid="run-in-maintenance">
-              <span className="muted">
-                Maintenance: {maintenance.reason}. A run now is recorded as skipped.
-              </span>{' '}
-              {mayForce && (
-                <button type="button" className="button" onClick={() => run(true)} disabled={dirty}>
-                  Run anyway
-                </button>
-              )}
-            </span>
-          ) : (
-            <button type="button" className="button" onClick={() => run()} disabled={dirty}>
-              Run now
-            </button>
-          )}
+          <RunControls
+            blocked={runBlockedReason({
+              pipeline,
+              problems: problems.length,
+              dirty,
+              mayWrite: (session?.user.isSystemAdmin ?? false) || organization?.role !== 'Viewer',
+              maintenance,
+              mayForce,
+            })}
+            maintenance={maintenance}
+            mayForce={mayForce}
+            running={loop.running}
+            onRun={(force) => void run(force)}
+          />
           <Link to={graphLink('pipeline', pipeline.id)} className="button">
             Dependencies
           </Link>
@@ -227,29 +206,8 @@ export function PipelineEditorPage({ id }: { id: string }) {
           {notice}
         </p>
       )}
-      {conflict !== null && (
-        <div className="warning" role="alert">
-          <p>
-            Someone saved version {conflict} while you edited. Reload it to continue (your changes are
-            discarded).
-          </p>
-          <button type="button" className="button" onClick={() => void load()}>
-            Reload version {conflict}
-          </button>
-        </div>
-      )}
-      {problems.length > 0 && tab === 'editor' && (
-        <details className="problems">
-          <summary>{problems.length} problem(s) keep this pipeline from being enabled</summary>
-          <ul>
-            {problems.map((p) => (
-              <li key={`${p.nodeId} ${p.path} ${p.message}`}>
-                {p.nodeId ?? 'pipeline'} <code>{p.path}</code> {p.message}
-              </li>
-            ))}
-          </ul>
-        </details>
-      )}
+      {conflict !== null && <ConflictWarning version={conflict} onReload={() => void load()} />}
+      {problems.length > 0 && tab === 'editor' && <ProblemList problems={problems} pipeline={pipeline} />}
       <div hidden={tab !== 'editor'} className="pipeline-workspace">
         <ReactFlowProvider>
           <PipelineCanvas
@@ -259,39 +217,53 @@ export function PipelineEditorPage({ id }: { id: string }) {
             initialEdges={pipeline.edges.map(toCanvasEdge)}
             types={types}
             problems={problems}
-            runStatus={runStatus}
+            runStatus={loop.canvasStatus}
+            badges={loop.canvasBadges}
             selected={selected}
-            onSelect={setSelected}
+            onSelect={(nodeId) => {
+              // xyflow repeats the selection when the nodes change (a run's badges): only a new one
+              // opens the node panel.
+              if (nodeId && nodeId !== selected) setSide('node');
+              setSelected(nodeId);
+            }}
             onChange={() => setDirty(true)}
           />
         </ReactFlowProvider>
-        {selectedNode && (
-          <NodePanel
-            key={selectedNode.id}
-            node={selectedNode}
-            type={types.find((t) => t.type === selectedNode.type)}
-            problems={nodeProblems}
-            onChange={(node) => {
-              setSelectedNode(node);
-              canvas.current?.updateNode(node);
-            }}
-            onRename={
-              dirty
-                ? undefined
-                : async (name) => {
-                    const result = await renameNode(pipeline, selectedNode.id, name);
-                    await load(result.data);
-                    setNotice(
-                      `Renamed; references rewritten in ${result.rewritten.length} parameter(s). Version ${result.data.version}.`,
-                    );
-                  }
-            }
-            onRemove={() => {
-              canvas.current?.removeNode(selectedNode.id);
-              setSelected(null);
-            }}
-          />
-        )}
+        <EditorSide
+          tab={side}
+          onTab={setSide}
+          pipeline={pipeline}
+          loop={loop}
+          nodePanel={
+            selectedNode && (
+              <NodePanel
+                key={selectedNode.id}
+                node={selectedNode}
+                type={types.find((t) => t.type === selectedNode.type)}
+                problems={nodeProblems}
+                onChange={(node) => {
+                  setSelectedNode(node);
+                  canvas.current?.updateNode(node);
+                }}
+                onRename={
+                  dirty
+                    ? undefined
+                    : async (name) => {
+                        const result = await renameNode(pipeline, selectedNode.id, name);
+                        await load(result.data);
+                        setNotice(
+                          `Renamed; references rewritten in ${result.rewritten.length} parameter(s). Version ${result.data.version}.`,
+                        );
+                      }
+                }
+                onRemove={() => {
+                  canvas.current?.removeNode(selectedNode.id);
+                  setSelected(null);
+                }}
+              />
+            )
+          }
+        />
       </div>
       {tab === 'history' && (
         <VersionHistory
@@ -306,7 +278,7 @@ export function PipelineEditorPage({ id }: { id: string }) {
           pipeline={pipeline}
           open={openExecution}
           onOpen={setOpenExecution}
-          onRuns={(runs) => setRunStatus(Object.fromEntries(runs.map((r) => [r.nodeId, r.status])))}
+          onRuns={loop.inspect}
           graph={() => {
             const graph = canvas.current?.graph();
             return graph ? { ...graph, types } : { nodes: pipeline.nodes, edges: pipeline.edges, types };
