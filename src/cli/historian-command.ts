@@ -9,8 +9,8 @@ import { migrateToLatest } from '../storage/migrator.js';
 /**
  * `meridian historian compact [--dry-run]`: compresses every complete day (older than
  * MERIDIAN_UNS_COMPRESS_AFTER) into segments now, under the same lease as the background job, and prints
- * values, segments, bytes before and after and bytes a value. While MERIDIAN_UNS_COMPRESS is off (the
- * default: not every reader merges segments yet) it only measures, as `--dry-run` does.
+ * values, segments, bytes before and after and bytes a value. With MERIDIAN_UNS_COMPRESS=false it only
+ * measures, as `--dry-run` does.
  */
 export async function compactHistorian(
   config: Config,

@@ -22,8 +22,8 @@ Commands:
                                          set a user's password (generated and printed when omitted)
   keys rotate                            make new signing keys active; the current ones retire
   historian compact [--dry-run]          compress every complete day of history into segments now
-                                         and print the figures (measures only while
-                                         MERIDIAN_UNS_COMPRESS is off)
+                                         and print the figures (measures only when
+                                         MERIDIAN_UNS_COMPRESS=false)
   config                                 list every configuration key with its default
 
 Configuration comes from environment variables; see \`meridian config\`.`;

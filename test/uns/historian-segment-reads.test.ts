@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CompactionJob } from '../../src/modules/uns/historian/segments/compaction-job.js';
-import { SegmentStore } from '../../src/modules/uns/historian/segments/segment-store.js';
 import { createTestDatabase, testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -89,18 +87,11 @@ for (const dialect of testDialects()) {
     });
     after(() => server?.close());
 
+    /** Compacts now, with the server's own job (compaction is on by default). */
     async function compact() {
-      const store = new SegmentStore(server.storage.db, dialect);
-      const job = new CompactionJob({
-        db: server.storage.db,
-        store,
-        clock: { now: () => Date.now() },
-        settle: () => server.app.uns.writer.settle(),
-        compressAfterMs: HOUR_MS,
-      });
-      const figures = await job.compactCompleteDays();
-      await job.lease.release();
-      return figures;
+      const job = server.app.uns.compaction;
+      assert.ok(job, 'MERIDIAN_UNS_COMPRESS is on by default');
+      return job.compactCompleteDays();
     }
 
     it('history pages (both orders, cursors across segments and rows), export and aggregates read the same after compaction', async () => {

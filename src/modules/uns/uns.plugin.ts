@@ -16,6 +16,7 @@ import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
 import { CompactionJob } from './historian/segments/compaction-job.js';
+import { LateSegmentMerges } from './historian/segments/late-merges.js';
 import { SegmentStore } from './historian/segments/segment-store.js';
 import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
 import { LiveValues } from './live/live-values.js';
@@ -56,6 +57,12 @@ export interface UnsRuntime {
   rollups: HistorianRollups;
   /** The background job that keeps the rollups ahead of queries (one replica at a time). */
   rollupJob: RollupJob;
+  /** The compressed segments of the historian (figures, retention). */
+  segments: SegmentStore;
+  /** The background compaction job (MERIDIAN_UNS_COMPRESS), when on. */
+  compaction: CompactionJob | undefined;
+  /** Late values into compressed days, merged into their segments right after their commit. */
+  lateMerges: LateSegmentMerges;
   /**
    * Told of every commit on this replica once it resolved (pipeline value triggers); must not throw or
    * reject. A promise one answers is awaited before the publish is acknowledged.
@@ -114,7 +121,13 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     log: app.log,
   });
   const segments = new SegmentStore(db, storage.dialect);
-  // Off by default (MERIDIAN_UNS_COMPRESS): not every reader merges segments with rows yet.
+  const lateMerges = new LateSegmentMerges({
+    db,
+    store: segments,
+    settle: () => writer.settle(),
+    log: app.log,
+  });
+  // On by default (MERIDIAN_UNS_COMPRESS): every reader, rollups included, merges segments with rows.
   const compaction = config.unsCompress
     ? new CompactionJob({
         db,
@@ -138,6 +151,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         rollups
           .noteLate(late, clock.now() * 1000)
           .catch((error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'));
+        // Values into days that may be compressed already are merged into their segments at once.
+        void lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       }
       if (!announceLate) return;
       const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
@@ -261,6 +276,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     applyRetention,
     rollups,
     rollupJob,
+    segments,
+    compaction,
+    lateMerges,
     committedListeners,
   };
   app.decorate('uns', runtime);
@@ -321,6 +339,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clearInterval(retentionTimer);
     await rollupJob.stop();
     await compaction?.stop();
+    await lateMerges.idle();
     await settings.close();
     await broker.stop();
     await committer.drain();

@@ -34,6 +34,8 @@ export class CompactionJob {
   readonly lease: JobLease;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
+  /** The last run of this job that held the lease: when it ended and what it compacted. */
+  last: (CompactionFigures & { atMs: number }) | null = null;
 
   constructor(private readonly deps: CompactionJobDeps) {
     this.lease = new JobLease(
@@ -77,12 +79,18 @@ export class CompactionJob {
 
   start(): void {
     const run = () => {
-      this.running = this.compactCompleteDays().then(
-        (figures) => {
-          if (figures !== null && figures.values > 0) this.deps.log?.info({ figures }, 'historian compacted');
-        },
-        (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
-      );
+      this.running = this.compactCompleteDays()
+        .then(
+          (figures) => {
+            if (figures === null) return;
+            this.last = { atMs: this.deps.clock.now(), ...figures };
+            if (figures.values > 0) this.deps.log?.info({ figures }, 'historian compacted');
+          },
+          (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
+        )
+        // Between runs the lease is free: `meridian historian compact` or another replica may take it.
+        .then(() => this.lease.release())
+        .catch(() => {});
     };
     this.timer = setInterval(run, this.deps.tickMs ?? 600_000);
     this.timer.unref();
