@@ -18,6 +18,7 @@ import { type CommitJob, HistorianWriter, type HistorianWrites } from './histori
 import { CompactionJob } from './historian/segments/compaction-job.js';
 import { LateSegmentMerges } from './historian/segments/late-merges.js';
 import { SegmentStore } from './historian/segments/segment-store.js';
+import { StorageFigures } from './historian/segments/storage-figures.js';
 import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
 import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
@@ -63,6 +64,8 @@ export interface UnsRuntime {
   compaction: CompactionJob | undefined;
   /** Late values into compressed days, merged into their segments right after their commit. */
   lateMerges: LateSegmentMerges;
+  /** The compression figures (UNS settings' `storage.compression`, /metrics). */
+  figures: StorageFigures;
   /**
    * Told of every commit on this replica once it resolved (pipeline value triggers); must not throw or
    * reject. A promise one answers is awaited before the publish is acknowledged.
@@ -138,6 +141,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         log: app.log,
       })
     : undefined;
+  const figures = new StorageFigures({
+    store: segments,
+    enabled: config.unsCompress,
+    compressAfterSeconds: config.unsCompressAfter,
+    lastRun: () => compaction?.last ?? null,
+  });
   // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
   // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
   // ended) are announced to them over the bus; live values cost one comparison each.
@@ -240,6 +249,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     config,
     storage,
     layout,
+    figures,
     broker,
     bus,
     log: app.log,
@@ -279,6 +289,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     segments,
     compaction,
     lateMerges,
+    figures,
     committedListeners,
   };
   app.decorate('uns', runtime);

@@ -34,7 +34,7 @@ export class CompactionJob {
   readonly lease: JobLease;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
-  /** The last run of this job that held the lease: when it ended and what it compacted. */
+  /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
   last: (CompactionFigures & { atMs: number }) | null = null;
 
   constructor(private readonly deps: CompactionJobDeps) {
@@ -74,6 +74,7 @@ export class CompactionJob {
         day = next === null ? null : dayOf(next);
       }
     }
+    if (!dryRun) this.last = { atMs: this.deps.clock.now(), ...total };
     return total;
   }
 
@@ -82,9 +83,8 @@ export class CompactionJob {
       this.running = this.compactCompleteDays()
         .then(
           (figures) => {
-            if (figures === null) return;
-            this.last = { atMs: this.deps.clock.now(), ...figures };
-            if (figures.values > 0) this.deps.log?.info({ figures }, 'historian compacted');
+            if (figures !== null && figures.values > 0)
+              this.deps.log?.info({ figures }, 'historian compacted');
           },
           (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
         )
