@@ -16,6 +16,7 @@ import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
 import { CompactionJob } from './historian/segments/compaction-job.js';
+import { reclaimDisk } from './historian/segments/disk-reclaim.js';
 import { LateSegmentMerges } from './historian/segments/late-merges.js';
 import { SegmentStore } from './historian/segments/segment-store.js';
 import { StorageFigures } from './historian/segments/storage-figures.js';
@@ -139,6 +140,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         settle: () => writer.settle(),
         compressAfterMs: config.unsCompressAfter * 1000,
         log: app.log,
+        reclaim: (beforeUs) => reclaimDisk(db, storage.dialect, beforeUs),
       })
     : undefined;
   const figures = new StorageFigures({

@@ -5,6 +5,7 @@ import type { Clock } from '../../../../platform/clock.js';
 import { JobLease } from '../../../../storage/job-lease.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
+import type { ReclaimResult } from './disk-reclaim.js';
 import { type CompactionFigures, dayOf, type SegmentStore } from './segment-store.js';
 
 export interface CompactionJobDeps {
@@ -21,6 +22,8 @@ export interface CompactionJobDeps {
   leaseMs?: number;
   /** How often the job runs when started. Default 10 minutes. */
   tickMs?: number;
+  /** Gives back the disk the rows took, after a run that compacted values (disk-reclaim.ts). */
+  reclaim?: (beforeUs: number) => Promise<ReclaimResult>;
 }
 
 /**
@@ -36,6 +39,8 @@ export class CompactionJob {
   private running: Promise<unknown> = Promise.resolve();
   /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
   last: (CompactionFigures & { atMs: number }) | null = null;
+  /** What the last run gave back of the disk. */
+  lastReclaim: ReclaimResult | null = null;
 
   constructor(private readonly deps: CompactionJobDeps) {
     this.lease = new JobLease(
@@ -72,6 +77,15 @@ export class CompactionJob {
         total.segmentBytes += done.segmentBytes;
         const next = await this.deps.store.nextRowAt(series.topicId, day + DAY_US, beforeUs);
         day = next === null ? null : dayOf(next);
+      }
+    }
+    if (!dryRun && total.values > 0 && this.deps.reclaim) {
+      try {
+        this.lastReclaim = await this.deps.reclaim(beforeUs);
+        if (this.lastReclaim.note) this.deps.log?.info(this.lastReclaim.note);
+      } catch (error) {
+        // Nothing is lost: the next run gives the space back.
+        this.deps.log?.warn({ err: error }, 'historian disk not given back after compaction');
       }
     }
     if (!dryRun) this.last = { atMs: this.deps.clock.now(), ...total };
