@@ -162,9 +162,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         rollups
           .noteLate(late, clock.now() * 1000)
           .catch((error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'));
-        // Values into days that may be compressed already are merged into their segments at once.
-        void lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       }
+      // Values into days that may be compressed already are merged into their segments at once.
+      lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       if (!announceLate) return;
       const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
       for (const id of lateValueAnnouncements(jobs, closedBeforeUs)) {
