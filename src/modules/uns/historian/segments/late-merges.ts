@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../../storage/tables.js';
@@ -18,6 +19,12 @@ export interface LateMergeDeps {
   /** Resolves once every committed value is in `uns_values` (HistorianWrites.settle). */
   settle: () => Promise<void>;
   log?: FastifyBaseLogger;
+  /**
+   * How long a pass waits before it starts, gathering the late values of the commits meanwhile: a
+   * backfill streaming into a compressed day re-encodes its segment once a pass, not once a commit.
+   * Default 1000 ms.
+   */
+  gatherMs?: number;
 }
 
 /**
@@ -64,6 +71,7 @@ export class LateSegmentMerges {
 
   private async drain(): Promise<void> {
     while (this.pending.size > 0) {
+      await sleep(this.deps.gatherMs ?? 1000);
       const ranges = [...this.pending.values()];
       this.pending = new Map();
       try {
