@@ -29,6 +29,7 @@ import { SessionsService } from './modules/sessions/sessions.service.js';
 import { installTokens } from './modules/tokens/tokens.module.js';
 import { TokensService } from './modules/tokens/tokens.service.js';
 import type { RollupJobOptions } from './modules/uns/rollups/rollup-job.js';
+import { registerStorageMetrics } from './modules/uns/historian/segments/storage-figures.js';
 import { topicKind } from './modules/uns/topics/topic-kind.js';
 import { installUns } from './modules/uns/uns.module.js';
 import { createAccessDirectory } from './modules/users/access-directory.js';
@@ -168,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       onChange: (listener) => organizationSettings.onChange(listener),
     },
   });
+  registerStorageMetrics(metrics, app.uns.figures);
   // Every configuration entity kind, in the order an import writes them (each after what it refers to):
   // what the dependency graph, export and import know of each, implemented beside its module.
   const kinds = new EntityKinds([

@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import type { Config } from '../config/config.schema.js';
-import { openHistorian } from '../modules/uns/historian/historian-layout.js';
+import { HISTORIAN_SCHEMA, openHistorian } from '../modules/uns/historian/historian-layout.js';
 import { CompactionJob } from '../modules/uns/historian/segments/compaction-job.js';
+import { reclaimDisk } from '../modules/uns/historian/segments/disk-reclaim.js';
 import { type CompactionFigures, SegmentStore } from '../modules/uns/historian/segments/segment-store.js';
 import { systemClock } from '../platform/clock.js';
 import { openStorage } from '../storage/database.js';
@@ -9,8 +11,8 @@ import { migrateToLatest } from '../storage/migrator.js';
 /**
  * `meridian historian compact [--dry-run]`: compresses every complete day (older than
  * MERIDIAN_UNS_COMPRESS_AFTER) into segments now, under the same lease as the background job, and prints
- * values, segments, bytes before and after and bytes a value. While MERIDIAN_UNS_COMPRESS is off (the
- * default: not every reader merges segments yet) it only measures, as `--dry-run` does.
+ * values, segments, bytes before and after and bytes a value. With MERIDIAN_UNS_COMPRESS=false it only
+ * measures, as `--dry-run` does.
  */
 export async function compactHistorian(
   config: Config,
@@ -30,6 +32,7 @@ export async function compactHistorian(
       settle: async () => {},
       compressAfterMs: config.unsCompressAfter * 1000,
       replicaId: `cli-${process.pid}`,
+      reclaim: (beforeUs) => reclaimDisk(storage.db, storage.dialect, beforeUs),
     });
     const figures = await job.compactCompleteDays({ dryRun });
     if (figures === null) {
@@ -46,6 +49,24 @@ export async function compactHistorian(
     }
     print(describeFigures(dryRun ? 'would compact' : 'compacted', figures));
     if (!dryRun) print(describeFigures('all segments', await store.figures()));
+    const reclaimed = job.lastReclaim;
+    if (reclaimed) {
+      print(
+        reclaimed.note ??
+          (storage.dialect === 'sqlite'
+            ? `disk given back: ${reclaimed.pages} pages of the historian file`
+            : `disk given back: ${reclaimed.partitions} emptied daily partitions truncated`),
+      );
+    }
+    if (args.includes('--vacuum') && !dryRun && storage.dialect === 'sqlite') {
+      // Once, by hand: a file made before incremental vacuum switches by one full VACUUM (it holds the
+      // historian's write lock until done: run it while Meridian is stopped or quiet).
+      await sql.raw(`pragma ${HISTORIAN_SCHEMA}.auto_vacuum = INCREMENTAL`).execute(storage.db);
+      await sql.raw(`vacuum ${HISTORIAN_SCHEMA}`).execute(storage.db);
+      print(
+        'the historian file now gives freed pages back after each compaction (auto_vacuum = INCREMENTAL)',
+      );
+    }
     return 0;
   } finally {
     await storage.close();

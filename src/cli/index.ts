@@ -21,9 +21,12 @@ Commands:
   admin reset-password --email E [--password P]
                                          set a user's password (generated and printed when omitted)
   keys rotate                            make new signing keys active; the current ones retire
-  historian compact [--dry-run]          compress every complete day of history into segments now
-                                         and print the figures (measures only while
-                                         MERIDIAN_UNS_COMPRESS is off)
+  historian compact [--dry-run] [--vacuum]
+                                         compress every complete day of history into segments now
+                                         and print the figures (measures only when
+                                         MERIDIAN_UNS_COMPRESS=false); --vacuum: a SQLite historian
+                                         file made without incremental vacuum switches to incremental vacuum by one
+                                         full VACUUM (run it while Meridian is stopped)
   config                                 list every configuration key with its default
 
 Configuration comes from environment variables; see \`meridian config\`.`;

@@ -76,8 +76,8 @@ for (const dialect of testDialects()) {
       await database?.drop();
     });
 
-    it('measures only while MERIDIAN_UNS_COMPRESS is off, and says so', async () => {
-      const run = runMeridian(['historian', 'compact'], env);
+    it('measures only while MERIDIAN_UNS_COMPRESS is off (MERIDIAN_UNS_COMPRESS=false), and says so', async () => {
+      const run = runMeridian(['historian', 'compact'], { ...env, MERIDIAN_UNS_COMPRESS: 'false' });
       assert.equal(await run.exited, 0, run.output());
       assert.match(run.output(), /dry run: MERIDIAN_UNS_COMPRESS is off/);
       assert.match(

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CompactionJob } from '../../src/modules/uns/historian/segments/compaction-job.js';
-import { SegmentStore } from '../../src/modules/uns/historian/segments/segment-store.js';
 import { createTestDatabase, testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -55,7 +53,7 @@ for (const dialect of testDialects()) {
     }
 
     before(async () => {
-      server = await startTestServer(dialect);
+      server = await startTestServer(dialect, { config: { unsCompress: true } });
       api = server.client.as({
         token: await createPat(server.admin, ['uns:publish', 'uns:read']),
         org: server.orgId,
@@ -89,18 +87,11 @@ for (const dialect of testDialects()) {
     });
     after(() => server?.close());
 
+    /** Compacts now, with the server's own job (turned on for this suite). */
     async function compact() {
-      const store = new SegmentStore(server.storage.db, dialect);
-      const job = new CompactionJob({
-        db: server.storage.db,
-        store,
-        clock: { now: () => Date.now() },
-        settle: () => server.app.uns.writer.settle(),
-        compressAfterMs: HOUR_MS,
-      });
-      const figures = await job.compactCompleteDays();
-      await job.lease.release();
-      return figures;
+      const job = server.app.uns.compaction;
+      assert.ok(job, 'MERIDIAN_UNS_COMPRESS is on for this suite');
+      return job.compactCompleteDays();
     }
 
     it('history pages (both orders, cursors across segments and rows), export and aggregates read the same after compaction', async () => {

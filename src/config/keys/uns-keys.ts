@@ -17,7 +17,7 @@ export const UNS_KEYS = {
     kind: 'boolean',
     default: false,
     description:
-      'Runs the historian compaction job (one replica at a time): complete days of each topic older than MERIDIAN_UNS_COMPRESS_AFTER become compressed segments. Off until every reader merges segments with rows.',
+      'Runs the historian compaction job (one replica at a time): complete UTC days of each topic whose end is older than MERIDIAN_UNS_COMPRESS_AFTER become compressed segments (a few bytes a value); every reader merges them with rows. Off by default until compaction leaves publishing at full speed (it runs on the main thread today); false keeps every value a row.',
   },
   unsCompressAfter: {
     env: 'MERIDIAN_UNS_COMPRESS_AFTER',

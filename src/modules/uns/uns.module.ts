@@ -9,7 +9,10 @@ import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
 import { CompactionJob } from './historian/segments/compaction-job.js';
+import { reclaimDisk } from './historian/segments/disk-reclaim.js';
+import { LateSegmentMerges } from './historian/segments/late-merges.js';
 import { SegmentStore } from './historian/segments/segment-store.js';
+import { StorageFigures } from './historian/segments/storage-figures.js';
 import { SqliteHistorianThread } from './historian/sqlite-historian-thread.js';
 import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
@@ -57,6 +60,14 @@ export interface UnsRuntime {
   rollups: HistorianRollups;
   /** The background job that keeps the rollups ahead of queries (one replica at a time). */
   rollupJob: RollupJob;
+  /** The compressed segments of the historian (figures, retention). */
+  segments: SegmentStore;
+  /** The background compaction job (MERIDIAN_UNS_COMPRESS), when on. */
+  compaction: CompactionJob | undefined;
+  /** Late values into compressed days, merged into their segments right after their commit. */
+  lateMerges: LateSegmentMerges;
+  /** The compression figures (UNS settings' `storage.compression`, /metrics). */
+  figures: StorageFigures;
   /**
    * Told of every commit on this replica once it resolved (pipeline value triggers); must not throw or
    * reject. A promise one answers is awaited before the publish is acknowledged.
@@ -115,7 +126,13 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     log: app.log,
   });
   const segments = new SegmentStore(db, storage.dialect);
-  // Off by default (MERIDIAN_UNS_COMPRESS): not every reader merges segments with rows yet.
+  const lateMerges = new LateSegmentMerges({
+    db,
+    store: segments,
+    settle: () => writer.settle(),
+    log: app.log,
+  });
+  // On by default (MERIDIAN_UNS_COMPRESS): every reader, rollups included, merges segments with rows.
   const compaction = config.unsCompress
     ? new CompactionJob({
         db,
@@ -124,8 +141,15 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         settle: () => writer.settle(),
         compressAfterMs: config.unsCompressAfter * 1000,
         log: app.log,
+        reclaim: (beforeUs) => reclaimDisk(db, storage.dialect, beforeUs),
       })
     : undefined;
+  const figures = new StorageFigures({
+    store: segments,
+    enabled: config.unsCompress,
+    compressAfterSeconds: config.unsCompressAfter,
+    lastRun: () => compaction?.last ?? null,
+  });
   // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
   // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
   // ended) are announced to them over the bus; live values cost one comparison each.
@@ -140,6 +164,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
           .noteLate(late, clock.now() * 1000)
           .catch((error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'));
       }
+      // Values into days that may be compressed already are merged into their segments at once.
+      lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       if (!announceLate) return;
       const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
       for (const id of lateValueAnnouncements(jobs, closedBeforeUs)) {
@@ -233,6 +259,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     config,
     storage,
     layout,
+    figures,
     broker,
     bus,
     log: app.log,
@@ -269,6 +296,10 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     applyRetention,
     rollups,
     rollupJob,
+    segments,
+    compaction,
+    lateMerges,
+    figures,
     committedListeners,
   };
   app.decorate('uns', runtime);
@@ -329,6 +360,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     clearInterval(retentionTimer);
     await rollupJob.stop();
     await compaction?.stop();
+    await lateMerges.idle();
     await settings.close();
     await broker.stop();
     await committer.drain();

@@ -7187,6 +7187,32 @@ export interface paths {
                                     /** @description sqlite-file, partitioned or hypertable. */
                                     historian: string;
                                     historianLocation: string;
+                                    /** @description The historian compressed: figures over every segment (read at most every 10 s). */
+                                    compression?: {
+                                        /** @description MERIDIAN_UNS_COMPRESS: the background job compacts complete days. */
+                                        enabled: boolean;
+                                        /** @description MERIDIAN_UNS_COMPRESS_AFTER: a UTC day is compacted once its end is this far in the past. */
+                                        compressAfterSeconds: number;
+                                        /** @description Values held in compressed segments. */
+                                        values: number;
+                                        /** @description Segments (one a topic and UTC day). */
+                                        segments: number;
+                                        /** @description What the compressed values took as rows (their columns, without indexes and pages). */
+                                        bytesAsRows: number;
+                                        /** @description What the compressed values take as segments. */
+                                        bytesAsSegments: number;
+                                        /** @description bytesAsSegments / values; null while nothing is compressed. */
+                                        bytesPerValue: number | null;
+                                        /** @description The last run of this replica's compaction job since it started; null: none yet. */
+                                        lastCompaction: {
+                                            /** Format: date-time */
+                                            at: string;
+                                            /** @description Values this run compacted. */
+                                            values: number;
+                                            /** @description Segments this run wrote. */
+                                            segments: number;
+                                        } | null;
+                                    };
                                 };
                                 /** @description Days values are kept, by declared timestamp; 0: forever. */
                                 retentionDays: number;
@@ -7281,6 +7307,32 @@ export interface paths {
                                     /** @description sqlite-file, partitioned or hypertable. */
                                     historian: string;
                                     historianLocation: string;
+                                    /** @description The historian compressed: figures over every segment (read at most every 10 s). */
+                                    compression?: {
+                                        /** @description MERIDIAN_UNS_COMPRESS: the background job compacts complete days. */
+                                        enabled: boolean;
+                                        /** @description MERIDIAN_UNS_COMPRESS_AFTER: a UTC day is compacted once its end is this far in the past. */
+                                        compressAfterSeconds: number;
+                                        /** @description Values held in compressed segments. */
+                                        values: number;
+                                        /** @description Segments (one a topic and UTC day). */
+                                        segments: number;
+                                        /** @description What the compressed values took as rows (their columns, without indexes and pages). */
+                                        bytesAsRows: number;
+                                        /** @description What the compressed values take as segments. */
+                                        bytesAsSegments: number;
+                                        /** @description bytesAsSegments / values; null while nothing is compressed. */
+                                        bytesPerValue: number | null;
+                                        /** @description The last run of this replica's compaction job since it started; null: none yet. */
+                                        lastCompaction: {
+                                            /** Format: date-time */
+                                            at: string;
+                                            /** @description Values this run compacted. */
+                                            values: number;
+                                            /** @description Segments this run wrote. */
+                                            segments: number;
+                                        } | null;
+                                    };
                                 };
                                 /** @description Days values are kept, by declared timestamp; 0: forever. */
                                 retentionDays: number;

@@ -44,6 +44,13 @@ async function openSqliteHistorian(storage: Storage): Promise<HistorianLayout> {
     if (file !== ':memory:') ensurePrivateDatabaseFile(file);
     await sql`attach database ${file} as ${sql.raw(HISTORIAN_SCHEMA)}`.execute(db);
   }
+  // A new file gives pages freed by compaction back in small steps (segments/disk-reclaim.ts); this only
+  // takes before its first table. A file made before keeps NONE until `historian compact --vacuum`.
+  const tables = await sql
+    .raw<{ n: number }>(`select count(*) as n from ${HISTORIAN_SCHEMA}.sqlite_master`)
+    .execute(db);
+  if (Number(tables.rows[0]?.n ?? 0) === 0)
+    await sql.raw(`pragma ${HISTORIAN_SCHEMA}.auto_vacuum = INCREMENTAL`).execute(db);
   await sql.raw(`pragma ${HISTORIAN_SCHEMA}.journal_mode = WAL`).execute(db);
   // FULL: a commit survives power loss, as for the main file (a 200 means committed).
   await sql.raw(`pragma ${HISTORIAN_SCHEMA}.synchronous = FULL`).execute(db);

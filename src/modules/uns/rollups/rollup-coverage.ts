@@ -148,7 +148,16 @@ export class RollupCoverage {
       .orderBy('ts_us')
       .limit(1)
       .executeTakeFirst();
-    return row ? Number(row.ts_us) : null;
+    // Compressed days come before the rows (a late value aside): the oldest segment's first value.
+    const segment = await this.db
+      .selectFrom('uns_segments')
+      .select('first_us')
+      .where('topic_id', '=', topicId)
+      .orderBy('day_us')
+      .limit(1)
+      .executeTakeFirst();
+    const firsts = [row && Number(row.ts_us), segment && Number(segment.first_us)].filter((t) => t !== undefined);
+    return firsts.length === 0 ? null : Math.min(...firsts);
   }
 
   /** Records late values (after their commit; the job recomputes the units they landed in). */

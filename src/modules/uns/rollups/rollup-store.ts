@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DialectName } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
+import { heldBuckets, type NumberBucket, rangePieces } from './rollup-segments.js';
 import { fieldPathParts, numericMember } from './value-member.js';
 
 /** One series of rollups: a topic's numbers (field '') or the numbers at a field path inside its object values. */
@@ -70,29 +71,21 @@ export class RollupStore {
   async fill(series: RollupSeries, unit: number, fromUs: number, toUs: number): Promise<void> {
     if (toUs <= fromUs) return;
     const { topicId, field } = series;
-    const v = this.number('v', field);
-    const { rows } = await sql<Omit<AggregateRow, 'bucket'> & { u: number }>`
-      with b as (
-        select cast((v.ts_us - ${sql.lit(fromUs)}) / ${sql.lit(unit)} as bigint) as u, count(*) as cnt,
-          sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v,
-          min(v.ts_us) as first_ts, max(v.ts_us) as last_ts
-        from uns_values v
-        where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
-          and ${v} is not null
-        group by 1
-      )
-      select b.u, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v, b.last_ts,
-        ${this.number('l', field)} as last_v
-      from b
-      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within(this.dialect, 'f', fromUs, toUs)}
-      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within(this.dialect, 'l', fromUs, toUs)}`.execute(
-      this.db,
-    );
-    const values = rows.map((row) => ({
+    // Days held as compressed segments are read here (segments merged with their rows); the rest by SQL.
+    const units: AggregateRow[] = [];
+    for (const piece of await rangePieces(this.db, topicId, fromUs, toUs)) {
+      if (!piece.segments) {
+        units.push(...(await this.rowUnits(series, unit, fromUs, piece.fromUs, piece.toUs)));
+        continue;
+      }
+      const held = await heldBuckets(this.db, series, piece, fromUs, unit, this.dialect === 'sqlite');
+      for (const [u, b] of held) units.push(fromHeld(u, b));
+    }
+    const values = units.map((row) => ({
       topic_id: topicId,
       field,
       width_us: unit,
-      start_us: fromUs + Number(row.u) * unit,
+      start_us: fromUs + Number(row.bucket) * unit,
       cnt: Number(row.cnt),
       sum_v: Number(row.sum_v),
       min_v: Number(row.min_v),
@@ -130,6 +123,36 @@ export class RollupStore {
           .execute();
       }
     });
+  }
+
+  /** The units of `unit` counted from `originUs` of the rows (only) in [fromUs, toUs), by SQL. */
+  private async rowUnits(
+    series: RollupSeries,
+    unit: number,
+    originUs: number,
+    fromUs: number,
+    toUs: number,
+  ): Promise<AggregateRow[]> {
+    const { topicId, field } = series;
+    const v = this.number('v', field);
+    const { rows } = await sql<AggregateRow>`
+      with b as (
+        select cast((v.ts_us - ${sql.lit(originUs)}) / ${sql.lit(unit)} as bigint) as bucket, count(*) as cnt,
+          sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v,
+          min(v.ts_us) as first_ts, max(v.ts_us) as last_ts
+        from uns_values v
+        where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
+          and ${v} is not null
+        group by 1
+      )
+      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v, b.last_ts,
+        ${this.number('l', field)} as last_v
+      from b
+      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within(this.dialect, 'f', fromUs, toUs)}
+      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within(this.dialect, 'l', fromUs, toUs)}`.execute(
+      this.db,
+    );
+    return rows;
   }
 
   /** Adds the rollups of [fromUs, toUs) (whole units) to their buckets of `widthUs`. */
@@ -175,27 +198,15 @@ export class RollupStore {
     widthUs: number,
   ): Promise<void> {
     if (toUs <= fromUs) return;
-    const { topicId, field } = series;
     const origin = floorTo(fromUs, widthUs);
-    const v = this.number('v', field);
-    const { rows } = await sql<AggregateRow>`
-      with b as (
-        select cast((v.ts_us - ${sql.lit(origin)}) / ${sql.lit(widthUs)} as bigint) as bucket, count(*) as cnt,
-          sum(${v}) as sum_v, min(${v}) as min_v, max(${v}) as max_v, min(v.ts_us) as first_ts,
-          max(v.ts_us) as last_ts
-        from uns_values v
-        where v.topic_id = ${sql.lit(topicId)} and v.ts_us >= ${sql.lit(fromUs)} and v.ts_us < ${sql.lit(toUs)}
-          and ${v} is not null
-        group by 1
-      )
-      select b.bucket, b.cnt, b.sum_v, b.min_v, b.max_v, b.first_ts, ${this.number('f', field)} as first_v,
-        b.last_ts, ${this.number('l', field)} as last_v
-      from b
-      join uns_values f on f.topic_id = ${sql.lit(topicId)} and f.ts_us = b.first_ts ${within(this.dialect, 'f', fromUs, toUs)}
-      join uns_values l on l.topic_id = ${sql.lit(topicId)} and l.ts_us = b.last_ts ${within(this.dialect, 'l', fromUs, toUs)}`.execute(
-      this.db,
-    );
-    addRows(parts, rows, origin, widthUs);
+    for (const piece of await rangePieces(this.db, series.topicId, fromUs, toUs)) {
+      if (!piece.segments) {
+        addRows(parts, await this.rowUnits(series, widthUs, origin, piece.fromUs, piece.toUs), origin, widthUs);
+        continue;
+      }
+      const held = await heldBuckets(this.db, series, piece, origin, widthUs, this.dialect === 'sqlite');
+      addRows(parts, [...held].map(([u, b]) => fromHeld(u, b)), origin, widthUs);
+    }
   }
 }
 
@@ -232,4 +243,19 @@ function add(parts: Map<number, PartialBucket>, start: number, p: PartialBucket)
     into.lastTs = p.lastTs;
     into.last = p.last;
   }
+}
+
+/** A bucket computed from segments as the row SQL answers it (its compensated sum folded in). */
+function fromHeld(bucket: number, b: NumberBucket): AggregateRow {
+  return {
+    bucket,
+    cnt: b.cnt,
+    sum_v: b.sum + b.error,
+    min_v: b.min,
+    max_v: b.max,
+    first_ts: b.firstTs,
+    first_v: b.first,
+    last_ts: b.lastTs,
+    last_v: b.last,
+  };
 }

@@ -23,6 +23,43 @@ const Settings = Type.Object({
     location: Type.String(),
     historian: Type.String({ description: 'sqlite-file, partitioned or hypertable.' }),
     historianLocation: Type.String(),
+    compression: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Boolean({
+            description: 'MERIDIAN_UNS_COMPRESS: the background job compacts complete days.',
+          }),
+          compressAfterSeconds: Type.Integer({
+            description:
+              'MERIDIAN_UNS_COMPRESS_AFTER: a UTC day is compacted once its end is this far in the past.',
+          }),
+          values: Type.Integer({ description: 'Values held in compressed segments.' }),
+          segments: Type.Integer({ description: 'Segments (one a topic and UTC day).' }),
+          bytesAsRows: Type.Integer({
+            description:
+              'What the compressed values took as rows (their columns, without indexes and pages).',
+          }),
+          bytesAsSegments: Type.Integer({ description: 'What the compressed values take as segments.' }),
+          bytesPerValue: Type.Union([Type.Number(), Type.Null()], {
+            description: 'bytesAsSegments / values; null while nothing is compressed.',
+          }),
+          lastCompaction: Type.Union(
+            [
+              Type.Object({
+                at: Type.String({ format: 'date-time' }),
+                values: Type.Integer({ description: 'Values this run compacted.' }),
+                segments: Type.Integer({ description: 'Segments this run wrote.' }),
+              }),
+              Type.Null(),
+            ],
+            {
+              description: "The last run of this replica's compaction job since it started; null: none yet.",
+            },
+          ),
+        },
+        { description: 'The historian compressed: figures over every segment (read at most every 10 s).' },
+      ),
+    ),
   }),
   retentionDays: Type.Integer({ description: 'Days values are kept, by declared timestamp; 0: forever.' }),
   broker: Type.Object({
@@ -84,7 +121,7 @@ export const unsSettingsRoutes: FastifyPluginAsyncTypebox<{ settings: UnsSetting
         response: { 200: Type.Object({ data: Settings }) },
       },
     },
-    async () => ({ data: settings.view() }),
+    async () => ({ data: await settings.view() }),
   );
   app.put(
     '/',

@@ -7,6 +7,7 @@ import { openSecret, sealSecret } from '../../../platform/secrets/secret-box.js'
 import type { Storage } from '../../../storage/database.js';
 import type { Database } from '../../../storage/tables.js';
 import type { HistorianLayout } from '../historian/historian-layout.js';
+import type { CompressionFigures, StorageFigures } from '../historian/segments/storage-figures.js';
 import { redactUrl } from '../mqtt/bridge-client.js';
 import type { BrokerManager, BrokerSettings } from '../mqtt/broker-manager.js';
 import type { BrokerMode } from '../mqtt/broker-types.js';
@@ -14,7 +15,14 @@ import { UNS_TOPICS } from '../uns-invalidation.js';
 
 /** What `GET /api/v1/system/uns/settings` answers. */
 export interface UnsSettingsView {
-  storage: { backend: 'sqlite' | 'postgres'; location: string; historian: string; historianLocation: string };
+  storage: {
+    backend: 'sqlite' | 'postgres';
+    location: string;
+    historian: string;
+    historianLocation: string;
+    /** The historian's compressed segments in figures (absent where the service has no figures). */
+    compression?: CompressionFigures;
+  };
   retentionDays: number;
   broker: { mode: BrokerMode; mqttPort: number; mqttUrl: string | null };
 }
@@ -72,6 +80,8 @@ export class UnsSettingsService {
       config: Config;
       storage: Storage;
       layout: HistorianLayout;
+      /** The historian's compression figures, shown with the storage settings. */
+      figures?: StorageFigures;
       broker: BrokerManager;
       bus: InvalidationBus;
       log: FastifyBaseLogger;
@@ -178,8 +188,8 @@ export class UnsSettingsService {
     };
   }
 
-  view(): UnsSettingsView {
-    const { storage, layout } = this.deps;
+  async view(): Promise<UnsSettingsView> {
+    const { storage, layout, figures } = this.deps;
     const broker = this.deps.broker.current() ?? this.brokerSettings();
     return {
       storage: {
@@ -187,6 +197,7 @@ export class UnsSettingsService {
         location: storage.location,
         historian: layout.kind,
         historianLocation: layout.location,
+        ...(figures ? { compression: await figures.read() } : {}),
       },
       retentionDays: this.retentionDays(),
       broker: { ...broker, mqttUrl: broker.mqttUrl ? redactUrl(broker.mqttUrl) : null },

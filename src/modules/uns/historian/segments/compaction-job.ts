@@ -5,6 +5,7 @@ import type { Clock } from '../../../../platform/clock.js';
 import { JobLease } from '../../../../storage/job-lease.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
+import type { ReclaimResult } from './disk-reclaim.js';
 import { type CompactionFigures, dayOf, type SegmentStore } from './segment-store.js';
 
 export interface CompactionJobDeps {
@@ -21,6 +22,8 @@ export interface CompactionJobDeps {
   leaseMs?: number;
   /** How often the job runs when started. Default 10 minutes. */
   tickMs?: number;
+  /** Gives back the disk the rows took, after a run that compacted values (disk-reclaim.ts). */
+  reclaim?: (beforeUs: number) => Promise<ReclaimResult>;
 }
 
 /**
@@ -34,6 +37,10 @@ export class CompactionJob {
   readonly lease: JobLease;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
+  /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
+  last: (CompactionFigures & { atMs: number }) | null = null;
+  /** What the last run gave back of the disk. */
+  lastReclaim: ReclaimResult | null = null;
 
   constructor(private readonly deps: CompactionJobDeps) {
     this.lease = new JobLease(
@@ -72,17 +79,32 @@ export class CompactionJob {
         day = next === null ? null : dayOf(next);
       }
     }
+    if (!dryRun && total.values > 0 && this.deps.reclaim) {
+      try {
+        this.lastReclaim = await this.deps.reclaim(beforeUs);
+        if (this.lastReclaim.note) this.deps.log?.info(this.lastReclaim.note);
+      } catch (error) {
+        // Nothing is lost: the next run gives the space back.
+        this.deps.log?.warn({ err: error }, 'historian disk not given back after compaction');
+      }
+    }
+    if (!dryRun) this.last = { atMs: this.deps.clock.now(), ...total };
     return total;
   }
 
   start(): void {
     const run = () => {
-      this.running = this.compactCompleteDays().then(
-        (figures) => {
-          if (figures !== null && figures.values > 0) this.deps.log?.info({ figures }, 'historian compacted');
-        },
-        (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
-      );
+      this.running = this.compactCompleteDays()
+        .then(
+          (figures) => {
+            if (figures !== null && figures.values > 0)
+              this.deps.log?.info({ figures }, 'historian compacted');
+          },
+          (error: unknown) => this.deps.log?.warn({ err: error }, 'historian compaction failed'),
+        )
+        // Between runs the lease is free: `meridian historian compact` or another replica may take it.
+        .then(() => this.lease.release())
+        .catch(() => {});
     };
     this.timer = setInterval(run, this.deps.tickMs ?? 600_000);
     this.timer.unref();
