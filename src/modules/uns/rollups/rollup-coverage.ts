@@ -156,7 +156,9 @@ export class RollupCoverage {
       .orderBy('day_us')
       .limit(1)
       .executeTakeFirst();
-    const firsts = [row && Number(row.ts_us), segment && Number(segment.first_us)].filter((t) => t !== undefined);
+    const firsts = [row && Number(row.ts_us), segment && Number(segment.first_us)].filter(
+      (t) => t !== undefined,
+    );
     return firsts.length === 0 ? null : Math.min(...firsts);
   }
 

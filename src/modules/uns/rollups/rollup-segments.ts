@@ -89,7 +89,14 @@ export async function heldValues(
   fromUs: number,
   toUs: number,
 ): Promise<SegmentRow[]> {
-  const segments = await segmentValues(db, { topicId, fromUs, toUs, order: 'asc', afterUs: null, limit: null });
+  const segments = await segmentValues(db, {
+    topicId,
+    fromUs,
+    toUs,
+    order: 'asc',
+    afterUs: null,
+    limit: null,
+  });
   const rows = await db
     .selectFrom('uns_values')
     .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])

@@ -201,11 +201,21 @@ export class RollupStore {
     const origin = floorTo(fromUs, widthUs);
     for (const piece of await rangePieces(this.db, series.topicId, fromUs, toUs)) {
       if (!piece.segments) {
-        addRows(parts, await this.rowUnits(series, widthUs, origin, piece.fromUs, piece.toUs), origin, widthUs);
+        addRows(
+          parts,
+          await this.rowUnits(series, widthUs, origin, piece.fromUs, piece.toUs),
+          origin,
+          widthUs,
+        );
         continue;
       }
       const held = await heldBuckets(this.db, series, piece, origin, widthUs, this.dialect === 'sqlite');
-      addRows(parts, [...held].map(([u, b]) => fromHeld(u, b)), origin, widthUs);
+      addRows(
+        parts,
+        [...held].map(([u, b]) => fromHeld(u, b)),
+        origin,
+        widthUs,
+      );
     }
   }
 }
