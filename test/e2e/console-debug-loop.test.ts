@@ -18,12 +18,12 @@ const overlaps = (a: Box, b: Box) =>
 
 /**
  * A graph spread wide (12 columns of 600 px apart): the check answers `false`, so `big` on its `true`
- * port does not run.
+ * port does not run. Its history detail is the default (`standard`, no outputs kept): Run now's
+ * `debug` keeps them for its own runs.
  */
 const SPREAD = {
   name: 'Debug loop',
   enabled: true,
-  settings: { historyDetail: 'full' },
   nodes: [
     { id: 'start', name: 'Start', type: 'trigger.manual', position: { x: 0, y: 0 } },
     {

@@ -204,6 +204,39 @@ for (const dialect of testDialects()) {
       );
     });
 
+    it('a run with debug keeps every node output at the default history detail; the same run without it keeps none', async () => {
+      const id = await createValid(api, {
+        name: 'Debug run',
+        nodes: [
+          manual,
+          { id: 'calc', name: 'Calc', type: 'transform.jsonata', parameters: { expression: 'v * 6' } },
+        ],
+        edges: [{ source: 'start', target: 'calc' }],
+      });
+      const pipeline = (await api.get(`${PIPELINES}/${id}`)).body.data;
+      assert.equal(pipeline.settings.historyDetail, 'standard');
+      const debugged = await api.post(`${PIPELINES}/${id}/execute`, { input: { v: 7 }, debug: true });
+      assert.equal(debugged.status, 202, debugged.text);
+      assert.equal(debugged.body.data.trigger.source.debug, true, 'the trigger says it was a debug run');
+      const debugRun = await executionIn(api, debugged.body.data.id);
+      assert.equal(debugRun.status, 'completed');
+      const debugRuns = await allNodeRuns(api, debugRun.id);
+      assert.equal(debugRuns.find((r) => r.nodeId === 'calc')!.output, 42);
+      assert.deepEqual(debugRuns.find((r) => r.nodeId === 'start')!.output, { v: 7 });
+
+      const plain = await runToEnd(id, { v: 7 });
+      const plainRuns = await allNodeRuns(api, plain.id);
+      assert.equal(
+        plainRuns.find((r) => r.nodeId === 'calc')!.output,
+        null,
+        'standard detail keeps no output',
+      );
+
+      const refused = await api.post(`${PIPELINES}/${id}/execute`, { debug: 'yes' });
+      assert.equal(refused.status, 400, refused.text);
+      assert.equal(refused.body.error, 'bad_request');
+    });
+
     it('lists node runs in the order they ran, also those started in the same millisecond', async () => {
       // Node ids in reverse alphabetical order along the chain: neither the id nor the run's own id
       // (random) can give the order; fast nodes start within one millisecond.

@@ -11713,6 +11713,8 @@ export interface paths {
                         nodeId?: string;
                         /** @description Run even while the organization is in maintenance (otherwise the run is recorded as `skipped` with the reason `maintenance`). Owners and Admins only: 403 for other roles. */
                         force?: boolean;
+                        /** @description Keep every node's input and output for this run, whatever the pipeline's `historyDetail` (the console's Run now, to show each node's output); the trigger's `source` says `debug: true`. */
+                        debug?: boolean;
                     };
                 };
             };

@@ -247,6 +247,7 @@ export const pipelinesRoutes: FastifyPluginAsyncTypebox<{
         body.nodeId,
         actorOf(request),
         force,
+        body.debug === true,
       );
       return reply.code(202).send({ data: toExecution(execution) });
     },

@@ -104,6 +104,12 @@ export const ExecuteBody = Type.Object(
           'Run even while the organization is in maintenance (otherwise the run is recorded as `skipped` with the reason `maintenance`). Owners and Admins only: 403 for other roles.',
       }),
     ),
+    debug: Type.Optional(
+      Type.Boolean({
+        description:
+          "Keep every node's input and output for this run, whatever the pipeline's `historyDetail` (the console's Run now, to show each node's output); the trigger's `source` says `debug: true`.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -224,7 +224,8 @@ export class PipelinesService {
    * Queues a manual run of the pipeline's current version from its manual trigger (the first one, or
    * `nodeId`). Needs a valid graph; a disabled pipeline can be run by hand. While the organization is in
    * maintenance the run is recorded as skipped with the reason, unless `force` (an Owner's or Admin's,
-   * which the route checks).
+   * which the route checks). A `debug` run keeps every node's input and output, whatever the pipeline's
+   * history detail (execution-rows.ts reads it from the trigger's source).
    */
   async execute(
     organizationId: string,
@@ -233,6 +234,7 @@ export class PipelinesService {
     nodeId: string | undefined,
     actor: Actor,
     force = false,
+    debug = false,
   ) {
     const pipeline = await this.get(organizationId, id);
     const problems = this.problems(pipeline);
@@ -257,7 +259,11 @@ export class PipelinesService {
         type: 'manual',
         nodeId: trigger.id,
         firedAt: now,
-        source: force ? { userId: actor.userId, force: true } : { userId: actor.userId },
+        source: {
+          userId: actor.userId,
+          ...(force ? { force: true } : {}),
+          ...(debug ? { debug: true } : {}),
+        },
       },
       input,
       now,

@@ -128,6 +128,25 @@ export function cachedDefinitionText(pipelineId: string, version: number | strin
 
 export const toExecution = (row: EngineExecutionTable): ExecutionRow => executionWith(row, row.definition);
 
+/** Full-detail copies of shared definitions, for manual runs with `debug` (made once a definition). */
+const fullDetail = new WeakMap<ExecutionDefinition, ExecutionDefinition>();
+
+/**
+ * The definition an execution runs with: its version's, or for a manual run with `debug` (the console's
+ * Run now) the same with history detail `full`, so that every node's input and output is kept.
+ */
+function effectiveDefinition(definition: ExecutionDefinition, trigger: unknown): ExecutionDefinition {
+  const t = trigger as { type?: string; source?: { debug?: unknown } } | null;
+  if (t?.type !== 'manual' || t.source?.debug !== true || definition.settings.historyDetail === 'full')
+    return definition;
+  let copy = fullDetail.get(definition);
+  if (!copy) {
+    copy = deepFreeze({ ...definition, settings: { ...definition.settings, historyDetail: 'full' } });
+    fullDetail.set(definition, copy);
+  }
+  return copy;
+}
+
 /**
  * An execution from its stored row and its definition's text, for rows read or copied without it (the
  * bookkeeping thread sends each version's text once a turn): a property added to a row copied from a
@@ -136,26 +155,32 @@ export const toExecution = (row: EngineExecutionTable): ExecutionRow => executio
 export const executionWith = (
   row: Omit<EngineExecutionTable, 'definition'>,
   definitionText: string,
-): ExecutionRow => ({
-  id: row.id,
-  organizationId: row.organization_id,
-  pipelineId: row.pipeline_id,
-  pipelineVersion: Number(row.pipeline_version),
-  definition: definitionOf(row.pipeline_id, row.pipeline_version, definitionText),
-  status: row.status,
-  reason: row.reason,
-  trigger: JSON.parse(row.trigger),
-  input: json(row.input),
-  error: json(row.error),
-  claims: Number(row.claims),
-  lockedBy: row.locked_by,
-  retryOf: row.retry_of,
-  queuedAt: Number(row.queued_at),
-  startedAt: row.started_at === null ? null : Number(row.started_at),
-  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
-  runAt: Number(row.run_at),
-  checkpoint: json(row.checkpoint ?? null),
-});
+): ExecutionRow => {
+  const trigger = JSON.parse(row.trigger);
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    pipelineId: row.pipeline_id,
+    pipelineVersion: Number(row.pipeline_version),
+    definition: effectiveDefinition(
+      definitionOf(row.pipeline_id, row.pipeline_version, definitionText),
+      trigger,
+    ),
+    status: row.status,
+    reason: row.reason,
+    trigger,
+    input: json(row.input),
+    error: json(row.error),
+    claims: Number(row.claims),
+    lockedBy: row.locked_by,
+    retryOf: row.retry_of,
+    queuedAt: Number(row.queued_at),
+    startedAt: row.started_at === null ? null : Number(row.started_at),
+    finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+    runAt: Number(row.run_at),
+    checkpoint: json(row.checkpoint ?? null),
+  };
+};
 
 export const toNodeRun = (row: EngineNodeRunTable): NodeRunRow => ({
   id: row.id,

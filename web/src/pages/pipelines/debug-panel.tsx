@@ -44,7 +44,6 @@ export function DebugPanel(props: {
   nodes: PipelineNode[];
   runs: DebugRun[];
   shown: DebugRun | null;
-  fullDetail: boolean;
   onShow: (executionId: string) => void;
   onPin: (executionId: string, pinned: boolean) => void;
   onClear: () => void;
@@ -60,11 +59,6 @@ export function DebugPanel(props: {
           </h4>
           <p className="muted">Queued {formatDateTime(shown.queuedAt)}</p>
           {shown.error && <p className="field-error">{shown.error}</p>}
-          {!props.fullDetail && (
-            <p className="hint">
-              Outputs are kept with history detail “Full”: choose it above and save to see them.
-            </p>
-          )}
           <ol className="debug-nodes">
             {props.nodes.map((node) => (
               <NodeResult key={node.id} node={node} result={byNode.get(node.id)} />

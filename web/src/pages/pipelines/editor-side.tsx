@@ -36,7 +36,6 @@ export function EditorSide(props: {
           nodes={pipeline.nodes}
           runs={loop.runs}
           shown={loop.shown}
-          fullDetail={(pipeline.settings as { historyDetail?: string } | null)?.historyDetail === 'full'}
           onShow={loop.show}
           onPin={loop.pin}
           onClear={loop.clear}

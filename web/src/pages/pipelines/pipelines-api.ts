@@ -105,11 +105,15 @@ export async function setEnabled(id: string, enabled: boolean): Promise<Pipeline
   return unwrapBody<{ data: Pipeline }>(result).data;
 }
 
-/** Queues a run; `force` runs it even in maintenance (Owners and Admins; else it is recorded as skipped). */
+/**
+ * Queues a run with `debug` (every node's input and output kept, whatever the pipeline's history detail,
+ * for the debug panel); `force` runs it even in maintenance (Owners and Admins; else it is recorded as
+ * skipped).
+ */
 export async function runPipeline(id: string, input: unknown, force = false): Promise<Execution> {
   const result = await api.POST('/api/v1/engine/pipelines/{id}/execute', {
     params: path(id),
-    body: { ...(input === undefined ? {} : { input }), ...(force ? { force: true } : {}) },
+    body: { ...(input === undefined ? {} : { input }), ...(force ? { force: true } : {}), debug: true },
   });
   return unwrapBody<{ data: Execution }>(result).data;
 }
