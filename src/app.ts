@@ -9,7 +9,7 @@ import {
   installConnections,
 } from './modules/connections/connections.module.js';
 import { functionKind } from './modules/connections/functions/function-kind.js';
-import { consoleRoutes } from './modules/console/console.routes.js';
+import { installConsole } from './modules/console/console.module.js';
 import { dashboardKind } from './modules/dashboards/dashboards/dashboard-kind.js';
 import { installDashboards } from './modules/dashboards/dashboards.module.js';
 import { folderKind } from './modules/dashboards/folders/folder-kind.js';
@@ -19,7 +19,8 @@ import { pipelineKind } from './modules/engine/pipelines/pipeline-kind.js';
 import { DependencyEdges } from './modules/graph/edges/edges.repository.js';
 import { installGraph } from './modules/graph/graph.module.js';
 import { EntityKinds } from './modules/graph/kinds/entity-kinds.js';
-import { healthRoutes, type ReadinessCheck } from './modules/health/health.routes.js';
+import { installHealth } from './modules/health/health.module.js';
+import type { ReadinessCheck } from './modules/health/health.routes.js';
 import { createOAuth2Module } from './modules/oauth2/oauth2.module.js';
 import { installOrganizationSettings } from './modules/organizations/organization-settings.module.js';
 import { installOrganizations } from './modules/organizations/organizations.module.js';
@@ -134,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // The UNS adds `broker` while a broker is configured.
   const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping() };
-  await app.register(healthRoutes, { checks: readiness });
+  await installHealth(app, { checks: readiness });
   await installSessions(app, { sessions, db, issuer: config.issuer });
   await installUsers(app, { db, clock, bus });
   await installOrganizations(app, { db, clock, bus });
@@ -221,6 +222,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     meridianVersion: deps.version ?? VERSION,
   });
   // Last: the web console answers the GETs no module claimed (its client-side routes).
-  await app.register(consoleRoutes);
+  await installConsole(app);
   return app;
 }
