@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { findNameHolder } from '../../../storage/name-clash.js';
 import type { Database } from '../../../storage/tables.js';
 import type { AuditedRows, VersionedRows } from '../../versions/versioned-rows.js';
-import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
 import {
   CONNECTION_ENTITY,

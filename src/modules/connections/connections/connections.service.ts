@@ -19,7 +19,7 @@ import type { EdgeWriter } from '../../versions/versioned-rows.js';
 import { splitCheckedConfig } from '../protocols/egress-targets.js';
 import { protocolOf } from '../protocols/protocol-registry.js';
 import { auditConnection } from './connection-audit.js';
-import { keptSecrets, missingSecrets, splitConfig, withSecretValues } from './connection-secrets.js';
+import { keptSecrets, missingSecrets, withSecretValues } from './connection-secrets.js';
 import { type ConnectionSnapshot, connectionSnapshot } from './connection-snapshot.js';
 import { connectionRows } from './connection-versions.js';
 import type {
