@@ -94,6 +94,8 @@ describe("console: numbers and dates in the organization's locale, time zone and
   it("writes the chart's legend in the locale when the cursor is on a value", async () => {
     const over = page.locator('.chart .u-over');
     await over.waitFor();
+    // The page holds more than the viewport (the publish form above the chart): the cursor needs it shown.
+    await over.scrollIntoViewIfNeeded();
     const box = await over.boundingBox();
     assert.ok(box);
     // Sweep the cursor across the chart: the legend shows the value nearest to it.
