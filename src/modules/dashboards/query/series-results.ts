@@ -6,7 +6,7 @@ import {
   type Panel,
   type PanelQuery,
 } from '../dashboards/dashboard-rules.js';
-import { type NoData, noDataOf, type StateChange } from './state-changes.js';
+import { memberOf, type NoData, noDataOf, type StateChange } from './state-changes.js';
 
 export interface Point {
   /** Bucket start, epoch ms. */
@@ -79,15 +79,6 @@ export function mergeBuckets(points: Point[], fromMs: number, widthMs: number): 
     } else out.push({ ...p, t });
   }
   return out;
-}
-
-function memberOf(value: unknown, parts: (string | number)[]): unknown {
-  let current = value;
-  for (const part of parts) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, unknown>)[part];
-  }
-  return current;
 }
 
 export async function describeSeries(

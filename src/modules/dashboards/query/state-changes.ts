@@ -21,7 +21,8 @@ export interface NoData {
 const MAX_VALUES = 100_000;
 const PAGE = 5_000;
 
-function memberOf(value: unknown, parts: (string | number)[]): unknown {
+/** The member of a value at a field path's parts (undefined where there is none). */
+export function memberOf(value: unknown, parts: (string | number)[]): unknown {
   let current = value;
   for (const part of parts) {
     if (current === null || typeof current !== 'object') return undefined;
