@@ -63,6 +63,26 @@ export function mosquittoPid(): string | undefined {
   }
 }
 
+/**
+ * The PostgreSQL backends serving `database` (their process title names it): Meridian's share of
+ * PostgreSQL. The server's background processes (WAL writer, checkpointer) serve every database on the
+ * machine, other work's too, and are left out.
+ */
+export function backendPids(database: string): string[] {
+  try {
+    return readdirSync('/proc').filter((pid) => {
+      if (!/^\d+$/.test(pid)) return false;
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(' ').includes(database);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
 const cpuOf = (pids: string[]) => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 
 /** Publishes `count` messages to `inTopic` and counts what arrives on `outTopic` until all or idle. */

@@ -17,7 +17,8 @@
  * rate is compared: one round of either side varies by a third on a shared machine. Meridian
  * (meridian-pipelines.ts) and Node-RED each run in a process of their own, the clients in this one;
  * each side's CPU time a message (its processes, all threads: Node-RED's includes its Mosquitto,
- * Meridian's on PostgreSQL includes PostgreSQL's) is steadier than rates on a shared machine. The load
+ * Meridian's on PostgreSQL the backends of its database, not the server's background processes, which
+ * serve other work on the machine too) is steadier than rates on a shared machine. The load
  * average is printed with the figures.
  *   node --import tsx bench/engine/uns-pipeline.bench.ts [sqlite|postgres] [messages]
  */
@@ -26,10 +27,17 @@ import type { DialectName } from '../../src/storage/database.js';
 import { stopAllChildren } from '../child-processes.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { report } from '../uns/bench-server.js';
-import { readCpu } from '../uns/cpu-meter.js';
 import { DETAILS, type Detail, spawnMeridianPipelines } from './meridian-pipelines.js';
 import { startNodeRed } from './node-red-flow.js';
-import { describe, measure, mosquittoPid, type Run, type Summary, summarize } from './pipeline-rounds.js';
+import {
+  backendPids,
+  describe,
+  measure,
+  mosquittoPid,
+  type Run,
+  type Summary,
+  summarize,
+} from './pipeline-rounds.js';
 import { startUnboundedMosquitto } from './unbounded-mosquitto.js';
 
 await relaunchWithServerFlags();
@@ -79,8 +87,8 @@ try {
   const nodeRedPids = () => [String(nodeRed.pid), String(broker.pid)];
   const meridianPids = () => [
     String(meridian.pid),
-    // On PostgreSQL its processes work for Meridian too.
-    ...(dialect === 'postgres' ? readCpu().postgresMs.keys() : []),
+    // On PostgreSQL the backends of its database work for Meridian too.
+    ...(meridian.database ? backendPids(meridian.database) : []),
   ];
   const runNodeRed = (count: number) =>
     measure(nodeRedUrl, {}, nodeRed.inTopic, nodeRed.outTopic, count, nodeRedPids);
@@ -115,7 +123,7 @@ try {
   );
   for (const detail of DETAILS)
     console.log(
-      `  Meridian, history ${detail}: ${describe(m[detail])} (its process, all threads${dialect === 'postgres' ? ', and PostgreSQL' : ''})`,
+      `  Meridian, history ${detail}: ${describe(m[detail])} (its process, all threads${dialect === 'postgres' ? ", and its database's PostgreSQL backends" : ''})`,
     );
   if (nodeRedRuns.some((run) => run.received === 0))
     throw new Error('Node-RED delivered nothing: the baseline did not run');
