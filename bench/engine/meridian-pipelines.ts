@@ -18,6 +18,8 @@ export interface MeridianPipelines {
   username: string;
   password: string;
   topics: Record<Detail, { inTopic: string; outTopic: string }>;
+  /** On PostgreSQL, the name of its database (its backends' CPU is Meridian's). */
+  database?: string;
 }
 
 export function spawnMeridianPipelines(dialect: DialectName, expression: string) {
@@ -53,7 +55,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const port = bench.server.app.uns.broker.status().address?.split(':').pop();
   announceListening(
-    { url: `mqtt://127.0.0.1:${port}`, username: bench.orgId, password: bench.token, topics },
+    {
+      url: `mqtt://127.0.0.1:${port}`,
+      username: bench.orgId,
+      password: bench.token,
+      topics,
+      database: bench.database.databaseUrl && new URL(bench.database.databaseUrl).pathname.slice(1),
+    },
     () => bench.close(),
   );
 }
