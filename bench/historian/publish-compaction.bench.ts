@@ -3,7 +3,7 @@
  * run, same server): HTTP batches (10,000 records, two in flight) and MQTT QoS 0 historized (one
  * publisher, one subscriber, mqtt-clients.ts). Rounds alternate; before each round "with", a complete
  * old day of OLD_TOPICS x OLD_PER_DAY rows is written (not timed) and the job compacts it, in this
- * process, in a loop for the whole round. Live values are published with current timestamps. Prints
+ * process (on the server's compaction thread, as the server's own job), in a loop for the whole round. Live values are published with current timestamps. Prints
  * each ratio (target >= 0.95x) and the load average.
  *
  *   node --import tsx bench/historian/publish-compaction.bench.ts [sqlite|postgres]
@@ -35,7 +35,8 @@ const bench = await startBenchServer(dialect, { mqttPort: await freePort(), unsC
 const { db } = bench.server.storage;
 const job = new CompactionJob({
   db,
-  store: bench.server.app.uns.segments,
+  // Where the server runs it: the compaction thread (SQLite file, PostgreSQL), compaction-thread.ts.
+  store: bench.server.app.uns.compactor,
   clock: { now: () => Date.now() },
   settle: () => bench.server.app.uns.writer.settle(),
   compressAfterMs: 3_600_000,

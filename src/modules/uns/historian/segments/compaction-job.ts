@@ -5,12 +5,14 @@ import type { Clock } from '../../../../platform/clock.js';
 import { JobLease } from '../../../../storage/job-lease.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
+import type { SegmentCompactor } from './compaction-thread.js';
 import type { ReclaimResult } from './disk-reclaim.js';
-import { type CompactionFigures, dayOf, type SegmentStore } from './segment-store.js';
+import { type CompactionFigures, dayOf } from './segment-store.js';
 
 export interface CompactionJobDeps {
   db: Kysely<Database>;
-  store: SegmentStore;
+  /** SegmentStore, or the compaction thread that runs one (compaction-thread.ts). */
+  store: SegmentCompactor;
   clock: Clock;
   /** Resolves once every committed value is in `uns_values` (HistorianWrites.settle). */
   settle: () => Promise<void>;
@@ -22,6 +24,11 @@ export interface CompactionJobDeps {
   leaseMs?: number;
   /** How often the job runs when started. Default 10 minutes. */
   tickMs?: number;
+  /**
+   * How long after start the first run waits. Default 1 minute: start-up (and a server that lives
+   * seconds, as in tests) does not pay for starting the compaction thread.
+   */
+  firstRunMs?: number;
   /** Gives back the disk the rows took, after a run that compacted values (disk-reclaim.ts). */
   reclaim?: (beforeUs: number) => Promise<ReclaimResult>;
 }
@@ -36,6 +43,7 @@ export interface CompactionJobDeps {
 export class CompactionJob {
   readonly lease: JobLease;
   private timer: NodeJS.Timeout | undefined;
+  private firstRun: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
   last: (CompactionFigures & { atMs: number }) | null = null;
@@ -108,11 +116,13 @@ export class CompactionJob {
     };
     this.timer = setInterval(run, this.deps.tickMs ?? 600_000);
     this.timer.unref();
-    run();
+    this.firstRun = setTimeout(run, this.deps.firstRunMs ?? 60_000);
+    this.firstRun.unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.firstRun);
     await this.running;
     await this.lease.release();
   }
