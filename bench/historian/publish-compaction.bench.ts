@@ -11,7 +11,10 @@
  */
 import { loadavg } from 'node:os';
 import { DAY_US } from '../../src/modules/uns/historian/historian-layout.js';
-import { CompactionJob } from '../../src/modules/uns/historian/segments/compaction-job.js';
+import {
+  COMPACTION_PACE_WHEN_BUSY,
+  CompactionJob,
+} from '../../src/modules/uns/historian/segments/compaction-job.js';
 import { plantSeries } from '../../src/modules/uns/historian/segments/plant-series.js';
 import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
@@ -41,6 +44,8 @@ const job = new CompactionJob({
   settle: () => bench.server.app.uns.writer.settle(),
   compressAfterMs: 3_600_000,
   replicaId: 'bench',
+  // Paced as the server's own job (uns.module.ts).
+  paceWhenBusy: COMPACTION_PACE_WHEN_BUSY,
 });
 const mqttUrl = `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`;
 let oldDay = Math.floor((Date.now() * 1000) / DAY_US) * DAY_US - 400 * DAY_US;

@@ -8,7 +8,7 @@ import type { Storage } from '../../storage/database.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
-import { CompactionJob } from './historian/segments/compaction-job.js';
+import { COMPACTION_PACE_WHEN_BUSY, CompactionJob } from './historian/segments/compaction-job.js';
 import { type SegmentCompactor, segmentCompactor } from './historian/segments/compaction-thread.js';
 import { reclaimDisk } from './historian/segments/disk-reclaim.js';
 import { LateSegmentMerges } from './historian/segments/late-merges.js';
@@ -148,6 +148,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         clock,
         settle: () => writer.settle(),
         compressAfterMs: config.unsCompressAfter * 1000,
+        // On a thread, the job yields to publishes; on the event loop there is nothing to yield to.
+        paceWhenBusy: compactor === segments ? 0 : COMPACTION_PACE_WHEN_BUSY,
         log: app.log,
         reclaim: (beforeUs) => reclaimDisk(db, storage.dialect, beforeUs),
       })

@@ -111,7 +111,10 @@ for (const dialect of testDialects()) {
       await insert(1, [late]);
       const done = await compactor.compactDay(1, DAY0);
       assert.equal(done.values, 1);
-      assert.deepEqual(await segmentsOf(1), [...series, late].sort((a, b) => a.tsUs - b.tsUs));
+      assert.deepEqual(
+        await segmentsOf(1),
+        [...series, late].sort((a, b) => a.tsUs - b.tsUs),
+      );
       assert.equal(await rowCount(), 0);
     });
 
@@ -136,7 +139,10 @@ for (const dialect of testDialects()) {
       });
       const done = await new SegmentStore(racing, dialect).compactDay(1, DAY0);
       assert.equal(done.values, 1001);
-      assert.deepEqual(await segmentsOf(1), [...series, late].sort((a, b) => a.tsUs - b.tsUs));
+      assert.deepEqual(
+        await segmentsOf(1),
+        [...series, late].sort((a, b) => a.tsUs - b.tsUs),
+      );
       assert.equal(await rowCount(), 0);
     });
 
