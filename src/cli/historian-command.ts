@@ -2,7 +2,10 @@ import { sql } from 'kysely';
 import type { Config } from '../config/config.schema.js';
 import { HISTORIAN_SCHEMA, openHistorian } from '../modules/uns/historian/historian-layout.js';
 import { CompactionJob } from '../modules/uns/historian/segments/compaction-job.js';
-import { type SegmentCompactor, segmentCompactor } from '../modules/uns/historian/segments/compaction-thread.js';
+import {
+  type SegmentCompactor,
+  segmentCompactor,
+} from '../modules/uns/historian/segments/compaction-thread.js';
 import { reclaimDisk } from '../modules/uns/historian/segments/disk-reclaim.js';
 import { type CompactionFigures, SegmentStore } from '../modules/uns/historian/segments/segment-store.js';
 import { systemClock } from '../platform/clock.js';

@@ -66,8 +66,7 @@ export interface SqliteThreadReply<Answer> {
 export function lowerPriority(niceness = SQLITE_THREAD_NICENESS): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0)
-      setPriority(tid, Math.min(19, getPriority(tid) + niceness));
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + niceness));
   } catch {
     // Not Linux, or not allowed.
   }
