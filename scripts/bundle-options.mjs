@@ -17,6 +17,7 @@ import { basename, dirname } from 'node:path';
 export const WORKER_ENTRIES = {
   'engine-bookkeeping.worker': 'src/modules/engine/queue/engine-bookkeeping.worker.ts',
   'historian.worker': 'src/modules/uns/historian/historian.worker.ts',
+  'compaction.worker': 'src/modules/uns/historian/segments/compaction.worker.ts',
   'audit.worker': 'src/modules/oauth2/token/audit.worker.ts',
   'wal-checkpoint.worker': 'src/storage/sqlite/wal-checkpoint.worker.ts',
   'signing.worker': 'src/modules/oauth2/keys/signing.worker.ts',

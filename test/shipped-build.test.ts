@@ -113,6 +113,7 @@ describe('the shipped build (bin/meridian.js and the bundle) [sqlite]', () => {
     const names = Object.keys(WORKER_ENTRIES).sort();
     assert.deepEqual(names, [
       'audit.worker',
+      'compaction.worker',
       'engine-bookkeeping.worker',
       'historian.worker',
       'sandbox.worker',
@@ -126,6 +127,16 @@ describe('the shipped build (bin/meridian.js and the bundle) [sqlite]', () => {
     const [ready, checkpoint] = await probe('wal-checkpoint.worker', { file, busyTimeoutMs: 1000 }, [{}], 2);
     assert.deepEqual(ready, { ready: true });
     assert.ok(Array.isArray((checkpoint as { answer: unknown }).answer), JSON.stringify(checkpoint));
+    // The compaction thread opens both files and answers which topics have rows to compact.
+    const historianFile = join(dataDir, 'uns-history.db');
+    const [opened, series] = await probe(
+      'compaction.worker',
+      { dialect: 'sqlite', file, historianFile, busyTimeoutMs: 1000 },
+      [{ op: 'series', beforeUs: 0 }],
+      2,
+    );
+    assert.deepEqual(opened, { ready: true });
+    assert.deepEqual(series, { answer: [] });
     for (const name of ['audit.worker', 'engine-bookkeeping.worker', 'historian.worker']) {
       const [first] = await probe(name, { file, busyTimeoutMs: 1000 }, [], 1);
       assert.ok(

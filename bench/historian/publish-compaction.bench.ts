@@ -3,7 +3,7 @@
  * run, same server): HTTP batches (10,000 records, two in flight) and MQTT QoS 0 historized (one
  * publisher, one subscriber, mqtt-clients.ts). Rounds alternate; before each round "with", a complete
  * old day of OLD_TOPICS x OLD_PER_DAY rows is written (not timed) and the job compacts it, in this
- * process, in a loop for the whole round. Live values are published with current timestamps. Prints
+ * process (on the server's compaction thread, as the server's own job), in a loop for the whole round. Live values are published with current timestamps. Prints
  * each ratio (target >= 0.95x) and the load average.
  *
  *   node --import tsx bench/historian/publish-compaction.bench.ts [sqlite|postgres]
@@ -11,7 +11,10 @@
  */
 import { loadavg } from 'node:os';
 import { DAY_US } from '../../src/modules/uns/historian/historian-layout.js';
-import { CompactionJob } from '../../src/modules/uns/historian/segments/compaction-job.js';
+import {
+  COMPACTION_PACE_WHEN_BUSY,
+  CompactionJob,
+} from '../../src/modules/uns/historian/segments/compaction-job.js';
 import { plantSeries } from '../../src/modules/uns/historian/segments/plant-series.js';
 import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import type { DialectName } from '../../src/storage/database.js';
@@ -35,11 +38,14 @@ const bench = await startBenchServer(dialect, { mqttPort: await freePort(), unsC
 const { db } = bench.server.storage;
 const job = new CompactionJob({
   db,
-  store: bench.server.app.uns.segments,
+  // Where the server runs it: the compaction thread (SQLite file, PostgreSQL), compaction-thread.ts.
+  store: bench.server.app.uns.compactor,
   clock: { now: () => Date.now() },
   settle: () => bench.server.app.uns.writer.settle(),
   compressAfterMs: 3_600_000,
   replicaId: 'bench',
+  // Paced as the server's own job (uns.module.ts).
+  paceWhenBusy: COMPACTION_PACE_WHEN_BUSY,
 });
 const mqttUrl = `mqtt://127.0.0.1:${bench.server.app.uns.broker.status().address?.split(':').pop()}`;
 let oldDay = Math.floor((Date.now() * 1000) / DAY_US) * DAY_US - 400 * DAY_US;

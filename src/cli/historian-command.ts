@@ -2,6 +2,10 @@ import { sql } from 'kysely';
 import type { Config } from '../config/config.schema.js';
 import { HISTORIAN_SCHEMA, openHistorian } from '../modules/uns/historian/historian-layout.js';
 import { CompactionJob } from '../modules/uns/historian/segments/compaction-job.js';
+import {
+  type SegmentCompactor,
+  segmentCompactor,
+} from '../modules/uns/historian/segments/compaction-thread.js';
 import { reclaimDisk } from '../modules/uns/historian/segments/disk-reclaim.js';
 import { type CompactionFigures, SegmentStore } from '../modules/uns/historian/segments/segment-store.js';
 import { systemClock } from '../platform/clock.js';
@@ -21,13 +25,16 @@ export async function compactHistorian(
 ): Promise<number> {
   const dryRun = args.includes('--dry-run') || !config.unsCompress;
   const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let compactor: SegmentCompactor | undefined;
   try {
     await migrateToLatest(storage);
-    await openHistorian(storage);
+    const layout = await openHistorian(storage);
     const store = new SegmentStore(storage.db, storage.dialect);
+    // As the server does it: on a thread, with its own connection (compaction-thread.ts).
+    compactor = segmentCompactor(storage, layout, store, config.databaseUrl);
     const job = new CompactionJob({
       db: storage.db,
-      store,
+      store: compactor,
       clock: systemClock,
       settle: async () => {},
       compressAfterMs: config.unsCompressAfter * 1000,
@@ -69,6 +76,7 @@ export async function compactHistorian(
     }
     return 0;
   } finally {
+    await compactor?.close?.();
     await storage.close();
   }
 }

@@ -15,9 +15,9 @@ export const UNS_KEYS = {
   unsCompress: {
     env: 'MERIDIAN_UNS_COMPRESS',
     kind: 'boolean',
-    default: false,
+    default: true,
     description:
-      'Runs the historian compaction job (one replica at a time): complete UTC days of each topic whose end is older than MERIDIAN_UNS_COMPRESS_AFTER become compressed segments (a few bytes a value); every reader merges them with rows. Off by default until compaction leaves publishing at full speed (it runs on the main thread today); false keeps every value a row.',
+      'Runs the historian compaction job (one replica at a time, on a thread of its own): complete UTC days of each topic whose end is older than MERIDIAN_UNS_COMPRESS_AFTER become compressed segments (a few bytes a value); every reader merges them with rows. false keeps every value a row.',
   },
   unsCompressAfter: {
     env: 'MERIDIAN_UNS_COMPRESS_AFTER',

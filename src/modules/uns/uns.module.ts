@@ -8,7 +8,8 @@ import type { Storage } from '../../storage/database.js';
 import { GroupCommitter } from './historian/group-commit.js';
 import { type HistorianLayout, openHistorian } from './historian/historian-layout.js';
 import { type CommitJob, HistorianWriter, type HistorianWrites } from './historian/historian-writer.js';
-import { CompactionJob } from './historian/segments/compaction-job.js';
+import { COMPACTION_PACE_WHEN_BUSY, CompactionJob } from './historian/segments/compaction-job.js';
+import { type SegmentCompactor, segmentCompactor } from './historian/segments/compaction-thread.js';
 import { reclaimDisk } from './historian/segments/disk-reclaim.js';
 import { LateSegmentMerges } from './historian/segments/late-merges.js';
 import { SegmentStore } from './historian/segments/segment-store.js';
@@ -62,6 +63,11 @@ export interface UnsRuntime {
   rollupJob: RollupJob;
   /** The compressed segments of the historian (figures, retention). */
   segments: SegmentStore;
+  /**
+   * Where compaction and late merges run: a thread with its own connection (compaction-thread.ts), or
+   * `segments` itself on an in-memory SQLite database.
+   */
+  compactor: SegmentCompactor;
   /** The background compaction job (MERIDIAN_UNS_COMPRESS), when on. */
   compaction: CompactionJob | undefined;
   /** Late values into compressed days, merged into their segments right after their commit. */
@@ -126,9 +132,11 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     log: app.log,
   });
   const segments = new SegmentStore(db, storage.dialect);
+  // Off the event loop: decoding, encoding and the statements of compaction (compaction-thread.ts).
+  const compactor = segmentCompactor(storage, layout, segments, config.databaseUrl);
   const lateMerges = new LateSegmentMerges({
     db,
-    store: segments,
+    store: compactor,
     settle: () => writer.settle(),
     log: app.log,
   });
@@ -136,10 +144,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const compaction = config.unsCompress
     ? new CompactionJob({
         db,
-        store: segments,
+        store: compactor,
         clock,
         settle: () => writer.settle(),
         compressAfterMs: config.unsCompressAfter * 1000,
+        // On a thread, the job yields to publishes; on the event loop there is nothing to yield to.
+        paceWhenBusy: compactor === segments ? 0 : COMPACTION_PACE_WHEN_BUSY,
         log: app.log,
         reclaim: (beforeUs) => reclaimDisk(db, storage.dialect, beforeUs),
       })
@@ -297,6 +307,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     rollups,
     rollupJob,
     segments,
+    compactor,
     compaction,
     lateMerges,
     figures,
@@ -365,6 +376,9 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     await broker.stop();
     await committer.drain();
     await writer.close();
+    // Last: the commits drained above may have started a late merge.
+    await lateMerges.idle();
+    await compactor.close?.();
   });
   return runtime;
 }

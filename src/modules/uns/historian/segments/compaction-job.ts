@@ -1,16 +1,29 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../../platform/clock.js';
 import { JobLease } from '../../../../storage/job-lease.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
+import type { SegmentCompactor } from './compaction-thread.js';
 import type { ReclaimResult } from './disk-reclaim.js';
-import { type CompactionFigures, dayOf, type SegmentStore } from './segment-store.js';
+import { type CompactionFigures, dayOf } from './segment-store.js';
+
+/**
+ * How the server paces compaction on its thread (CompactionJobDeps.paceWhenBusy): while the event loop
+ * is busy (at least BUSY_UTILIZATION of the time between two days), the job waits four times as long as
+ * the day took, so that compaction takes at most a fifth of the time of the thread, the write lock and
+ * the database server while publishes are coming in, and runs flat out while they are not.
+ */
+export const COMPACTION_PACE_WHEN_BUSY = 4;
+const BUSY_UTILIZATION = 0.25;
 
 export interface CompactionJobDeps {
   db: Kysely<Database>;
-  store: SegmentStore;
+  /** SegmentStore, or the compaction thread that runs one (compaction-thread.ts). */
+  store: SegmentCompactor;
   clock: Clock;
   /** Resolves once every committed value is in `uns_values` (HistorianWrites.settle). */
   settle: () => Promise<void>;
@@ -22,6 +35,16 @@ export interface CompactionJobDeps {
   leaseMs?: number;
   /** How often the job runs when started. Default 10 minutes. */
   tickMs?: number;
+  /**
+   * How long after start the first run waits. Default 1 minute: start-up (and a server that lives
+   * seconds, as in tests) does not pay for starting the compaction thread.
+   */
+  firstRunMs?: number;
+  /**
+   * While the event loop is busy, the pause after each day, as a multiple of the day's time (see
+   * COMPACTION_PACE_WHEN_BUSY). Default 0: no pause (compaction on the event loop makes it busy itself).
+   */
+  paceWhenBusy?: number;
   /** Gives back the disk the rows took, after a run that compacted values (disk-reclaim.ts). */
   reclaim?: (beforeUs: number) => Promise<ReclaimResult>;
 }
@@ -36,6 +59,7 @@ export interface CompactionJobDeps {
 export class CompactionJob {
   readonly lease: JobLease;
   private timer: NodeJS.Timeout | undefined;
+  private firstRun: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
   last: (CompactionFigures & { atMs: number }) | null = null;
@@ -66,10 +90,13 @@ export class CompactionJob {
     await this.deps.settle();
     const beforeUs = this.horizonUs(this.deps.clock.now());
     const total: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+    const pace = dryRun ? 0 : (this.deps.paceWhenBusy ?? 0);
+    let utilization = performance.eventLoopUtilization();
     for (const series of await this.deps.store.seriesBefore(beforeUs)) {
       let day: number | null = dayOf(series.firstUs);
       while (day !== null) {
         if (!dryRun && !(await this.lease.hold(this.deps.clock.now()))) return total;
+        const started = performance.now();
         const done = await this.deps.store.compactDay(series.topicId, day, dryRun);
         total.values += done.values;
         total.segments += done.segments;
@@ -77,6 +104,12 @@ export class CompactionJob {
         total.segmentBytes += done.segmentBytes;
         const next = await this.deps.store.nextRowAt(series.topicId, day + DAY_US, beforeUs);
         day = next === null ? null : dayOf(next);
+        if (pace > 0) {
+          const now = performance.eventLoopUtilization();
+          const busy = performance.eventLoopUtilization(now, utilization).utilization >= BUSY_UTILIZATION;
+          utilization = now;
+          if (busy) await sleep((performance.now() - started) * pace);
+        }
       }
     }
     if (!dryRun && total.values > 0 && this.deps.reclaim) {
@@ -108,11 +141,13 @@ export class CompactionJob {
     };
     this.timer = setInterval(run, this.deps.tickMs ?? 600_000);
     this.timer.unref();
-    run();
+    this.firstRun = setTimeout(run, this.deps.firstRunMs ?? 60_000);
+    this.firstRun.unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.firstRun);
     await this.running;
     await this.lease.release();
   }

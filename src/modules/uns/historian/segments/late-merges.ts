@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
-import { dayOf, type SegmentStore } from './segment-store.js';
+import type { SegmentCompactor } from './compaction-thread.js';
+import { dayOf } from './segment-store.js';
 
 /** A topic's values of one commit declared before the compaction horizon: earliest and latest (µs). */
 export interface LateTopicRange {
@@ -15,7 +16,7 @@ export interface LateTopicRange {
 
 export interface LateMergeDeps {
   db: Kysely<Database>;
-  store: SegmentStore;
+  store: SegmentCompactor;
   /** Resolves once every committed value is in `uns_values` (HistorianWrites.settle). */
   settle: () => Promise<void>;
   log?: FastifyBaseLogger;

@@ -80,26 +80,20 @@ export class SegmentStore {
   /**
    * Moves the rows of one topic's UTC day into its segment. `dryRun`: reads and encodes, changes nothing.
    * Answers the figures of the rows moved (the segment's bytes are the whole segment's).
+   *
+   * The decoding and encoding happen before the transaction, on what a read found: the transaction then
+   * deletes the rows and writes the segment already encoded, so that it holds the write lock (SQLite) or
+   * the topic's advisory lock (PostgreSQL) only for its statements. Should the rows deleted or the
+   * segment differ from what was read (a value committed in between), the day is encoded again inside.
    */
   async compactDay(topicId: number, dayUs: number, dryRun = false): Promise<CompactionFigures> {
     const none: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+    const read = await this.dayAsRead(this.db, topicId, dayUs);
+    if (read.rows.length === 0) return none;
+    const prepared = encodeDay(read.segment, read.rows);
     if (dryRun) {
-      const rows = (await this.db
-        .selectFrom('uns_values')
-        .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
-        .where('topic_id', '=', topicId)
-        .where('ts_us', '>=', dayUs)
-        .where('ts_us', '<', dayUs + DAY_US)
-        .orderBy('ts_us')
-        .execute()) as StoredRow[];
-      if (rows.length === 0) return none;
-      const series = rows.map(toSegmentRow);
-      return {
-        values: series.length,
-        segments: 1,
-        rowBytes: series.reduce((sum, row) => sum + rowBytes(row), 0),
-        segmentBytes: encodeSegment(series).length,
-      };
+      const { movedBytes, data } = prepared;
+      return { values: read.rows.length, segments: 1, rowBytes: movedBytes, segmentBytes: data.length };
     }
     return this.db.transaction().execute(async (trx) => {
       // Two compactions of one topic at once (a lease that ran out mid-run) take turns: PostgreSQL by
@@ -118,12 +112,29 @@ export class SegmentStore {
       if (rows.length === 0) return none;
       const moved = rows.map(toSegmentRow);
       const before = existing.rows[0];
-      const merged = mergeRows(before === undefined ? [] : decodeSegment(before.data), moved);
-      const movedBytes = moved.reduce((sum, row) => sum + rowBytes(row), 0);
-      const data = encodeSegment(merged);
-      await this.writeSegment(trx, topicId, dayUs, merged, data, Number(before?.row_bytes ?? 0) + movedBytes);
-      return { values: moved.length, segments: 1, rowBytes: movedBytes, segmentBytes: data.length };
+      const day =
+        sameSegment(before?.data, read.segment?.data) && sameRows(moved, read.rows)
+          ? prepared
+          : encodeDay(before, moved);
+      const bytesOfRows = Number(before?.row_bytes ?? 0) + day.movedBytes;
+      await this.writeSegment(trx, topicId, dayUs, day.merged, day.data, bytesOfRows);
+      return { values: moved.length, segments: 1, rowBytes: day.movedBytes, segmentBytes: day.data.length };
     });
+  }
+
+  /** A day's segment and rows as a read outside any transaction finds them (rows by time). */
+  private async dayAsRead(db: Kysely<Database>, topicId: number, dayUs: number): Promise<DayAsRead> {
+    const existing = await sql<StoredSegment>`
+      select data, row_bytes from uns_segments where topic_id = ${topicId} and day_us = ${dayUs}`.execute(db);
+    const rows = (await db
+      .selectFrom('uns_values')
+      .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
+      .where('topic_id', '=', topicId)
+      .where('ts_us', '>=', dayUs)
+      .where('ts_us', '<', dayUs + DAY_US)
+      .orderBy('ts_us')
+      .execute()) as StoredRow[];
+    return { segment: existing.rows[0], rows: rows.map(toSegmentRow) };
   }
 
   /** Writes (or replaces) the segment of a topic's day; `rows` sorted by time, not empty. */
@@ -214,6 +225,40 @@ export class SegmentStore {
       return dropped;
     });
   }
+}
+
+type StoredSegment = { data: Uint8Array; row_bytes: number | string };
+type DayAsRead = { segment: StoredSegment | undefined; rows: SegmentRow[] };
+
+/** A day's segment merged with its rows and encoded, with the bytes the rows took. */
+function encodeDay(
+  segment: StoredSegment | undefined,
+  rows: SegmentRow[],
+): { merged: SegmentRow[]; data: Uint8Array; movedBytes: number } {
+  const merged = mergeRows(segment === undefined ? [] : decodeSegment(segment.data), rows);
+  const movedBytes = rows.reduce((sum, row) => sum + rowBytes(row), 0);
+  return { merged, data: encodeSegment(merged), movedBytes };
+}
+
+function sameSegment(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}
+
+/** Whether the rows deleted are those read (both by time: the delete's RETURNING order is not). */
+function sameRows(deleted: SegmentRow[], read: SegmentRow[]): boolean {
+  if (deleted.length !== read.length) return false;
+  const sorted = [...deleted].sort((a, b) => a.tsUs - b.tsUs);
+  return sorted.every((row, i) => {
+    const other = read[i] as SegmentRow;
+    return (
+      row.tsUs === other.tsUs &&
+      row.valueJson === other.valueJson &&
+      row.quality === other.quality &&
+      row.source === other.source &&
+      row.receivedUs === other.receivedUs
+    );
+  });
 }
 
 function toSegmentRow(row: StoredRow): SegmentRow {

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
+import { createTestDatabase, type TestDatabase, testDialects } from '../../../../../test/helpers/dialects.js';
+import { openStorage, type Storage } from '../../../../storage/database.js';
+import { migrateToLatest } from '../../../../storage/migrator.js';
+import type { Database } from '../../../../storage/tables.js';
+import { DAY_US, type HistorianLayout, openHistorian } from '../historian-layout.js';
+import { CompactionJob } from './compaction-job.js';
+import { CompactionThread, type SegmentCompactor, segmentCompactor } from './compaction-thread.js';
+import { plantSeries } from './plant-series.js';
+import { decodeSegment, type SegmentRow } from './segment-codec.js';
+import { SegmentStore } from './segment-store.js';
+
+const DAY0 = Date.UTC(2026, 9, 1) * 1000; // a UTC day start, epoch µs
+const NOW_MS = DAY0 / 1000 + 10 * 86_400_000;
+
+for (const dialect of testDialects()) {
+  describe(`historian segments: compaction on its own thread [${dialect}]`, () => {
+    let database: TestDatabase;
+    let storage: Storage;
+    let layout: HistorianLayout;
+    let store: SegmentStore;
+    let compactor: SegmentCompactor;
+
+    const job = (on: SegmentCompactor, replicaId = 'a') =>
+      new CompactionJob({
+        db: storage.db,
+        store: on,
+        clock: { now: () => NOW_MS },
+        settle: async () => {},
+        compressAfterMs: 3_600_000,
+        replicaId,
+      });
+
+    async function insert(topicId: number, series: SegmentRow[], db: Kysely<Database> = storage.db) {
+      await layout.ensureDays(series.map((r) => r.tsUs));
+      for (let i = 0; i < series.length; i += 500) {
+        await db
+          .insertInto('uns_values')
+          .values(
+            series.slice(i, i + 500).map((r) => ({
+              topic_id: topicId,
+              ts_us: r.tsUs,
+              value_json: r.valueJson,
+              value_num: null,
+              quality: r.quality,
+              source: r.source,
+              received_us: r.receivedUs,
+            })),
+          )
+          .execute();
+      }
+    }
+
+    async function segmentsOf(topicId: number): Promise<SegmentRow[]> {
+      const segments = await storage.db
+        .selectFrom('uns_segments')
+        .selectAll()
+        .where('topic_id', '=', topicId)
+        .orderBy('day_us')
+        .execute();
+      return segments.flatMap((s) => decodeSegment(s.data));
+    }
+
+    const rowCount = async () =>
+      (await storage.db.selectFrom('uns_values').select('topic_id').execute()).length;
+
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      storage = openStorage({ dataDir: database.dataDir, databaseUrl: database.databaseUrl });
+      await migrateToLatest(storage);
+      layout = await openHistorian(storage);
+      store = new SegmentStore(storage.db, dialect);
+      compactor = segmentCompactor(storage, layout, store, database.databaseUrl);
+    });
+    beforeEach(async () => {
+      await storage.db.deleteFrom('uns_values').execute();
+      await storage.db.deleteFrom('uns_segments').execute();
+      await storage.db.deleteFrom('job_leases').execute();
+    });
+    after(async () => {
+      await compactor?.close?.();
+      await storage?.close();
+      await database?.drop();
+    });
+
+    it('runs on a thread for a database file or server, and compacts there exactly what the event loop would', async () => {
+      assert.ok(compactor instanceof CompactionThread, 'a file (SQLite) or a server (PostgreSQL): a thread');
+      const floats = plantSeries('float', 3000, DAY0, 1);
+      const states = plantSeries('state', 2000, DAY0 + DAY_US, 2);
+      await insert(1, floats);
+      await insert(2, states);
+      const dry = await job(compactor).compactCompleteDays({ dryRun: true });
+      assert.equal(dry?.values, 5000);
+      assert.equal(await rowCount(), 5000, 'a dry run on the thread changes nothing');
+      const figures = await job(compactor).compactCompleteDays();
+      assert.equal(figures?.values, 5000);
+      assert.equal(figures?.segments, 2);
+      assert.deepEqual(await segmentsOf(1), floats);
+      assert.deepEqual(await segmentsOf(2), states);
+      assert.equal(await rowCount(), 0);
+      assert.deepEqual(await store.figures(), figures);
+    });
+
+    it('merges a late value into its compressed day on the thread', async () => {
+      const series = plantSeries('counter', 1000, DAY0, 3);
+      await insert(1, series);
+      await job(compactor).compactCompleteDays();
+      const late = { tsUs: DAY0 + 1, valueJson: '"late"', quality: 2, source: 'backfill', receivedUs: 5 };
+      await insert(1, [late]);
+      const done = await compactor.compactDay(1, DAY0);
+      assert.equal(done.values, 1);
+      assert.deepEqual(
+        await segmentsOf(1),
+        [...series, late].sort((a, b) => a.tsUs - b.tsUs),
+      );
+      assert.equal(await rowCount(), 0);
+    });
+
+    it('a value committed between the read and the transaction is moved too (the day is encoded again)', async () => {
+      const series = plantSeries('float', 1000, DAY0, 4);
+      await insert(1, series);
+      const late = { tsUs: DAY0 + 7, valueJson: '12.5', quality: 0, source: null, receivedUs: 9 };
+      // The store's reads run first; the value lands just before its transaction begins.
+      const racing = new Proxy(storage.db, {
+        get(target, property) {
+          if (property !== 'transaction') {
+            const value = Reflect.get(target, property, target);
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return () => ({
+            execute: async (work: (trx: Kysely<Database>) => Promise<unknown>) => {
+              await insert(1, [late], target);
+              return target.transaction().execute(work);
+            },
+          });
+        },
+      });
+      const done = await new SegmentStore(racing, dialect).compactDay(1, DAY0);
+      assert.equal(done.values, 1001);
+      assert.deepEqual(
+        await segmentsOf(1),
+        [...series, late].sort((a, b) => a.tsUs - b.tsUs),
+      );
+      assert.equal(await rowCount(), 0);
+    });
+
+    it('keeps the event loop free: its longest stall is a fraction of compacting on the event loop', async () => {
+      const day = (topicId: number) =>
+        plantSeries('float', 86_400, DAY0 + topicId * DAY_US, topicId).map((r, i) => ({
+          ...r,
+          tsUs: DAY0 + topicId * DAY_US + i * 1_000_000,
+        }));
+      /** The longest gap between two turns of a 1 ms timer while `work` runs. */
+      const longestStall = async (work: () => Promise<unknown>): Promise<number> => {
+        let last = performance.now();
+        let longest = 0;
+        const timer = setInterval(() => {
+          const now = performance.now();
+          longest = Math.max(longest, now - last);
+          last = now;
+        }, 1);
+        try {
+          await work();
+        } finally {
+          clearInterval(timer);
+        }
+        // The gap up to the end counts too (work that never yielded let the timer run not once).
+        return Math.max(longest, performance.now() - last);
+      };
+      await insert(1, day(1));
+      await insert(2, day(2));
+      const onLoop = await longestStall(() => store.compactDay(1, DAY0 + DAY_US));
+      const onThread = await longestStall(() => compactor.compactDay(2, DAY0 + 2 * DAY_US));
+      assert.deepEqual(await segmentsOf(2), day(2));
+      assert.ok(
+        onThread < onLoop / 3,
+        `longest stall ${onThread.toFixed(1)} ms on the thread against ${onLoop.toFixed(1)} ms on the event loop`,
+      );
+    });
+  });
+}
