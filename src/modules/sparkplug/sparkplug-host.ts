@@ -16,7 +16,6 @@ import {
   nodeView,
   nothing,
   refuse,
-  type SparkplugValue,
   stale,
 } from './sparkplug-session.js';
 import { nodeCommandTopic, parseSparkplugTopic, type SparkplugTopic } from './sparkplug-topic.js';
