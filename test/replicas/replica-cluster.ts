@@ -25,8 +25,12 @@ export interface ReplicaCluster {
 /**
  * Several Meridian processes on one PostgreSQL database and the Mosquitto on 127.0.0.1:1883, as behind a
  * load balancer: one public issuer, one key-encryption key, different ports, nothing else shared.
+ * `extraEnv` adds or overrides variables of every replica.
  */
-export async function startReplicaCluster(count: number): Promise<ReplicaCluster> {
+export async function startReplicaCluster(
+  count: number,
+  extraEnv: Record<string, string> = {},
+): Promise<ReplicaCluster> {
   const database = await createTestDatabase('postgres');
   const env: Record<string, string> = {
     DATABASE_URL: database.databaseUrl!,
@@ -39,13 +43,15 @@ export async function startReplicaCluster(count: number): Promise<ReplicaCluster
     MERIDIAN_MQTT_PORT: '0',
     MERIDIAN_LOG_LEVEL: 'info',
     MERIDIAN_DATA_DIR: database.dataDir,
+    ...extraEnv,
   };
   const replicas: Replica[] = [];
   try {
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       const process = runMeridian(['serve'], { ...env, MERIDIAN_HTTP_PORT: String(port) });
-      await process.waitFor(/Meridian ready/, 60_000);
+      // A bound, not a timing: a loaded machine takes over a minute to start a replica from source.
+      await process.waitFor(/Meridian ready/, 180_000);
       const url = `http://127.0.0.1:${port}`;
       replicas.push({ url, process, client: new TestClient(url) });
     }

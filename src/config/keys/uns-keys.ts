@@ -130,4 +130,14 @@ export const UNS_KEYS = {
     description:
       'How often an open MQTT connection of the embedded broker checks again that its credential is valid (revocation, expiry); user, role, membership and organization changes are applied at once. A connection whose access is gone is closed.',
   },
+  sparkplugLease: {
+    env: 'MERIDIAN_SPARKPLUG_LEASE',
+    kind: 'integer',
+    default: 15,
+    unit: 'seconds',
+    min: 2,
+    max: 300,
+    description:
+      'With MQTT_URL: how long the `sparkplug-host` lease lasts without renewal (renewed every third of it). When its holder dies, another replica becomes the Sparkplug host (primary host STATE, edge nodes) within about this time plus a renewal; shorter means a quicker takeover and more database writes.',
+  },
 } as const satisfies Record<string, ConfigKeyDescriptor>;

@@ -5,31 +5,24 @@
  * wiring does the publishing.
  */
 import { encodePayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
-import {
-  decodeSparkplugPayload,
-  type Metric,
-  type Payload,
-  SparkplugPayloadError,
-} from './sparkplug-metrics.js';
+import { decodeSparkplugPayload, type Payload, SparkplugPayloadError } from './sparkplug-metrics.js';
 import {
   type DeviceSession,
   type HostOptions,
   type HostOutcome,
-  type MetricState,
   MetricTable,
   type NodeSession,
   type NodeView,
+  nodeView,
   nothing,
   refuse,
-  type SparkplugValue,
   stale,
 } from './sparkplug-session.js';
 import { nodeCommandTopic, parseSparkplugTopic, type SparkplugTopic } from './sparkplug-topic.js';
+import { BD_SEQ, dataValues, registerMetrics } from './sparkplug-values.js';
 
 export type { HostOptions, HostOutcome, NodeView, SparkplugValue } from './sparkplug-session.js';
 
-/** The metric every birth and death carries; not a value of the plant. */
-const BD_SEQ = 'bdSeq';
 const REBIRTH = 'Node Control/Rebirth';
 
 export class SparkplugHost {
@@ -58,28 +51,7 @@ export class SparkplugHost {
     const prefix = `${organizationId}\u0000`;
     const views: NodeView[] = [];
     for (const [key, node] of this.#sessions) {
-      if (!key.startsWith(prefix)) continue;
-      views.push({
-        groupId: node.groupId,
-        edgeNodeId: node.edgeNodeId,
-        topic: this.#nodeTopic(node),
-        online: node.online,
-        lastBirthAt: node.lastBirthAt,
-        lastDeathAt: node.lastDeathAt,
-        bdSeq: node.bdSeq,
-        seqErrors: node.seqErrors,
-        nullValues: node.nullValues,
-        metrics: node.metrics.byName.size,
-        devices: [...node.devices.values()]
-          .map((d) => ({
-            deviceId: d.deviceId,
-            topic: `${this.#nodeTopic(node)}/${d.deviceId}`,
-            online: d.online,
-            lastBirthAt: d.lastBirthAt,
-            metrics: d.metrics.byName.size,
-          }))
-          .sort((a, b) => a.deviceId.localeCompare(b.deviceId)),
-      });
+      if (key.startsWith(prefix)) views.push(nodeView(node, this.#nodeTopic(node)));
     }
     return views.sort(
       (a, b) => a.groupId.localeCompare(b.groupId) || a.edgeNodeId.localeCompare(b.edgeNodeId),
@@ -243,6 +215,17 @@ export class SparkplugHost {
     return this.#register(device.metrics, `${this.#nodeTopic(node)}/${deviceId}`, payload);
   }
 
+  #register(table: MetricTable, base: string, payload: Payload): HostOutcome {
+    return { ...registerMetrics(table, base, payload, this.options.now()), command: null };
+  }
+
+  /** Data: every metric resolved; one unknown (alias or name) asks for a rebirth. */
+  #data(node: NodeSession, table: MetricTable, base: string, payload: Payload): HostOutcome {
+    const { values, problems } = dataValues(table, base, payload, this.options.now());
+    if (problems.length === 0) return { values, command: null, problems };
+    return { values, command: this.#askRebirth(node, problems[0]!).command, problems };
+  }
+
   /** DDEATH: the device's metrics stale at the DDEATH's timestamp (…-ddeath-devices-tags-stale). */
   #deviceDeath(node: NodeSession, deviceId: string, payload: Payload): HostOutcome {
     const device = node.devices.get(deviceId);
@@ -251,62 +234,6 @@ export class SparkplugHost {
     device.online = false;
     device.lastDeathAt = at;
     return { values: stale(device.metrics, at), command: null, problems: [] };
-  }
-
-  #register(table: MetricTable, base: string, payload: Payload): HostOutcome {
-    const values: SparkplugValue[] = [];
-    const problems: string[] = [];
-    for (const metric of payload.metrics) {
-      if (metric.name === null) {
-        problems.push(`a birth metric without a name under ${base}: ignored`);
-        continue;
-      }
-      if (metric.name === BD_SEQ) continue;
-      const state: MetricState = {
-        name: metric.name,
-        datatype: metric.datatype,
-        topic: `${base}/${metric.name}`,
-        properties: metric.properties,
-        value: null,
-        hasValue: false,
-      };
-      table.byName.set(metric.name, state);
-      if (metric.alias !== null) table.byAlias.set(metric.alias, state);
-      values.push(this.#value(state, metric, payload));
-    }
-    return { values, command: null, problems };
-  }
-
-  #data(node: NodeSession, table: MetricTable, base: string, payload: Payload): HostOutcome {
-    const values: SparkplugValue[] = [];
-    const problems: string[] = [];
-    for (const metric of payload.metrics) {
-      const state = table.resolve(metric);
-      if (!state) {
-        problems.push(
-          `unknown metric ${metric.alias !== null ? `alias ${metric.alias}` : JSON.stringify(metric.name)} under ${base}`,
-        );
-        continue;
-      }
-      values.push(this.#value(state, metric, payload));
-    }
-    if (problems.length === 0) return { values, command: null, problems };
-    return { values, command: this.#askRebirth(node, problems[0]!).command, problems };
-  }
-
-  #value(state: MetricState, metric: Metric, payload: Payload): SparkplugValue {
-    const timestamp = metric.timestamp ?? payload.timestamp ?? this.options.now();
-    if (!metric.isHistorical) {
-      state.value = metric.value;
-      state.hasValue = true;
-    }
-    return {
-      topic: state.topic,
-      value: metric.value,
-      timestamp,
-      quality: 0,
-      historical: metric.isHistorical,
-    };
   }
 
   /** Every message after the birth carries the next seq, 0-255 then 0 again (tck-id-payloads-sequence-num-incrementing). */

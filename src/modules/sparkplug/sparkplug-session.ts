@@ -121,3 +121,28 @@ export function nothing(): HostOutcome {
 export function refuse(problem: string): HostOutcome {
   return { values: [], command: null, problems: [problem] };
 }
+
+/** A node's session as the node view shows it (`GET /api/v1/uns/sparkplug/nodes`); `topic` is where its metrics are. */
+export function nodeView(node: NodeSession, topic: string): NodeView {
+  return {
+    groupId: node.groupId,
+    edgeNodeId: node.edgeNodeId,
+    topic,
+    online: node.online,
+    lastBirthAt: node.lastBirthAt,
+    lastDeathAt: node.lastDeathAt,
+    bdSeq: node.bdSeq,
+    seqErrors: node.seqErrors,
+    nullValues: node.nullValues,
+    metrics: node.metrics.byName.size,
+    devices: [...node.devices.values()]
+      .map((d) => ({
+        deviceId: d.deviceId,
+        topic: `${topic}/${d.deviceId}`,
+        online: d.online,
+        lastBirthAt: d.lastBirthAt,
+        metrics: d.metrics.byName.size,
+      }))
+      .sort((a, b) => a.deviceId.localeCompare(b.deviceId)),
+  };
+}

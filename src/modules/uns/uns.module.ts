@@ -19,7 +19,7 @@ import { LiveValues } from './live/live-values.js';
 import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
-import { sparkplugLatestUnder } from './mqtt/sparkplug-edge.js';
+import { sparkplugLatestUnder } from './mqtt/sparkplug/edge-latest.js';
 import { SparkplugIngress } from './mqtt/sparkplug-ingress.js';
 import type { PrimaryHostSettings } from './mqtt/sparkplug-state.js';
 import { publishRoutes } from './publishing/publish.routes.js';
@@ -235,6 +235,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     bus,
     authenticate: authenticateToken,
     sessionRecheckMs: config.mqttSessionRecheck * 1000,
+    sparkplugLeaseMs: config.sparkplugLease * 1000,
     clockNow: () => clock.now(),
     publisher: () => publisher!,
     log: app.log,

@@ -13,7 +13,7 @@ import { type BrokerBackend, type BrokerStatus, envelopeOf } from './broker-type
 import { createLiveChannel } from './live-channel.js';
 import type { MessageRates } from './message-rates.js';
 import { parseMqttPayload } from './mqtt-payload.js';
-import { SparkplugBridgeHost } from './sparkplug-bridge.js';
+import { SparkplugBridgeHost } from './sparkplug/sparkplug-bridge.js';
 import type { SparkplugIngress } from './sparkplug-ingress.js';
 import type { PrimaryHostSettings } from './sparkplug-state.js';
 
@@ -34,6 +34,8 @@ export interface BridgeDeps {
   /** The Sparkplug B host application, run by the replica holding its lease (sparkplug-bridge.ts). */
   sparkplug?: SparkplugIngress;
   primaryHost?: PrimaryHostSettings;
+  /** How long the `sparkplug-host` lease lasts without renewal, in ms (MERIDIAN_SPARKPLUG_LEASE). */
+  sparkplugLeaseMs: number;
 }
 
 /** Marks messages Meridian published itself (already historized), so no replica stores them twice. */
@@ -75,7 +77,11 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   const live = createLiveChannel({
     client,
     namespace: deps.namespace,
-    deliver: deps.deliverLive,
+    deliver: (organizationId, values) => {
+      deps.deliverLive(organizationId, values);
+      // The lease holder's edge nodes hear every replica's commits here.
+      deps.sparkplug?.edge?.heard(organizationId, values);
+    },
     log: deps.log,
   });
 
@@ -100,6 +106,9 @@ export async function startBridge(deps: BridgeDeps): Promise<BrokerBackend> {
   const sparkplug = deps.sparkplug
     ? new SparkplugBridgeHost({
         client,
+        url: deps.url,
+        live,
+        leaseMs: deps.sparkplugLeaseMs,
         namespace: deps.namespace,
         db: deps.db,
         ingress: deps.sparkplug,

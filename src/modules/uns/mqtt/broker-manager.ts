@@ -45,6 +45,8 @@ export interface BrokerManagerDeps {
   sparkplug?: SparkplugIngress;
   /** The organizations' Sparkplug primary host ids, announced by the embedded broker. */
   primaryHost?: PrimaryHostSettings;
+  /** How long the bridge's `sparkplug-host` lease lasts without renewal, in ms (MERIDIAN_SPARKPLUG_LEASE). */
+  sparkplugLeaseMs: number;
 }
 
 /**
@@ -106,6 +108,7 @@ export class BrokerManager implements PublishFanout {
           deliverLive: this.deps.deliverLive ?? (() => {}),
           sparkplug: this.deps.sparkplug,
           primaryHost: this.deps.primaryHost,
+          sparkplugLeaseMs: this.deps.sparkplugLeaseMs,
         });
       }
     } catch (error) {

@@ -7,15 +7,26 @@
  * since the birth makes a rebirth. An NCMD `Node Control/Rebirth` = true makes one too. Writes (any
  * other NCMD or DCMD) are refused: no write target can be configured yet. When the broker stops, the
  * node's NDEATH (with the birth's `bdSeq`) is published, as a will would be.
+ *
+ * How the messages reach a broker is the transport's (EdgeTransport): the embedded broker publishes
+ * into the organization's namespace; in bridge mode each node has an MQTT client of its own on the
+ * external broker whose will is its NDEATH (sparkplug/edge-node-clients.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
 import { encodePayload, type UMetric } from 'sparkplug-payload/lib/sparkplugbpayload.js';
-import type { Database } from '../../../storage/tables.js';
 import { decodeSparkplugPayload } from '../../sparkplug/sparkplug-metrics.js';
 import { parseSparkplugTopic, SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
 import type { CommitJob } from '../historian/historian-writer.js';
-import { DataRepository } from '../reading/data.repository.js';
+import type { LiveValue } from '../live/live-values.js';
+import {
+  type BornMetric,
+  datatypeOf,
+  deviceData,
+  type MetricOut,
+  metricValue,
+  type ValueIn,
+} from './sparkplug/edge-metrics.js';
+import type { EdgeMessage, EdgeTransport } from './sparkplug/edge-transport.js';
 
 export interface EdgeNodeSettings {
   groupId: string;
@@ -31,68 +42,64 @@ export interface SparkplugEdgeDeps {
   log: FastifyBaseLogger;
 }
 
-/** Publishes into an organization's namespace of the broker (topic without the namespace). */
-export type EdgePublish = (organizationId: string, topic: string, payload: Uint8Array) => void;
-
-interface MetricOut {
-  alias: number;
-  name: string;
-  type: 'Double' | 'Boolean' | 'String';
-}
-
 interface EdgeState {
   settings: EdgeNodeSettings;
   bdSeq: number;
   seq: number;
   /** Metrics by UNS topic, with their device. */
-  metrics: Map<string, MetricOut & { deviceId: string }>;
+  metrics: Map<string, BornMetric>;
 }
 
 const REBIRTH = 'Node Control/Rebirth';
-/** Most metrics a device's birth carries. */
-const MAX_DEVICE_METRICS = 10_000;
-
-/** The latest values under `prefix` (the topics below it), for a device's birth. */
-export async function sparkplugLatestUnder(
-  db: Kysely<Database>,
-  settle: () => Promise<void>,
-  organizationId: string,
-  prefix: string,
-): Promise<{ path: string; valueJson: string }[]> {
-  // '0' follows '/': the range holds exactly the paths below the prefix.
-  const rows = await new DataRepository(db, settle).latestInRange(
-    organizationId,
-    { exact: null, from: `${prefix}/`, to: `${prefix}0` },
-    null,
-    MAX_DEVICE_METRICS,
-  );
-  return rows.map((row) => ({ path: row.path, valueJson: row.value_json }));
-}
-
-const datatypeOf = (value: unknown): MetricOut['type'] =>
-  typeof value === 'number' ? 'Double' : typeof value === 'boolean' ? 'Boolean' : 'String';
-/** A value as its datatype carries it: objects and arrays as JSON text. */
-const metricValue = (value: unknown, type: MetricOut['type']) =>
-  type === 'String' && typeof value !== 'string' ? JSON.stringify(value) : value;
+/** How long a node whose session could not be opened (or was lost) waits before it tries again. */
+const RETRY_MS = 1000;
 
 export class SparkplugEdgeNodes {
   readonly #nodes = new Map<string, EdgeState>();
   /** The last bdSeq of each organization's node: the next birth takes the next one. */
   readonly #bdSeqs = new Map<string, number>();
   readonly #pending = new Map<string, Promise<void>>();
-  #publish: EdgePublish | null = null;
+  readonly #retries = new Map<string, NodeJS.Timeout>();
+  #transport: EdgeTransport | null = null;
 
   constructor(private readonly deps: SparkplugEdgeDeps) {}
 
-  /** The broker started: births go through `publish` from now on. */
-  attach(publish: EdgePublish): void {
-    this.#publish = publish;
+  /** The broker started (or, in bridge mode, this replica took the lease): births go through `transport`. */
+  attach(transport: EdgeTransport): void {
+    this.#transport = transport;
   }
 
-  /** The broker stops: each node's NDEATH, its bdSeq the birth's (tck-id-payloads-ndeath-bdseq). */
+  /**
+   * The broker stops (or the lease is given up): each node's NDEATH, its bdSeq the birth's
+   * (tck-id-payloads-ndeath-bdseq), published before its session ends
+   * (tck-id-operational-behavior-edge-node-intentional-disconnect-ndeath).
+   */
   detach(): void {
+    for (const timer of this.#retries.values()) clearTimeout(timer);
+    this.#retries.clear();
     for (const organizationId of [...this.#nodes.keys()]) this.#death(organizationId);
-    this.#publish = null;
+    this.#transport = null;
+  }
+
+  /**
+   * The node's session was lost (bridge mode: the connection closed): the broker published its will,
+   * so the node is dead without a word from here; a new session (the next bdSeq) is born shortly.
+   */
+  lost(organizationId: string): void {
+    if (this.#nodes.delete(organizationId)) this.#retry(organizationId);
+  }
+
+  /** True for a message of the organization's own edge node (its births, data and the commands to it). */
+  isOwn(organizationId: string, topic: string): boolean {
+    const state = this.#nodes.get(organizationId);
+    if (!state) return false;
+    const parsed = parseSparkplugTopic(topic);
+    return (
+      !('error' in parsed) &&
+      parsed.kind !== 'state' &&
+      parsed.groupId === state.settings.groupId &&
+      parsed.edgeNodeId === state.settings.edgeNodeId
+    );
   }
 
   /** An organization's client connected: its edge node is born, once, if its settings name one. */
@@ -142,46 +149,40 @@ export class SparkplugEdgeNodes {
     return true;
   }
 
-  /** Values committed: those under a device's prefix go out as DDATA; a new topic makes a rebirth. */
+  /** Values committed by this process (embedded broker): see `#values`. */
   committed(job: CommitJob): void {
-    const state = this.#nodes.get(job.organizationId);
-    if (!state || !this.#publish) return;
-    const byDevice = new Map<string, UMetric[]>();
-    let rebirth = false;
-    for (const { record } of job.records) {
-      if (record.historical) continue;
-      const known = state.metrics.get(record.topic);
-      if (!known) {
-        if (this.#deviceOf(state.settings, record.topic)) rebirth = true;
-        continue;
-      }
-      const metric = {
-        alias: known.alias,
-        type: known.type,
-        value: metricValue(record.value, known.type),
-        timestamp: Math.floor(record.timestampUs / 1000),
-      } as UMetric;
-      if (datatypeOf(record.value) !== known.type && known.type !== 'String') {
-        rebirth = true;
-        continue;
-      }
-      const list = byDevice.get(known.deviceId) ?? [];
-      list.push(metric);
-      byDevice.set(known.deviceId, list);
-    }
+    if (this.#transport?.hears !== 'commits' || !this.#nodes.has(job.organizationId)) return;
+    const values = job.records.filter((a) => !a.record.historical).map((a) => a.record);
+    this.#values(job.organizationId, values);
+  }
+
+  /** Values committed by any replica, heard on the live channel (bridge mode): see `#values`. */
+  heard(organizationId: string, values: readonly LiveValue[]): void {
+    if (this.#transport?.hears !== 'channel' || !this.#nodes.has(organizationId)) return;
+    this.#values(
+      organizationId,
+      values.map((v) => ({
+        topic: v.topic,
+        value: (JSON.parse(v.json) as { value: unknown }).value,
+        timestampUs: v.timestampUs,
+      })),
+    );
+  }
+
+  /** Values under a device's prefix go out as DDATA; a new topic makes a rebirth. */
+  #values(organizationId: string, values: readonly ValueIn[]): void {
+    const state = this.#nodes.get(organizationId);
+    if (!state || !this.#transport) return;
+    const { byDevice, rebirth } = deviceData(state.metrics, state.settings, values);
     const { groupId, edgeNodeId } = state.settings;
     for (const [deviceId, metrics] of byDevice) {
-      this.#send(job.organizationId, `${SPARKPLUG_NAMESPACE}/${groupId}/DDATA/${edgeNodeId}/${deviceId}`, {
+      this.#send(organizationId, `${SPARKPLUG_NAMESPACE}/${groupId}/DDATA/${edgeNodeId}/${deviceId}`, {
         timestamp: this.deps.now(),
         seq: this.#nextSeq(state),
         metrics,
       });
     }
-    if (rebirth) void this.#birth(job.organizationId);
-  }
-
-  #deviceOf(settings: EdgeNodeSettings, topic: string) {
-    return settings.devices.find((d) => topic.startsWith(`${d.prefix}/`));
+    if (rebirth) void this.#birth(organizationId);
   }
 
   #nextSeq(state: EdgeState): number {
@@ -191,18 +192,38 @@ export class SparkplugEdgeNodes {
   }
 
   #send(organizationId: string, topic: string, payload: Parameters<typeof encodePayload>[0]): void {
-    this.#publish?.(organizationId, topic, encodePayload(payload));
+    this.#transport?.publish(organizationId, topic, encodePayload(payload));
   }
 
   #death(organizationId: string): void {
     const state = this.#nodes.get(organizationId);
     if (!state) return;
     this.#nodes.delete(organizationId);
-    const { groupId, edgeNodeId } = state.settings;
-    this.#send(organizationId, `${SPARKPLUG_NAMESPACE}/${groupId}/NDEATH/${edgeNodeId}`, {
-      timestamp: this.deps.now(),
-      metrics: [{ name: 'bdSeq', type: 'Int64', value: state.bdSeq } as UMetric],
-    });
+    const death = this.#deathOf(state.settings, state.bdSeq);
+    this.#transport?.publish(organizationId, death.topic, death.payload);
+    this.#transport?.close(organizationId);
+  }
+
+  /** The NDEATH of a session: its bdSeq alone, no seq (tck-id-payloads-ndeath-seq). */
+  #deathOf(settings: EdgeNodeSettings, bdSeq: number): EdgeMessage {
+    return {
+      topic: `${SPARKPLUG_NAMESPACE}/${settings.groupId}/NDEATH/${settings.edgeNodeId}`,
+      payload: encodePayload({
+        timestamp: this.deps.now(),
+        metrics: [{ name: 'bdSeq', type: 'Int64', value: bdSeq } as UMetric],
+      }),
+    };
+  }
+
+  /** Births again in a while, once (a session lost, or not opened). */
+  #retry(organizationId: string): void {
+    if (this.#retries.has(organizationId) || !this.#transport) return;
+    const timer = setTimeout(() => {
+      this.#retries.delete(organizationId);
+      void this.#birth(organizationId);
+    }, RETRY_MS);
+    timer.unref();
+    this.#retries.set(organizationId, timer);
   }
 
   /** NBIRTH and a DBIRTH per device, one after another per organization. */
@@ -217,16 +238,19 @@ export class SparkplugEdgeNodes {
   }
 
   async #born(organizationId: string): Promise<void> {
-    if (!this.#publish) return;
+    const transport = this.#transport;
+    if (!transport) return;
     const settings = await this.deps.settingsOf(organizationId);
     if (!settings) {
       this.#death(organizationId);
       return;
     }
     const previous = this.#nodes.get(organizationId);
-    // A rebirth keeps the session's bdSeq (tck-id-operational-behavior-edge-node-rebirth... same session);
-    // a new session takes the next one.
-    const bdSeq = previous?.bdSeq ?? ((this.#bdSeqs.get(organizationId) ?? -1) + 1) % 256;
+    // A rebirth keeps the session's bdSeq (tck-id-payloads-nbirth-bdseq-repeat: the will's of the
+    // connection); a new session takes the next one
+    // (tck-id-message-flow-edge-node-birth-publish-will-message-payload-bdSeq).
+    const bdSeq =
+      previous?.bdSeq ?? ((this.#bdSeqs.get(organizationId) ?? transport.firstBdSeq - 1) + 1) % 256;
     this.#bdSeqs.set(organizationId, bdSeq);
     const state: EdgeState = { settings, bdSeq, seq: 0, metrics: new Map() };
     const devices: { deviceId: string; metrics: UMetric[] }[] = [];
@@ -245,6 +269,16 @@ export class SparkplugEdgeNodes {
       }
       devices.push({ deviceId: device.deviceId, metrics });
     }
+    if (!previous) {
+      try {
+        await transport.open(organizationId, settings, this.#deathOf(settings, bdSeq));
+      } catch (error) {
+        this.deps.log.warn({ err: error, organizationId }, 'sparkplug edge node session not opened');
+        this.#retry(organizationId);
+        return;
+      }
+      if (this.#transport !== transport) return transport.close(organizationId);
+    }
     this.#nodes.set(organizationId, state);
     const now = this.deps.now();
     const { groupId, edgeNodeId } = settings;
@@ -257,16 +291,9 @@ export class SparkplugEdgeNodes {
         { name: REBIRTH, type: 'Boolean', value: false },
       ] as UMetric[],
     });
-    for (const device of devices) {
-      this.#send(
-        organizationId,
-        `${SPARKPLUG_NAMESPACE}/${groupId}/DBIRTH/${edgeNodeId}/${device.deviceId}`,
-        {
-          timestamp: now,
-          seq: this.#nextSeq(state),
-          metrics: device.metrics,
-        },
-      );
+    for (const { deviceId, metrics } of devices) {
+      const topic = `${SPARKPLUG_NAMESPACE}/${groupId}/DBIRTH/${edgeNodeId}/${deviceId}`;
+      this.#send(organizationId, topic, { timestamp: now, seq: this.#nextSeq(state), metrics });
     }
   }
 }

@@ -17,11 +17,28 @@ export interface PrimaryHostSettings {
   onChange(listener: (organizationId: string | null) => void): () => void;
 }
 
+/**
+ * Says a host online or offline, `topic` its STATE topic in the organization's namespace: the embedded
+ * broker publishes it retained; a bridge gives each online host a client of its own whose will is the
+ * offline STATE (sparkplug/host-state-clients.ts).
+ */
+export interface HostAnnouncer {
+  online(organizationId: string, topic: string, timestamp: number): void;
+  offline(organizationId: string, topic: string, timestamp: number): void;
+}
+
+/** The announcer of a broker that publishes into itself: a retained message at QoS 1. */
+export const retainedAnnouncer = (
+  publishRetained: (topic: string, payload: Buffer) => void,
+): HostAnnouncer => ({
+  online: (_organizationId, topic, timestamp) => publishRetained(topic, statePayload(true, timestamp)),
+  offline: (_organizationId, topic, timestamp) => publishRetained(topic, statePayload(false, timestamp)),
+});
+
 export interface PrimaryHostDeps {
   /** The organization's host id (its settings). */
   hostIdOf(organizationId: string): Promise<string>;
-  /** Publishes a retained message at QoS 1 into the broker (the topic already in the namespace). */
-  publishRetained(topic: string, payload: Buffer): void;
+  announcer: HostAnnouncer;
   now(): number;
   onError(error: unknown): void;
 }
@@ -61,8 +78,8 @@ export class PrimaryHostState {
 
   /** The broker is stopping: every announced host goes offline (its will, said while it still can). */
   stop(): void {
-    for (const { namespace, hostId } of this.#announced.values()) {
-      this.deps.publishRetained(namespace + stateTopic(hostId), statePayload(false, this.deps.now()));
+    for (const [organizationId, { namespace, hostId }] of this.#announced) {
+      this.deps.announcer.offline(organizationId, namespace + stateTopic(hostId), this.deps.now());
     }
     this.#announced.clear();
   }
@@ -75,9 +92,9 @@ export class PrimaryHostState {
         const before = this.#announced.get(organizationId);
         if (before?.hostId === hostId) return;
         const now = this.deps.now();
-        if (before)
-          this.deps.publishRetained(namespace + stateTopic(before.hostId), statePayload(false, now));
-        this.deps.publishRetained(namespace + stateTopic(hostId), statePayload(true, now));
+        const { announcer } = this.deps;
+        if (before) announcer.offline(organizationId, namespace + stateTopic(before.hostId), now);
+        announcer.online(organizationId, namespace + stateTopic(hostId), now);
         this.#announced.set(organizationId, { namespace, hostId });
       })
       .catch((error: unknown) => this.deps.onError(error))

@@ -5,7 +5,8 @@ import { Aedes } from 'aedes';
 import type { BrokerBackend, BrokerStatus } from '../broker-types.js';
 import { envelopeOf } from '../broker-types.js';
 import { namespaceOf } from '../mqtt-session.js';
-import { PrimaryHostState } from '../sparkplug-state.js';
+import { publishingTransport } from '../sparkplug/edge-transport.js';
+import { PrimaryHostState, retainedAnnouncer } from '../sparkplug-state.js';
 import { BrokerAdmission, type EmbeddedBrokerDeps } from './broker-admission.js';
 import { BrokerPublishes } from './broker-publishes.js';
 import { guardPacketSize, MAX_MQTT_PACKET_BYTES } from './packet-size-guard.js';
@@ -28,6 +29,8 @@ export class EmbeddedBroker implements BrokerBackend {
   private readonly admission: BrokerAdmission;
   private readonly primaryHost: PrimaryHostState | undefined;
   private unwatchSettings: (() => void) | undefined;
+  /** Meridian's own Sparkplug messages on their way to the subscribers (a stop waits for them). */
+  private readonly saying = new Set<Promise<void>>();
   private broker: Aedes | undefined;
   private server: Server | undefined;
   private address = '';
@@ -45,12 +48,9 @@ export class EmbeddedBroker implements BrokerBackend {
       deps.primaryHost &&
       new PrimaryHostState({
         hostIdOf: deps.primaryHost.hostIdOf,
-        publishRetained: (topic, payload) =>
-          this.publishes.publishNow(
-            { cmd: 'publish', topic, payload, qos: 1, retain: true, dup: false },
-            null,
-            () => {},
-          ),
+        announcer: retainedAnnouncer((topic, payload) =>
+          this.say({ cmd: 'publish', topic, payload, qos: 1, retain: true, dup: false }),
+        ),
         now: deps.sessionWatch.now,
         onError: (error) => deps.log.warn({ err: error }, 'sparkplug primary host state not announced'),
       });
@@ -76,18 +76,16 @@ export class EmbeddedBroker implements BrokerBackend {
       this.deps.sparkplug?.edge?.changed(organizationId);
     });
     // Meridian's own Sparkplug edge nodes publish into their organization's namespace.
-    this.deps.sparkplug?.edge?.attach((organizationId, topic, payload) =>
-      publishes.publishNow(
-        {
+    this.deps.sparkplug?.edge?.attach(
+      publishingTransport((organizationId, topic, payload) =>
+        this.say({
           cmd: 'publish',
           topic: namespaceOf(organizationId) + topic,
           payload: Buffer.from(payload),
           qos: 0,
           retain: false,
           dup: false,
-        },
-        null,
-        () => {},
+        }),
       ),
     );
     const server = createServer((socket) => this.onConnection(broker, socket));
@@ -130,9 +128,34 @@ export class EmbeddedBroker implements BrokerBackend {
     this.unwatchSettings?.();
     this.primaryHost?.stop();
     this.deps.sparkplug?.edge?.detach();
+    await this.said();
     this.admission.stop();
     await new Promise<void>((resolve) => this.broker!.close(() => resolve()));
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  /** Publishes a message of Meridian's own (STATE, the edge node's) to the organization's subscribers. */
+  private say(packet: Parameters<BrokerPublishes['publishNow']>[0]): void {
+    const said = new Promise<void>((resolve) => this.publishes.publishNow(packet, null, () => resolve()));
+    this.saying.add(said);
+    void said.then(() => this.saying.delete(said));
+  }
+
+  /**
+   * Waits (at most a second) until what Meridian said is handed to the subscribers' sockets, and two
+   * turns more for the batched writes (batched-writes.ts) to reach them: aedes destroys the
+   * connections as it closes, and would drop the NDEATH and the offline STATE of a clean stop.
+   */
+  private async said(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.saying),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 1000);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (let turn = 0; turn < 3; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   private onConnection(broker: Aedes, socket: Socket): void {

@@ -7,22 +7,35 @@
  * the messages in through the host's session rules (sparkplug-ingress.ts), sends rebirth requests and
  * announces each organization's primary host STATE. When it dies its lease runs out and another replica
  * takes over; that one has no sessions, so the first data of each node asks it for a rebirth.
+ *
+ * The lease holder also gives each organization's primary host a client of its own whose will is its
+ * offline STATE (host-state-clients.ts), and runs the organizations' edge nodes, each a client whose will
+ * is its NDEATH (edge-node-clients.ts). A clean stop says both itself; a crash leaves them to the
+ * broker's wills; a lost lease drops the connections so that the wills, older than what the new holder
+ * says, are published.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { MqttClient } from 'mqtt';
-import { JobLease } from '../../../storage/job-lease.js';
-import type { Database } from '../../../storage/tables.js';
-import { SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
-import type { SparkplugIngress } from './sparkplug-ingress.js';
-import { type PrimaryHostSettings, PrimaryHostState } from './sparkplug-state.js';
+import { JobLease } from '../../../../storage/job-lease.js';
+import type { Database } from '../../../../storage/tables.js';
+import { SPARKPLUG_NAMESPACE } from '../../../sparkplug/sparkplug-topic.js';
+import type { LiveChannel } from '../../live/live-values.js';
+import type { SparkplugIngress } from '../sparkplug-ingress.js';
+import { type PrimaryHostSettings, PrimaryHostState } from '../sparkplug-state.js';
+import { EdgeNodeClients } from './edge-node-clients.js';
+import { HostStateClients } from './host-state-clients.js';
 
 export const SPARKPLUG_LEASE = 'sparkplug-host';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface SparkplugBridgeDeps {
   client: MqttClient;
+  /** The external broker, for the clients of the primary hosts and edge nodes. */
+  url: string;
+  /** The live channel: the edge nodes hear there the values committed on every replica. */
+  live: LiveChannel;
   /** Root of the per-organization namespace on the external broker. */
   namespace: string;
   db: Kysely<Database>;
@@ -32,8 +45,8 @@ export interface SparkplugBridgeDeps {
   organizationExists(organizationId: string): Promise<boolean>;
   now: () => number;
   log: FastifyBaseLogger;
-  /** How long the lease lasts without renewal; renewed every third of it. Default 15 s. */
-  leaseMs?: number;
+  /** How long the lease lasts without renewal (MERIDIAN_SPARKPLUG_LEASE); renewed every third of it. */
+  leaseMs: number;
 }
 
 export class SparkplugBridgeHost {
@@ -45,10 +58,12 @@ export class SparkplugBridgeHost {
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> = Promise.resolve();
   #state: PrimaryHostState | null = null;
+  #hosts: HostStateClients | null = null;
+  #edges: EdgeNodeClients | null = null;
   #stopListening: (() => void) | undefined;
 
   constructor(private readonly deps: SparkplugBridgeDeps) {
-    this.#leaseMs = deps.leaseMs ?? 15_000;
+    this.#leaseMs = deps.leaseMs;
     this.#lease = new JobLease(
       deps.db,
       SPARKPLUG_LEASE,
@@ -89,6 +104,8 @@ export class SparkplugBridgeHost {
     if (!sparkplugTopic.startsWith(`${SPARKPLUG_NAMESPACE}/`)) return false;
     const organizationId = rest.slice(0, slash);
     if (!this.#owner || !UUID.test(organizationId)) return true;
+    // Meridian's own edge node: its client takes the commands to it; its births are not the host's.
+    if (this.deps.ingress.edge?.isOwn(organizationId, sparkplugTopic)) return true;
     const namespace = `${this.#root}${organizationId}/`;
     const send = (commandTopic: string, bytes: Uint8Array) =>
       this.deps.client.publish(namespace + commandTopic, Buffer.from(bytes), { qos: 0 });
@@ -110,7 +127,8 @@ export class SparkplugBridgeHost {
     clearInterval(this.#timer);
     await this.#ticking;
     if (this.#owner) {
-      this.#resign();
+      const { hosts, edges } = this.#resign(false);
+      await Promise.all([hosts?.settled(), edges?.settled()]);
       await this.#lease.release().catch(() => {});
     }
   }
@@ -127,26 +145,55 @@ export class SparkplugBridgeHost {
     if (held) await this.#announceHosts();
     else if (!held && this.#owner) {
       this.deps.log.info('sparkplug host lease lost: another replica is the Sparkplug host');
-      this.#resign();
+      this.#resign(true);
     }
   }
 
   async #takeOver(): Promise<void> {
     this.#owner = true;
     this.deps.log.info('sparkplug host lease taken: this replica is the Sparkplug host');
-    const primaryHost = this.deps.primaryHost;
+    const { primaryHost, url, now, log } = this.deps;
+    // The broker publishes a silent client's will after 1.5 keep-alives: before the lease runs out.
+    const keepaliveSeconds = Math.max(1, Math.floor(this.#leaseMs / 2000));
+    const edge = this.deps.ingress.edge;
+    if (edge) {
+      this.#edges = new EdgeNodeClients({
+        url,
+        namespace: this.deps.namespace,
+        live: this.deps.live,
+        keepaliveSeconds,
+        onCommand: (organizationId, topic, payload) => edge.command(organizationId, topic, payload),
+        onLost: (organizationId) => edge.lost(organizationId),
+        log,
+      });
+      edge.attach(this.#edges);
+    }
     if (primaryHost) {
+      this.#hosts = new HostStateClients({ url, keepaliveSeconds, now, log });
       const state = new PrimaryHostState({
         hostIdOf: (id) => primaryHost.hostIdOf(id),
-        publishRetained: (topic, payload) =>
-          this.deps.client.publish(topic, payload, { qos: 1, retain: true }),
-        now: this.deps.now,
-        onError: (error) => this.deps.log.warn({ err: error }, 'sparkplug primary host state not announced'),
+        announcer: this.#hosts,
+        now,
+        onError: (error) => log.warn({ err: error }, 'sparkplug primary host state not announced'),
       });
       this.#state = state;
-      this.#stopListening = primaryHost.onChange((id) => state.changed(id));
+      this.#stopListening = primaryHost.onChange((id) => {
+        state.changed(id);
+        edge?.changed(id);
+      });
     }
     this.#subscribe();
+    if (edge) for (const id of await this.#activeOrganizations()) void edge.ensure(id);
+  }
+
+  async #activeOrganizations(): Promise<string[]> {
+    const rows = await this.deps.db
+      .selectFrom('organizations')
+      .select('id')
+      .where('status', '=', 'active')
+      .execute()
+      .catch(() => []);
+    return rows.map((row) => row.id);
   }
 
   /**
@@ -156,13 +203,7 @@ export class SparkplugBridgeHost {
   async #announceHosts(): Promise<void> {
     const state = this.#state;
     if (!state) return;
-    const organizations = await this.deps.db
-      .selectFrom('organizations')
-      .select('id')
-      .where('status', '=', 'active')
-      .execute()
-      .catch(() => []);
-    for (const { id } of organizations) void state.ensure(id, `${this.#root}${id}/`);
+    for (const id of await this.#activeOrganizations()) void state.ensure(id, `${this.#root}${id}/`);
   }
 
   #subscribe(): void {
@@ -171,13 +212,25 @@ export class SparkplugBridgeHost {
     });
   }
 
-  /** No longer the host: unsubscribe, STATE offline, and the sessions forgotten (another has them now). */
-  #resign(): void {
+  /**
+   * No longer the host: unsubscribe and forget the sessions (another has them now). A stop says the
+   * hosts offline and the edge nodes dead; a lost lease drops their connections, leaving it to the wills.
+   */
+  #resign(lost: boolean): { hosts: HostStateClients | null; edges: EdgeNodeClients | null } {
+    const { hosts, edges } = { hosts: this.#hosts, edges: this.#edges };
     this.#owner = false;
     this.deps.client.unsubscribe(this.#subscription);
     this.#stopListening?.();
+    if (lost) {
+      hosts?.abandon();
+      edges?.abandon();
+    }
+    this.deps.ingress.edge?.detach();
     this.#state?.stop();
     this.#state = null;
+    this.#hosts = null;
+    this.#edges = null;
     this.deps.ingress.host.forgetAll();
+    return { hosts, edges };
   }
 }
