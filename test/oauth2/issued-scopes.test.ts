@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { testDialects } from '../helpers/dialects.js';
-import { addMember, buildUser } from '../helpers/factories.js';
+import { addMember, buildOrganization, buildUser } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import {
   authorizeUrl,
@@ -76,6 +76,59 @@ for (const dialect of testDialects()) {
       assert.equal(beyond.status, 400);
       assert.equal(beyond.body.error, 'invalid_scope');
     });
+
+    it('a role changed, a membership removed or an organization suspended applies to the next client credentials token', async () => {
+      const org = await buildOrganization(server);
+      const user = await buildUser(server);
+      await addMember(server, org, user.id, 'Editor');
+      const client = await registerClient(server, {
+        grantTypes: ['client_credentials'],
+        redirectUris: [],
+        allowedScopes: ['uns:read', 'uns:publish'],
+        actingUserId: user.id,
+        organizationIds: [org],
+      });
+      const scopeNow = async () => {
+        const res = await clientCredentials(server, client);
+        return res.status === 200 ? res.body.scope : res.body.error;
+      };
+      assert.equal(await scopeNow(), 'uns:read uns:publish');
+      assert.equal(
+        await scopeNow(),
+        'uns:read uns:publish',
+        'asked twice: the second answer may come from a cache',
+      );
+      await addMember(server, org, user.id, 'Viewer');
+      assert.equal(await scopeNow(), 'uns:read', 'lowered to Viewer');
+      await addMember(server, org, user.id, 'Editor');
+      assert.equal(await scopeNow(), 'uns:read uns:publish', 'raised to Editor again');
+      await removeFrom(org, user.id);
+      assert.equal(await scopeNow(), 'invalid_grant', 'no longer a member');
+      await addMember(server, org, user.id, 'Editor');
+      assert.equal(await scopeNow(), 'uns:read uns:publish');
+      assert.equal((await server.admin.post(`/api/v1/organizations/${org}/suspend`)).status, 200);
+      assert.equal(await scopeNow(), 'invalid_grant', 'the organization is suspended');
+      assert.equal((await server.admin.post(`/api/v1/organizations/${org}/activate`)).status, 200);
+      assert.equal(await scopeNow(), 'uns:read uns:publish');
+      assert.equal(
+        (await server.admin.patch(`/api/v1/admin/users/${user.id}`, { isSystemAdmin: true })).status,
+        200,
+      );
+      await removeFrom(org, user.id);
+      assert.equal(
+        await scopeNow(),
+        'uns:read uns:publish',
+        'a System Administrator acts as Owner without a membership',
+      );
+      assert.equal(
+        (await server.admin.patch(`/api/v1/admin/users/${user.id}`, { isSystemAdmin: false })).status,
+        200,
+      );
+      assert.equal(await scopeNow(), 'invalid_grant', 'no longer a System Administrator, and no membership');
+    });
+
+    const removeFrom = async (org: string, userId: string) =>
+      assert.equal((await server.admin.delete(`/api/v1/organizations/${org}/members/${userId}`)).status, 204);
 
     it("a System Administrator's client keeps system:admin", async () => {
       const client = await registerClient(server, {

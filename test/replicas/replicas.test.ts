@@ -34,15 +34,19 @@ describe('replicas on PostgreSQL and an external broker [postgres]', {
         scope: 'organizations:read uns:read uns:publish',
       }),
     });
-    return { status: res.status, body: (await res.json()) as { access_token: string; error?: string } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { access_token: string; scope?: string; error?: string },
+    };
   }
 
-  async function registerClient(on: TestClient) {
+  async function registerClient(on: TestClient, fields: Record<string, unknown> = {}) {
     const res = await on.post('/api/v1/oauth2/clients', {
       name: `Replica test ${Date.now()}`,
       clientType: 'confidential',
       grantTypes: ['client_credentials'],
       allowedScopes: ['organizations:read', 'uns:read', 'uns:publish'],
+      ...fields,
     });
     assert.equal(res.status, 201, res.text);
     return res.body.data as { id: string; clientId: string; clientSecret: string };
@@ -128,6 +132,27 @@ describe('replicas on PostgreSQL and an external broker [postgres]', {
       200,
     );
     await eventually(async () => assert.equal(await status(b, value), 401));
+  });
+
+  it('issues on one replica a token cut to a role lowered on the other within one second', async () => {
+    const created = await a.post('/api/v1/admin/users', {
+      email: 'replica-acting@example.com',
+      displayName: 'Acting',
+      password: 'replica-password-2',
+    });
+    const userId = created.body.data.id as string;
+    const member = (role: string) => a.put(`/api/v1/organizations/${orgId}/members/${userId}`, { role });
+    assert.equal((await member('Editor')).status, 204);
+    const client = await registerClient(a, { actingUserId: userId });
+    // b has issued (and cached what the user can hold) before the change reaches it over the bus.
+    const issued = await clientCredentialsToken(b, client.clientId, client.clientSecret);
+    assert.equal(issued.body.scope, 'organizations:read uns:read uns:publish');
+    assert.equal((await member('Viewer')).status, 204);
+    const took = await eventually(async () => {
+      const cut = await clientCredentialsToken(b, client.clientId, client.clientSecret);
+      assert.equal(cut.body.scope, 'organizations:read uns:read');
+    });
+    console.log(`a lowered role reached the other replica's token endpoint in ${took} ms`);
   });
 
   it('delivers a value published over HTTP on one replica to an MQTT subscriber and to the historian once', async () => {

@@ -15,6 +15,7 @@ import { ClientsService } from './clients/clients.service.js';
 import { discoveryRoutes } from './discovery.routes.js';
 import type { GrantDeps } from './grants/grant-context.js';
 import { GrantsRepository } from './grants/grants.repository.js';
+import { createHoldableScopesCache } from './grants/holdable-scopes-cache.js';
 import { AccessTokenVerifier } from './introspection/access-token-verifier.js';
 import { RevocationList } from './introspection/revocation-list.js';
 import { TokenIntrospection } from './introspection/token-introspection.js';
@@ -105,7 +106,15 @@ export async function createOAuth2Module(deps: {
     refreshTokenTtl: config.refreshTokenTtl,
     idTokenTtl: config.idTokenTtl,
   });
-  const grantDeps: GrantDeps = { db, directory: deps.directory, clock, grants, issuer, revocations };
+  const grantDeps: GrantDeps = {
+    db,
+    directory: deps.directory,
+    holdable: createHoldableScopesCache(db, deps.bus),
+    clock,
+    grants,
+    issuer,
+    revocations,
+  };
   const services: OAuth2Services = {
     db,
     config,

@@ -2,13 +2,14 @@ import type { Kysely } from 'kysely';
 import type { AccessDirectory } from '../../../platform/access-control.js';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
-import { holdableScopes, withinHoldable } from '../checks/check-user-scopes.js';
+import { withinHoldable } from '../checks/check-user-scopes.js';
 import type { FormParams } from '../clients/client-authentication.js';
 import type { StoredClient } from '../clients/clients.repository.js';
 import type { RevocationList } from '../introspection/revocation-list.js';
 import { InvalidGrantError, InvalidScopeError } from '../oauth2-errors.js';
 import type { TokenIssuer } from '../token/token-issuer.js';
 import type { GrantsRepository } from './grants.repository.js';
+import type { HoldableScopesLookup } from './holdable-scopes-cache.js';
 
 /** What every grant handler needs: the authenticated client, the form, and the services. */
 export interface GrantContext {
@@ -22,6 +23,8 @@ export interface GrantDeps {
   db: Kysely<Database>;
   /** User state, cached and evicted through the invalidation bus. */
   directory: AccessDirectory;
+  /** What a user can hold through a client, cached and evicted through the bus. */
+  holdable: HoldableScopesLookup;
   clock: Clock;
   grants: GrantsRepository;
   issuer: TokenIssuer;
@@ -54,7 +57,7 @@ export async function scopesToIssue(
   userId: string,
   scopes: readonly string[],
 ): Promise<string[]> {
-  const holdable = await holdableScopes(deps.db, userId, client.organizationIds);
+  const holdable = await deps.holdable.holdable(userId, client.organizationIds);
   if (holdable.organizationIds.length === 0) {
     throw new InvalidGrantError('the user is not a member of any active organization this client may act in');
   }
