@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { type DurableWrite, directWrite } from '../../../storage/durable-write.js';
 import type { Database } from '../../../storage/tables.js';
 import type { LateRange } from './late-values.js';
 import type { RollupSeries } from './rollup-store.js';
@@ -39,7 +40,11 @@ const toCoverage = (row: {
  * the late values committed into covered units (`uns_rollup_late`) until they are recomputed.
  */
 export class RollupCoverage {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `write`: for the late notes' inserts and deletes (Storage.durableWrite). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly write: DurableWrite = directWrite(db),
+  ) {}
 
   async find(series: RollupSeries, unit: number): Promise<StoredCoverage | undefined> {
     const row = await this.db
@@ -165,19 +170,21 @@ export class RollupCoverage {
   /** Records late values (after their commit; the job recomputes the units they landed in). */
   async noteLate(ranges: readonly LateRange[], nowUs: number): Promise<void> {
     for (let i = 0; i < ranges.length; i += 500) {
-      await this.db
-        .insertInto('uns_rollup_late')
-        .values(
-          ranges.slice(i, i + 500).map((r) => ({
-            id: randomUUID(),
-            organization_id: r.organizationId,
-            path: r.path,
-            from_us: r.fromUs,
-            to_us: r.toUs,
-            noted_us: nowUs,
-          })),
-        )
-        .execute();
+      await this.write((db) =>
+        db
+          .insertInto('uns_rollup_late')
+          .values(
+            ranges.slice(i, i + 500).map((r) => ({
+              id: randomUUID(),
+              organization_id: r.organizationId,
+              path: r.path,
+              from_us: r.fromUs,
+              to_us: r.toUs,
+              noted_us: nowUs,
+            })),
+          )
+          .execute(),
+      );
     }
   }
 
@@ -197,9 +204,10 @@ export class RollupCoverage {
 
   /** What is left of a mark after its latest part was recomputed (its end lowered), or none. */
   async shrinkLate(mark: LateMark, toUs: number | null): Promise<void> {
-    if (toUs === null) await this.db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
-    else
-      await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    await this.write(async (db) => {
+      if (toUs === null) await db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
+      else await db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    });
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {
