@@ -40,7 +40,7 @@ const toCoverage = (row: {
  * the late values committed into covered units (`uns_rollup_late`) until they are recomputed.
  */
 export class RollupCoverage {
-  /** `write`: for the late notes' inserts and deletes (Storage.durableWrite). */
+  /** `write`: for the coverage's and the late notes' writes (Storage.durableWrite). */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly write: DurableWrite = directWrite(db),
@@ -74,32 +74,36 @@ export class RollupCoverage {
    */
   async register(series: RollupSeries, units: readonly number[], firstUs: number): Promise<void> {
     const fromUs = floorTo(firstUs, Math.max(...units));
-    await this.db
-      .insertInto('uns_rollup_coverage')
-      .values(
-        units.map((unit) => ({
-          topic_id: series.topicId,
-          field: series.field,
-          width_us: unit,
-          from_us: fromUs,
-          to_us: fromUs,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
-      .execute();
+    await this.write((db) =>
+      db
+        .insertInto('uns_rollup_coverage')
+        .values(
+          units.map((unit) => ({
+            topic_id: series.topicId,
+            field: series.field,
+            width_us: unit,
+            from_us: fromUs,
+            to_us: fromUs,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
+        .execute(),
+    );
   }
 
   /** Moves a series' coverage bounds from what they were (compare-and-set); false when they had moved. */
   async move(coverage: StoredCoverage, bounds: { fromUs: number; toUs: number }): Promise<boolean> {
-    const result = await this.db
-      .updateTable('uns_rollup_coverage')
-      .set({ from_us: bounds.fromUs, to_us: bounds.toUs })
-      .where('topic_id', '=', coverage.topicId)
-      .where('field', '=', coverage.field)
-      .where('width_us', '=', coverage.unit)
-      .where('from_us', '=', coverage.fromUs)
-      .where('to_us', '=', coverage.toUs)
-      .executeTakeFirst();
+    const result = await this.write((db) =>
+      db
+        .updateTable('uns_rollup_coverage')
+        .set({ from_us: bounds.fromUs, to_us: bounds.toUs })
+        .where('topic_id', '=', coverage.topicId)
+        .where('field', '=', coverage.field)
+        .where('width_us', '=', coverage.unit)
+        .where('from_us', '=', coverage.fromUs)
+        .where('to_us', '=', coverage.toUs)
+        .executeTakeFirst(),
+    );
     return Number(result.numUpdatedRows) > 0;
   }
 
