@@ -11,7 +11,7 @@ import { appendFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import mqtt from 'mqtt';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
+import { createTestDatabase } from '../../test/helpers/dialects.js';
 import { TestClient } from '../../test/helpers/http-client.js';
 import { LatencyLog } from './latency-log.js';
 import { describeGc, describeStalls, type LoopReport, startSoakServer } from './soak-server.js';
