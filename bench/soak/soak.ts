@@ -1,27 +1,32 @@
 /**
  * Soak: mixed traffic (HTTP publishes, queries, token requests, MQTT publishes) at half the measured
- * maximum, reporting per minute the server's memory, p50/p99 latency per kind and errors.
- *   npm run build && node --import tsx bench/soak/soak.ts [--minutes 10] [--postgres]
+ * maximum, reporting per minute the server's memory, p50/p99 latency per kind and errors, and under it
+ * the server's event-loop delay, garbage-collection pauses and stalls (bench/soak/loop-monitor.mjs).
+ *   npm run build && node --import tsx bench/soak/soak.ts [--minutes 10] [--postgres] [--rate 1483]
+ *     [--cpu-profile dir] [--loop-log file]
+ * With --cpu-profile, `node --import tsx bench/soak/stalls.ts <profile> <loop-log>` names what ran in
+ * each stall.
  */
-import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import mqtt from 'mqtt';
-import { createTestDatabase, type TestDatabase } from '../../test/helpers/dialects.js';
-import { freePort } from '../../test/helpers/free-port.js';
+import { createTestDatabase } from '../../test/helpers/dialects.js';
 import { TestClient } from '../../test/helpers/http-client.js';
-import { spawnTracked } from '../child-processes.js';
-import { relaunchWithServerFlags } from '../server-process.js';
 import { LatencyLog } from './latency-log.js';
-
-// Meridian runs in this process: as `npm start` runs it.
-await relaunchWithServerFlags();
+import { describeGc, describeStalls, type LoopReport, startSoakServer } from './soak-server.js';
 
 const { values: args } = parseArgs({
   options: {
     minutes: { type: 'string', default: '10' },
     postgres: { type: 'boolean', default: false },
     probe: { type: 'string', default: '20' },
+    // Soak at this many requests a second instead of half the probe's maximum (to compare runs).
+    rate: { type: 'string' },
+    // A directory: the server writes a CPU profile there when it stops (read it with stalls.ts).
+    'cpu-profile': { type: 'string' },
+    // A file: every minute's loop report (stalls with their wall-clock times), as JSON lines.
+    'loop-log': { type: 'string' },
   },
 });
 const MINUTES = Number(args.minutes);
@@ -36,36 +41,6 @@ const MIX: [Kind, number][] = [
   ['token', 10],
   ['mqtt', 15],
 ];
-
-async function startServer(database: TestDatabase) {
-  const [http, broker] = [await freePort(), await freePort()];
-  const child = spawnTracked(process.execPath, ['bin/meridian.js', 'serve'], {
-    env: {
-      ...process.env,
-      MERIDIAN_DATA_DIR: database.dataDir,
-      ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-      MERIDIAN_HTTP_HOST: '127.0.0.1',
-      MERIDIAN_HTTP_PORT: String(http),
-      MERIDIAN_MQTT_PORT: String(broker),
-      MERIDIAN_ADMIN_PASSWORD: PASSWORD,
-      MERIDIAN_LOG_LEVEL: 'warn',
-      MERIDIAN_TOKEN_RATE_LIMIT_PER_CLIENT: '100000000',
-      MERIDIAN_TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${http}`;
-  for (;;) {
-    if ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, url, mqttUrl: `mqtt://127.0.0.1:${broker}` };
-}
-
-function rssMiB(child: ChildProcess): number {
-  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
 
 async function setUp(url: string, mqttUrl: string) {
   const admin = await new TestClient(url).login('admin@localhost', PASSWORD);
@@ -100,7 +75,7 @@ async function setUp(url: string, mqttUrl: string) {
 
 async function main() {
   const database = await createTestDatabase(args.postgres ? 'postgres' : 'sqlite');
-  const server = await startServer(database);
+  const server = await startSoakServer(database, PASSWORD, args['cpu-profile']);
   const { api, requestToken, device } = await setUp(server.url, server.mqttUrl);
   const topics = Array.from({ length: 100 }, (_, i) => `v1/soak/line${i % 10}/machine${i}/value`);
   const mqttTopic = 'v1/soak/mqtt/counter';
@@ -169,7 +144,9 @@ async function main() {
     }),
   );
   const maxRate = probe.total() / Number(args.probe);
-  const rate = maxRate / 2;
+  const rate = args.rate ? Number(args.rate) : maxRate / 2;
+  // The probe's stalls are not the soak's.
+  await server.loopReport();
   console.log(
     `measured maximum: ${maxRate.toFixed(0)} mixed requests/s; soaking at ${rate.toFixed(0)}/s for ${MINUTES} min (${args.postgres ? 'PostgreSQL' : 'SQLite'})`,
   );
@@ -177,6 +154,7 @@ async function main() {
 
   // 2. Half of it, open loop: requests are started on schedule whether or not earlier ones finished.
   const rows: { rss: number; p99: number; errors: number }[] = [];
+  const loops: LoopReport[] = [];
   let inFlight = 0;
   for (let minute = 1; minute <= MINUTES; minute++) {
     const log = new LatencyLog();
@@ -197,12 +175,19 @@ async function main() {
         inFlight++;
         run(log, pick(weighted)).finally(() => inFlight--);
       }
-      if (rss.length < (60_000 - (end - Date.now())) / 5000) rss.push(rssMiB(server.child));
+      if (rss.length < (60_000 - (end - Date.now())) / 5000) rss.push(server.rssMiB());
     }
     const meanRss = rss.reduce((a, b) => a + b, 0) / rss.length;
+    const loop = await server.loopReport();
+    loops.push(loop);
+    if (args['loop-log']) appendFileSync(args['loop-log'], `${JSON.stringify({ minute, ...loop })}\n`);
     rows.push({ rss: meanRss, p99: log.percentile(null, 99), errors: log.errors() });
     console.log(
       `${String(minute).padStart(6)}  ${meanRss.toFixed(0).padStart(7)}  ${MIX.map(([k]) => `${log.percentile(k, 50).toFixed(1)}/${log.percentile(k, 99).toFixed(1)}`.padEnd(22)).join('')}${log.errors()} ${log.errorSample()}`,
+    );
+    // The server's event loop in the same minute, and the machine's load (other processes share the cores).
+    console.log(
+      `        all p99 ${log.percentile(null, 99).toFixed(1)} ms; event-loop delay p99/max ${loop.delay.p99}/${loop.delay.max} ms; GC ${describeGc(loop.gc)}; ${describeStalls(loop.stalls)}; load ${loadavg()[0]!.toFixed(1)}`,
     );
   }
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 50));
@@ -221,14 +206,17 @@ async function main() {
   console.log(
     `  p99 over all kinds per minute: ${Math.min(...p99s).toFixed(1)} to ${Math.max(...p99s).toFixed(1)} ms`,
   );
+  const loopP99s = loops.map((l) => l.delay.p99);
+  console.log(
+    `  event-loop delay p99 per minute: ${Math.min(...loopP99s)} to ${Math.max(...loopP99s)} ms; load average (1 min) at the end ${loadavg()[0]!.toFixed(1)}`,
+  );
   console.log(`  errors: ${rows.reduce((s, r) => s + r.errors, 0)}`);
   console.log(
     `  MQTT QoS 1 publishes acknowledged: ${mqttAcked}, historized distinct values: ${historized} (${mqttAcked - historized} lost)`,
   );
 
   await device.endAsync();
-  server.child.kill('SIGTERM');
-  await new Promise((r) => server.child.once('exit', r));
+  await server.stop();
   await database.drop();
 }
 

@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { classifyDriverError } from './driver-errors.js';
+import type { DurableWrite } from './durable-write.js';
 import { ensurePrivateDatabaseFile, ensurePrivateDirectory } from './private-files.js';
 import { SharedSqliteDialect } from './sqlite/sqlite-driver.js';
 import { EVENT_LOOP_AUTOCHECKPOINT_PAGES, startWalCheckpoints } from './sqlite/wal-checkpoints.js';
@@ -35,7 +36,7 @@ export interface Storage {
    * NORMAL` and the WAL files are then fsynced on libuv's thread pool before this resolves; PostgreSQL
    * commits asynchronously anyway. For the hot write paths (the historian).
    */
-  durableWrite<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  durableWrite: DurableWrite;
   /**
    * SQLite only (absent on PostgreSQL): the one connection's prepared statement for `text`, prepared once
    * and cached. For hot write paths inside `durableWrite` (which holds the connection, so the statement

@@ -122,10 +122,11 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writer: HistorianWrites = threaded
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
-  const rollups = new HistorianRollups(db, storage.dialect, () => writer.settle());
+  const rollups = new HistorianRollups(db, storage.dialect, () => writer.settle(), storage.durableWrite);
   const rollupJob = new RollupJob({
     ...deps.rollupJob,
     db,
+    write: storage.durableWrite,
     rollups,
     clock,
     settle: () => writer.settle(),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { type DurableWrite, directWrite } from '../../../storage/durable-write.js';
 import type { Database } from '../../../storage/tables.js';
 import type { LateRange } from './late-values.js';
 import type { RollupSeries } from './rollup-store.js';
@@ -39,7 +40,11 @@ const toCoverage = (row: {
  * the late values committed into covered units (`uns_rollup_late`) until they are recomputed.
  */
 export class RollupCoverage {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `write`: for the coverage's and the late notes' writes (Storage.durableWrite). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly write: DurableWrite = directWrite(db),
+  ) {}
 
   async find(series: RollupSeries, unit: number): Promise<StoredCoverage | undefined> {
     const row = await this.db
@@ -69,32 +74,36 @@ export class RollupCoverage {
    */
   async register(series: RollupSeries, units: readonly number[], firstUs: number): Promise<void> {
     const fromUs = floorTo(firstUs, Math.max(...units));
-    await this.db
-      .insertInto('uns_rollup_coverage')
-      .values(
-        units.map((unit) => ({
-          topic_id: series.topicId,
-          field: series.field,
-          width_us: unit,
-          from_us: fromUs,
-          to_us: fromUs,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
-      .execute();
+    await this.write((db) =>
+      db
+        .insertInto('uns_rollup_coverage')
+        .values(
+          units.map((unit) => ({
+            topic_id: series.topicId,
+            field: series.field,
+            width_us: unit,
+            from_us: fromUs,
+            to_us: fromUs,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
+        .execute(),
+    );
   }
 
   /** Moves a series' coverage bounds from what they were (compare-and-set); false when they had moved. */
   async move(coverage: StoredCoverage, bounds: { fromUs: number; toUs: number }): Promise<boolean> {
-    const result = await this.db
-      .updateTable('uns_rollup_coverage')
-      .set({ from_us: bounds.fromUs, to_us: bounds.toUs })
-      .where('topic_id', '=', coverage.topicId)
-      .where('field', '=', coverage.field)
-      .where('width_us', '=', coverage.unit)
-      .where('from_us', '=', coverage.fromUs)
-      .where('to_us', '=', coverage.toUs)
-      .executeTakeFirst();
+    const result = await this.write((db) =>
+      db
+        .updateTable('uns_rollup_coverage')
+        .set({ from_us: bounds.fromUs, to_us: bounds.toUs })
+        .where('topic_id', '=', coverage.topicId)
+        .where('field', '=', coverage.field)
+        .where('width_us', '=', coverage.unit)
+        .where('from_us', '=', coverage.fromUs)
+        .where('to_us', '=', coverage.toUs)
+        .executeTakeFirst(),
+    );
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -165,19 +174,21 @@ export class RollupCoverage {
   /** Records late values (after their commit; the job recomputes the units they landed in). */
   async noteLate(ranges: readonly LateRange[], nowUs: number): Promise<void> {
     for (let i = 0; i < ranges.length; i += 500) {
-      await this.db
-        .insertInto('uns_rollup_late')
-        .values(
-          ranges.slice(i, i + 500).map((r) => ({
-            id: randomUUID(),
-            organization_id: r.organizationId,
-            path: r.path,
-            from_us: r.fromUs,
-            to_us: r.toUs,
-            noted_us: nowUs,
-          })),
-        )
-        .execute();
+      await this.write((db) =>
+        db
+          .insertInto('uns_rollup_late')
+          .values(
+            ranges.slice(i, i + 500).map((r) => ({
+              id: randomUUID(),
+              organization_id: r.organizationId,
+              path: r.path,
+              from_us: r.fromUs,
+              to_us: r.toUs,
+              noted_us: nowUs,
+            })),
+          )
+          .execute(),
+      );
     }
   }
 
@@ -197,9 +208,10 @@ export class RollupCoverage {
 
   /** What is left of a mark after its latest part was recomputed (its end lowered), or none. */
   async shrinkLate(mark: LateMark, toUs: number | null): Promise<void> {
-    if (toUs === null) await this.db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
-    else
-      await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    await this.write(async (db) => {
+      if (toUs === null) await db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
+      else await db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    });
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
+import type { DurableWrite } from '../../../storage/durable-write.js';
 import { JobLease } from '../../../storage/job-lease.js';
 import type { Database } from '../../../storage/tables.js';
 import type { LateMark, StoredCoverage } from './rollup-coverage.js';
@@ -20,8 +21,14 @@ const SMALLEST_UNIT_US = ROLLUP_UNITS_US[2];
 export interface RollupJobOptions {
   /** How often the job runs a tick; 0: never by itself (tests call `tick`). Default 1 s. */
   tickMs?: number;
-  /** How long a tick may keep starting steps. Default 50 ms. */
+  /** How long a tick may keep starting steps: the job's own time, its pauses not counted. Default 50 ms. */
   budgetMs?: number;
+  /**
+   * How long the job holds the event loop before it pauses for a turn of it (between steps). Default 5 ms.
+   * On SQLite every statement is synchronous on the event loop: a tick of 50 ms without pauses held every
+   * request for those 50 ms (a stall of the soak's p99).
+   */
+  sliceMs?: number;
   /** How long the lease lasts without renewal. Default 15 s. */
   leaseMs?: number;
   replicaId?: string;
@@ -31,6 +38,8 @@ export interface RollupJobDeps extends RollupJobOptions {
   db: Kysely<Database>;
   rollups: HistorianRollups;
   clock: Clock;
+  /** For the lease's renewals (Storage.durableWrite); the units' writes go through `rollups`. */
+  write?: DurableWrite;
   /** Resolves once every committed value can be read. */
   settle: () => Promise<void>;
   log: FastifyBaseLogger;
@@ -61,6 +70,9 @@ export class RollupJob {
   readonly lease: JobLease;
   readonly stats: RollupJobStats = { ticks: 0, heldTicks: 0, steps: 0, units: 0, lateMarks: 0 };
   private readonly budgetMs: number;
+  private readonly sliceMs: number;
+  /** When the job last took the event loop back (performance.now()): its current slice began. */
+  private sliceStart = 0;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<boolean> = Promise.resolve(false);
   private stopped = false;
@@ -71,8 +83,10 @@ export class RollupJob {
       'uns-rollups',
       deps.replicaId ?? `replica-${randomUUID().slice(0, 8)}`,
       deps.leaseMs ?? 15_000,
+      deps.write,
     );
     this.budgetMs = deps.budgetMs ?? 50;
+    this.sliceMs = deps.sliceMs ?? 5;
   }
 
   start(): void {
@@ -120,31 +134,51 @@ export class RollupJob {
     await this.deps.settle();
     // Late values of the commits settled above are noted before the job reads the notes.
     await this.deps.rollups.notesWritten();
-    const deadline = clock.now() + this.budgetMs;
     const horizonUs = (clock.now() - ROLLUP_GRACE_MS) * 1000;
     const coverage = this.deps.rollups.coverage;
     // At least one step a tick, however small the budget; then steps while the budget lasts.
     const stepsBefore = this.stats.steps;
-    const inTime = () => this.stats.steps === stepsBefore || (clock.now() < deadline && !this.stopped);
+    let pausedMs = 0;
+    const started = performance.now();
+    this.sliceStart = started;
+    const inTime = async () => {
+      pausedMs += await this.pauseAfterSlice();
+      if (this.stats.steps === stepsBefore) return true;
+      return performance.now() - started - pausedMs < this.budgetMs && !this.stopped;
+    };
 
     let marksLeft = false;
     for (const mark of await coverage.lateMarks(50)) {
-      if (!inTime()) return true;
+      if (!(await inTime())) return true;
       if (await this.late(mark)) marksLeft = true;
     }
     for (const topic of await coverage.uncoveredNumericTopics(ROLLUP_UNITS_US[0], 200)) {
+      pausedMs += await this.pauseAfterSlice();
       await coverage.register({ topicId: topic.topicId, field: '' }, ROLLUP_UNITS_US, topic.firstUs);
     }
     for (;;) {
       const behind = await coverage.behind(horizonUs, SMALLEST_UNIT_US, 50);
       if (behind.length === 0) return marksLeft;
       for (const series of behind) {
-        if (!inTime()) return true;
+        if (!(await inTime())) return true;
         const to = Math.min(series.toUs + STEP_US, floorTo(horizonUs, series.unit));
         await this.forward(series, to);
         await coverage.move(series, { fromUs: series.fromUs, toUs: to });
       }
     }
+  }
+
+  /**
+   * Once the job has held the event loop for `sliceMs`, a pause until the loop's next check phase
+   * (setImmediate: the requests that arrived meanwhile are read and started first). Answers how long the
+   * pause lasted, which the budget does not count.
+   */
+  private async pauseAfterSlice(): Promise<number> {
+    const now = performance.now();
+    if (now - this.sliceStart < this.sliceMs) return 0;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.sliceStart = performance.now();
+    return this.sliceStart - now;
   }
 
   /**

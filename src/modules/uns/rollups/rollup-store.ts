@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DialectName } from '../../../storage/database.js';
+import { type DurableWrite, directWrite } from '../../../storage/durable-write.js';
 import type { Database } from '../../../storage/tables.js';
 import { heldBuckets, type NumberBucket, rangePieces } from './rollup-segments.js';
 import { fieldPathParts, numericMember } from './value-member.js';
@@ -57,6 +58,8 @@ export class RollupStore {
   constructor(
     readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
+    /** For the units' writes (Storage.durableWrite): derived data, but stored as any commit is. */
+    private readonly write: DurableWrite = directWrite(db),
   ) {}
 
   private number(alias: string, field: string): RawBuilder<number | null> {
@@ -95,34 +98,36 @@ export class RollupStore {
       last_ts: Number(row.last_ts),
       last_v: Number(row.last_v),
     }));
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .deleteFrom('uns_rollups')
-        .where('topic_id', '=', topicId)
-        .where('field', '=', field)
-        .where('width_us', '=', unit)
-        .where('start_us', '>=', fromUs)
-        .where('start_us', '<', toUs)
-        .execute();
-      for (let i = 0; i < values.length; i += 1000) {
+    await this.write((db) =>
+      db.transaction().execute(async (trx) => {
         await trx
-          .insertInto('uns_rollups')
-          .values(values.slice(i, i + 1000))
-          .onConflict((oc) =>
-            oc.columns(['topic_id', 'field', 'width_us', 'start_us']).doUpdateSet((eb) => ({
-              cnt: eb.ref('excluded.cnt'),
-              sum_v: eb.ref('excluded.sum_v'),
-              min_v: eb.ref('excluded.min_v'),
-              max_v: eb.ref('excluded.max_v'),
-              first_ts: eb.ref('excluded.first_ts'),
-              first_v: eb.ref('excluded.first_v'),
-              last_ts: eb.ref('excluded.last_ts'),
-              last_v: eb.ref('excluded.last_v'),
-            })),
-          )
+          .deleteFrom('uns_rollups')
+          .where('topic_id', '=', topicId)
+          .where('field', '=', field)
+          .where('width_us', '=', unit)
+          .where('start_us', '>=', fromUs)
+          .where('start_us', '<', toUs)
           .execute();
-      }
-    });
+        for (let i = 0; i < values.length; i += 1000) {
+          await trx
+            .insertInto('uns_rollups')
+            .values(values.slice(i, i + 1000))
+            .onConflict((oc) =>
+              oc.columns(['topic_id', 'field', 'width_us', 'start_us']).doUpdateSet((eb) => ({
+                cnt: eb.ref('excluded.cnt'),
+                sum_v: eb.ref('excluded.sum_v'),
+                min_v: eb.ref('excluded.min_v'),
+                max_v: eb.ref('excluded.max_v'),
+                first_ts: eb.ref('excluded.first_ts'),
+                first_v: eb.ref('excluded.first_v'),
+                last_ts: eb.ref('excluded.last_ts'),
+                last_v: eb.ref('excluded.last_v'),
+              })),
+            )
+            .execute();
+        }
+      }),
+    );
   }
 
   /** The units of `unit` counted from `originUs` of the rows (only) in [fromUs, toUs), by SQL. */
