@@ -133,9 +133,6 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
       console.log(
         `  ${name.padEnd(46)} rows ${rowsMs.toFixed(1)} ms, segments ${segmentsMs.toFixed(1)} ms: ${(rowsMs / segmentsMs).toFixed(2)}x (target > 1: ${rowsMs > segmentsMs ? 'meets' : 'BELOW'})`,
       );
-    const { segmentCache } = await import(
-      '../../src/modules/uns/historian/segments/decoded/segment-cache.js'
-    );
     /** Segments read with the decode cache emptied first (every segment decoded again). */
     const uncached = (work: () => Promise<unknown>) => () => {
       segmentCache.clear();
