@@ -3,13 +3,16 @@
  * database): one topic's history over one day (86,400 values, paged 1,000 at a time as the API pages),
  * and 1-hour buckets over 30 days (the aggregate endpoint's query, and a dashboard's rollups computed
  * cold). Two topics hold the same float series; one is compacted, the other stays rows. Target: the
- * segments faster (ratio rows time / segments time > 1).
+ * segments faster (ratio rows time / segments time > 1), with the decode cache warm (a page after the
+ * first, a dashboard refreshed) and emptied before each run. Segments and rows must answer the very same
+ * values and buckets (the bench stops otherwise).
  *
  *   node --import tsx bench/historian/segments-reads.bench.ts
  *   BENCH_DIALECTS=sqlite DAY_VALUES=2000 MONTH_DAYS=2 MONTH_STEP_S=600 REPEAT=1 node --import tsx bench/historian/segments-reads.bench.ts   (tiny)
  */
 import { loadavg } from 'node:os';
 import { DAY_US, openHistorian } from '../../src/modules/uns/historian/historian-layout.js';
+import { segmentCache } from '../../src/modules/uns/historian/segments/decoded/segment-cache.js';
 import { plantSeries } from '../../src/modules/uns/historian/segments/plant-series.js';
 import { SegmentStore } from '../../src/modules/uns/historian/segments/segment-store.js';
 import { DataRepository } from '../../src/modules/uns/reading/data.repository.js';
@@ -79,20 +82,21 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
     for (const topicId of [1, 3])
       for (let d = 0; d <= MONTH_DAYS; d++) await store.compactDay(topicId, DAY0 + d * DAY_US);
     const repository = new DataRepository(storage.db);
-    const history = async (topicId: number) => {
+    /** Every page of one day's history (values without their timestamps' topic: equal for 1 and 2). */
+    const history = async (topicId: number, order: 'asc' | 'desc' = 'asc') => {
       let afterUs: number | null = null;
-      let count = 0;
+      const pages: unknown[] = [];
       for (;;) {
         const page = await repository.range({
           topicId,
           fromUs: DAY0,
           toUs: DAY0 + DAY_US,
-          order: 'asc',
+          order,
           limit: 1000,
           afterUs,
         });
-        count += Math.min(page.length, 1000);
-        if (page.length <= 1000) return count;
+        pages.push(page.slice(0, 1000).map((r) => [Number(r.ts_us), r.value_json, r.quality, r.source]));
+        if (page.length <= 1000) return pages;
         afterUs = Number(page[999]?.ts_us);
       }
     };
@@ -110,10 +114,16 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
         toUs + DAY_US,
       );
     };
-    if ((await history(1)) !== DAY_VALUES || (await history(2)) !== DAY_VALUES)
-      throw new Error('history count');
-    if (JSON.stringify(await buckets(3)) !== JSON.stringify(await buckets(4)))
-      console.log('  (bucket avg differs in the last bits)');
+    // What segments answer is what rows answer, exactly (every page both ways, every bucket).
+    const same = (what: string, a: unknown, b: unknown) => {
+      if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${what}: segments and rows differ`);
+    };
+    const days = await history(1);
+    if (days.flat().length !== DAY_VALUES) throw new Error('history count');
+    same('history asc', days, await history(2));
+    same('history desc', await history(1, 'desc'), await history(2, 'desc'));
+    same('buckets', await buckets(3), await buckets(4));
+    same('rollups', await cold(3), await cold(4));
     console.log(
       `\n[${dialect}] load ${loadavg()
         .map((l) => l.toFixed(2))
@@ -123,21 +133,21 @@ async function run(dialect: 'sqlite' | 'postgres'): Promise<void> {
       console.log(
         `  ${name.padEnd(46)} rows ${rowsMs.toFixed(1)} ms, segments ${segmentsMs.toFixed(1)} ms: ${(rowsMs / segmentsMs).toFixed(2)}x (target > 1: ${rowsMs > segmentsMs ? 'meets' : 'BELOW'})`,
       );
-    line(
-      `history of one day (${DAY_VALUES} values, pages of 1000)`,
-      await timed(() => history(2)),
-      await timed(() => history(1)),
-    );
-    line(
-      `1-hour buckets over ${MONTH_DAYS} days (aggregate)`,
-      await timed(() => buckets(4)),
-      await timed(() => buckets(3)),
-    );
-    line(
-      `1-hour buckets over ${MONTH_DAYS} days (rollups, cold)`,
-      await timed(() => cold(4)),
-      await timed(() => cold(3)),
-    );
+    /** Segments read with the decode cache emptied first (every segment decoded again). */
+    const uncached = (work: () => Promise<unknown>) => () => {
+      segmentCache.clear();
+      return work();
+    };
+    const reads: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
+      [`history of one day (${DAY_VALUES} values, pages of 1000)`, () => history(2), () => history(1)],
+      [`1-hour buckets over ${MONTH_DAYS} days (aggregate)`, () => buckets(4), () => buckets(3)],
+      [`1-hour buckets over ${MONTH_DAYS} days (rollups, cold)`, () => cold(4), () => cold(3)],
+    ];
+    for (const [name, rows, segments] of reads) {
+      const rowsMs = await timed(rows);
+      line(name, rowsMs, await timed(segments));
+      line('  the same, decode cache emptied first', rowsMs, await timed(uncached(segments)));
+    }
   } finally {
     await storage.close();
     await database.drop();

@@ -1,10 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { isPostgres } from '../../../storage/value-lists.js';
+import { addSlice, bucketAverage, type NumberBucket } from '../historian/segments/decoded/number-buckets.js';
 import {
   type HistoryRow,
   mergeHistory,
-  numberOf,
+  segmentNumbers,
   segmentValues,
 } from '../historian/segments/segment-reads.js';
 
@@ -25,21 +26,6 @@ export interface BucketRow {
   min: number;
   max: number;
   first: number;
-  last: number;
-}
-
-interface BucketAccumulator {
-  /** The database's average while only rows are in the bucket (the very figure it answered before segments). */
-  avg: number | null;
-  count: number;
-  sum: number;
-  /** SQLite sums with Kahan-Babuska-Neumaier compensation (its `sum` and `avg` since 3.43): the error term. */
-  error: number;
-  min: number;
-  max: number;
-  firstTs: number;
-  first: number;
-  lastTs: number;
   last: number;
 }
 
@@ -104,11 +90,11 @@ export class DataRepository {
       join uns_values f on f.topic_id = ${topicId} and f.ts_us = b.first_ts
       join uns_values l on l.topic_id = ${topicId} and l.ts_us = b.last_ts
       order by b.bucket`.execute(this.db);
-    const buckets = new Map<number, BucketAccumulator>();
+    const buckets = new Map<number, NumberBucket>();
     for (const row of rows) {
       buckets.set(Number(row.bucket), {
-        avg: Number(row.avg_v),
-        count: Number(row.cnt),
+        rowsAvg: Number(row.avg_v),
+        cnt: Number(row.cnt),
         sum: Number(row.avg_v) * Number(row.cnt),
         error: 0,
         min: Number(row.min_v),
@@ -124,8 +110,8 @@ export class DataRepository {
       .sort((a, b) => a[0] - b[0])
       .map(([bucket, b]) => ({
         bucketStartUs: fromUs + bucket * widthUs,
-        count: b.count,
-        avg: b.avg ?? (b.sum + b.error) / b.count,
+        count: b.cnt,
+        avg: bucketAverage(b),
         min: b.min,
         max: b.max,
         first: b.first,
@@ -134,78 +120,38 @@ export class DataRepository {
   }
 
   /**
-   * Adds the numeric values of the compressed segments in [fromUs, toUs) to `buckets`; a timestamp that
-   * also has a row (a late value replacing one, not yet compacted) counts once, as the row.
+   * Adds the numeric values of the compressed segments in [fromUs, toUs) to `buckets`, straight from
+   * their decoded columns; a timestamp that also has a row (a late value replacing one, not yet
+   * compacted) counts once, as the row.
    */
   private async addSegmentBuckets(
-    buckets: Map<number, BucketAccumulator>,
+    buckets: Map<number, NumberBucket>,
     topicId: number,
     fromUs: number,
     toUs: number,
     widthUs: number,
   ): Promise<void> {
-    const values = await segmentValues(this.db, {
-      topicId,
-      fromUs,
-      toUs,
-      order: 'asc',
-      afterUs: null,
-      limit: null,
-    });
-    if (values.length === 0) return;
-    const compensated = !isPostgres(this.db);
+    const slices = await segmentNumbers(this.db, topicId, fromUs, toUs);
+    let firstUs = Number.POSITIVE_INFINITY;
+    let lastUs = Number.NEGATIVE_INFINITY;
+    for (const slice of slices) {
+      firstUs = Math.min(firstUs, slice.firstUs);
+      lastUs = Math.max(lastUs, slice.lastUs);
+    }
+    if (firstUs > lastUs) return;
     const shadowed = new Set(
       (
         await this.db
           .selectFrom('uns_values')
           .select('ts_us')
           .where('topic_id', '=', topicId)
-          .where('ts_us', '>=', (values[0] as { tsUs: number }).tsUs)
-          .where('ts_us', '<=', (values[values.length - 1] as { tsUs: number }).tsUs)
+          .where('ts_us', '>=', firstUs)
+          .where('ts_us', '<=', lastUs)
           .execute()
       ).map((r) => Number(r.ts_us)),
     );
-    for (const value of values) {
-      const number = numberOf(value.valueJson);
-      if (number === null || shadowed.has(value.tsUs)) continue;
-      const bucket = Math.floor((value.tsUs - fromUs) / widthUs);
-      const b = buckets.get(bucket);
-      if (b === undefined) {
-        buckets.set(bucket, {
-          avg: null,
-          count: 1,
-          sum: number,
-          error: 0,
-          min: number,
-          max: number,
-          firstTs: value.tsUs,
-          first: number,
-          lastTs: value.tsUs,
-          last: number,
-        });
-        continue;
-      }
-      b.avg = null;
-      b.count++;
-      if (compensated) {
-        // SQLite's kahanBabuskaNeumaierStep, so that a compressed bucket averages to the same double.
-        const t = b.sum + number;
-        b.error += Math.abs(b.sum) > Math.abs(number) ? b.sum - t + number : number - t + b.sum;
-        b.sum = t;
-      } else {
-        b.sum += number; // PostgreSQL's float8 accumulation is a plain sum
-      }
-      if (number < b.min) b.min = number;
-      if (number > b.max) b.max = number;
-      if (value.tsUs < b.firstTs) {
-        b.firstTs = value.tsUs;
-        b.first = number;
-      }
-      if (value.tsUs > b.lastTs) {
-        b.lastTs = value.tsUs;
-        b.last = number;
-      }
-    }
+    const grid = { originUs: fromUs, widthUs, compensated: !isPostgres(this.db) };
+    for (const slice of slices) addSlice(buckets, slice, grid, shadowed);
   }
 
   /** Latest values of the organization's topics with paths in [from, to) (or equal to `exact`), after `afterPath`. */

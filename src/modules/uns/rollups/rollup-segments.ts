@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { DAY_US } from '../historian/historian-layout.js';
+import { addNumber, addSlice, type NumberBucket } from '../historian/segments/decoded/number-buckets.js';
 import type { SegmentRow } from '../historian/segments/segment-codec.js';
-import { numberOf, segmentValues } from '../historian/segments/segment-reads.js';
+import { numberOf, segmentNumbers, segmentValues } from '../historian/segments/segment-reads.js';
 import { mergeRows } from '../historian/segments/segment-store.js';
 import { type FieldParts, fieldPathParts } from './value-member.js';
 
@@ -13,19 +14,7 @@ export interface RangePiece {
   segments: boolean;
 }
 
-/** One bucket's aggregate computed here, as the SQL over rows answers it. */
-export interface NumberBucket {
-  cnt: number;
-  sum: number;
-  /** SQLite's `sum` compensates (Kahan-Babuska-Neumaier since 3.43): its error term. */
-  error: number;
-  min: number;
-  max: number;
-  firstTs: number;
-  first: number;
-  lastTs: number;
-  last: number;
-}
+export type { NumberBucket } from '../historian/segments/decoded/number-buckets.js';
 
 /**
  * Splits [fromUs, toUs) into the pieces that lie in days with a segment of the topic and the pieces
@@ -79,24 +68,13 @@ export function numberAt(valueJson: string, parts: FieldParts): number | null {
   return typeof value === 'number' ? value : null;
 }
 
-/**
- * The values of a topic in [fromUs, toUs) as the historian holds them: its segments' values merged with
- * its rows there (a row replaces the segment's value at its timestamp: a late value not yet merged).
- */
-export async function heldValues(
+/** A topic's rows of `uns_values` in [fromUs, toUs), by time, as segment values. */
+async function rowsIn(
   db: Kysely<Database>,
   topicId: number,
   fromUs: number,
   toUs: number,
 ): Promise<SegmentRow[]> {
-  const segments = await segmentValues(db, {
-    topicId,
-    fromUs,
-    toUs,
-    order: 'asc',
-    afterUs: null,
-    limit: null,
-  });
   const rows = await db
     .selectFrom('uns_values')
     .select(['ts_us', 'value_json', 'quality', 'source', 'received_us'])
@@ -105,22 +83,21 @@ export async function heldValues(
     .where('ts_us', '<', toUs)
     .orderBy('ts_us')
     .execute();
-  if (rows.length === 0) return segments;
-  return mergeRows(
-    segments,
-    rows.map((r) => ({
-      tsUs: Number(r.ts_us),
-      valueJson: r.value_json,
-      quality: Number(r.quality),
-      source: r.source,
-      receivedUs: Number(r.received_us),
-    })),
-  );
+  return rows.map((r) => ({
+    tsUs: Number(r.ts_us),
+    valueJson: r.value_json,
+    quality: Number(r.quality),
+    source: r.source,
+    receivedUs: Number(r.received_us),
+  }));
 }
 
 /**
  * The numbers of a series in [fromUs, toUs) (segments and rows) aggregated into buckets of `widthUs`
- * counted from `originUs` (bucket index -> aggregate). `compensated`: sums as SQLite does.
+ * counted from `originUs` (bucket index -> aggregate). `compensated`: sums as SQLite does. The value
+ * itself (field ''), with no row in the range: straight from the segments' decoded columns. Else the
+ * segments' values merged with the rows (a row replaces the segment's value at its timestamp: a late
+ * value not yet merged), in time order, each value's member at the field path.
  */
 export async function heldBuckets(
   db: Kysely<Database>,
@@ -130,38 +107,21 @@ export async function heldBuckets(
   widthUs: number,
   compensated: boolean,
 ): Promise<Map<number, NumberBucket>> {
+  const { topicId } = series;
   const parts = fieldPathParts(series.field);
   const out = new Map<number, NumberBucket>();
-  for (const value of await heldValues(db, series.topicId, range.fromUs, range.toUs)) {
+  const rows = await rowsIn(db, topicId, range.fromUs, range.toUs);
+  if (parts.length === 0 && rows.length === 0) {
+    const grid = { originUs, widthUs, compensated };
+    for (const slice of await segmentNumbers(db, topicId, range.fromUs, range.toUs))
+      addSlice(out, slice, grid);
+    return out;
+  }
+  const segments = await segmentValues(db, { topicId, ...range, order: 'asc', afterUs: null, limit: null });
+  for (const value of rows.length === 0 ? segments : mergeRows(segments, rows)) {
     const number = numberAt(value.valueJson, parts);
-    if (number === null) continue;
-    const index = Math.floor((value.tsUs - originUs) / widthUs);
-    const b = out.get(index);
-    if (b === undefined) {
-      out.set(index, {
-        cnt: 1,
-        sum: number,
-        error: 0,
-        min: number,
-        max: number,
-        firstTs: value.tsUs,
-        first: number,
-        lastTs: value.tsUs,
-        last: number,
-      });
-      continue;
-    }
-    b.cnt++;
-    if (compensated) {
-      const t = b.sum + number;
-      b.error += Math.abs(b.sum) > Math.abs(number) ? b.sum - t + number : number - t + b.sum;
-      b.sum = t;
-    } else b.sum += number;
-    if (number < b.min) b.min = number;
-    if (number > b.max) b.max = number;
-    // Values come in time order: the last seen is the latest.
-    b.lastTs = value.tsUs;
-    b.last = number;
+    if (number !== null)
+      addNumber(out, Math.floor((value.tsUs - originUs) / widthUs), value.tsUs, number, compensated);
   }
   return out;
 }

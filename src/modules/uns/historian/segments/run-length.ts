@@ -15,9 +15,9 @@ export function encodeRuns(values: ArrayLike<number>): Uint8Array {
   return out.finish();
 }
 
-export function decodeRuns(encoded: Uint8Array, count: number): Uint32Array | number[] {
+export function decodeRuns(encoded: Uint8Array, count: number): Float64Array {
   const input = new ByteReader(encoded);
-  const out: number[] = new Array(count);
+  const out = new Float64Array(count);
   let i = 0;
   while (i < count) {
     const value = input.varint();
@@ -56,11 +56,7 @@ export function encodeDictionary(values: ArrayLike<string | null>): Uint8Array {
 }
 
 export function decodeDictionary(encoded: Uint8Array, count: number): (string | null)[] {
-  const input = new ByteReader(encoded);
-  const entries: (string | null)[] = [null];
-  const size = input.varint();
-  for (let i = 0; i < size; i++) entries.push(input.text());
-  const indexes = decodeRuns(input.block(), count);
+  const { entries, indexes } = decodeDictionaryParts(encoded, count);
   const out = new Array<string | null>(count);
   for (let i = 0; i < count; i++) {
     const entry = entries[indexes[i] as number];
@@ -68,4 +64,16 @@ export function decodeDictionary(encoded: Uint8Array, count: number): (string | 
     out[i] = entry;
   }
   return out;
+}
+
+/** A dictionary column as its entries (index 0 is null) and the index of each value, not yet looked up. */
+export function decodeDictionaryParts(
+  encoded: Uint8Array,
+  count: number,
+): { entries: (string | null)[]; indexes: Float64Array } {
+  const input = new ByteReader(encoded);
+  const entries: (string | null)[] = [null];
+  const size = input.varint();
+  for (let i = 0; i < size; i++) entries.push(input.text());
+  return { entries, indexes: decodeRuns(input.block(), count) };
 }

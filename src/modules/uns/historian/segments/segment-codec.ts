@@ -69,6 +69,11 @@ export function encodeSegment(
 
 /** The rows of a segment, exactly and in the order they were encoded. */
 export function decodeSegment(segment: Uint8Array): SegmentRow[] {
+  return decodePayload(segmentPayload(segment));
+}
+
+/** A segment's columns before decoding: its header read and its compression undone. */
+export function segmentPayload(segment: Uint8Array): Uint8Array {
   if (segment.length < 2) throw new SegmentFormatError('is shorter than its header');
   if (segment[0] !== FORMAT_VERSION) throw new SegmentFormatError(`has unknown format ${segment[0]}`);
   const body = segment.subarray(2);
@@ -86,7 +91,7 @@ export function decodeSegment(segment: Uint8Array): SegmentRow[] {
     default:
       throw new SegmentFormatError(`has unknown compression ${segment[1]}`);
   }
-  return decodePayload(payload);
+  return payload;
 }
 
 /** The compression a segment was written with (for figures). */
@@ -202,10 +207,11 @@ function encodeSequence(values: number[], order: 1 | 2): Uint8Array {
   return out.finish();
 }
 
-function decodeSequence(encoded: Uint8Array, count: number, order: 1 | 2): number[] {
+/** The column `encodeSequence` wrote (`order` as it was written with: 2 declared times, 1 receipt times). */
+export function decodeSequence(encoded: Uint8Array, count: number, order: 1 | 2): Float64Array {
   const input = new ByteReader(encoded);
   const mode = input.byte();
-  const out = new Array<number>(count);
+  const out = new Float64Array(count);
   if (mode === SEQUENCE_RAW) {
     for (let i = 0; i < count; i++) out[i] = input.float64();
     return out;
