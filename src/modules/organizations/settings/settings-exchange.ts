@@ -65,9 +65,10 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
     const id = boards.defaultDashboardId as string | null;
     boards.defaultDashboardId = id && inBundle('dashboard', id) ? ref('dashboard', id) : { $ref: null };
     const sparkplug = document.sparkplug as { edgeNode: Record<string, unknown> | null };
-    const edgeNode = sparkplug.edgeNode && {
-      ...sparkplug.edgeNode,
-      writes: ((sparkplug.edgeNode.writes ?? []) as Record<string, string>[]).map((w) =>
+    const edgeNode = sparkplug.edgeNode && { ...sparkplug.edgeNode };
+    // A write target's connection and function as bundle keys (the export brings them: `requires`).
+    if (edgeNode?.writes)
+      edgeNode.writes = (edgeNode.writes as Record<string, string>[]).map((w) =>
         'functionId' in w
           ? {
               ...w,
@@ -75,8 +76,7 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
               functionId: ref('function', w.functionId!),
             }
           : w,
-      ),
-    };
+      );
     return {
       items: [
         { key: KEY, document: { ...document, dashboards: boards, sparkplug: { ...sparkplug, edgeNode } } },
