@@ -8,6 +8,10 @@ import {
   type ConnectionRuntimeOptions,
   installConnections,
 } from './modules/connections/connections.module.js';
+import {
+  checkEdgeWriteTargets,
+  edgeFunctionWrite,
+} from './modules/connections/functions/edge-write-targets.js';
 import { functionKind } from './modules/connections/functions/function-kind.js';
 import { installConsole } from './modules/console/console.module.js';
 import { dashboardKind } from './modules/dashboards/dashboards/dashboard-kind.js';
@@ -143,6 +147,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db,
     clock,
     bus,
+    // The connections module is installed later; a settings change is checked once the app runs.
+    checkReferences: (organizationId, document) =>
+      checkEdgeWriteTargets(
+        app.connectors.functions,
+        organizationId,
+        document.sparkplug.edgeNode,
+        config.topicPrefix,
+      ),
     access: {
       bearerVerifiers,
       sessionVerifier: sessions,
@@ -167,6 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         (await organizationSettings.documentOf(organizationId)).sparkplug.hostId,
       edgeNodeOf: async (organizationId) =>
         (await organizationSettings.documentOf(organizationId)).sparkplug.edgeNode,
+      functionWrite: () =>
+        app.hasDecorator('connectors') ? edgeFunctionWrite(app.connectors.functions) : null,
       onChange: (listener) => organizationSettings.onChange(listener),
     },
   });

@@ -44,13 +44,15 @@ export async function installOrganizationSettings(
     clock: Clock;
     bus: InvalidationBus;
     sweepMs?: number;
+    /** Checks what a settings change refers to in other modules (the edge node's write targets). */
+    checkReferences?: (organizationId: string, document: SettingsDocument) => Promise<void>;
     /** What the maintenance event stream re-checks its credential with. */
     access: Pick<AccessWatchDeps, 'bearerVerifiers' | 'sessionVerifier' | 'directory' | 'intervalMs'>;
   },
 ): Promise<OrganizationSettingsModule> {
   const { db, clock, bus } = deps;
   const store = new SettingsStore({ db, clock, bus });
-  const settings = new SettingsService({ db, clock, store });
+  const settings = new SettingsService({ db, clock, store, checkReferences: deps.checkReferences });
   const maintenance = new MaintenanceService({ db, clock, store });
   app.decorate('maintenance', maintenance);
   maintenance.start(deps.sweepMs ?? MAINTENANCE_SWEEP_MS, (error) =>

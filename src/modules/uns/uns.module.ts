@@ -20,6 +20,7 @@ import { liveValuesRoutes } from './live/live-values.routes.js';
 import { BrokerManager } from './mqtt/broker-manager.js';
 import { createTokenAuthenticator, type TokenAuthenticator } from './mqtt/mqtt-auth.js';
 import { sparkplugLatestUnder } from './mqtt/sparkplug/edge-latest.js';
+import { sparkplugUnitsOf } from './mqtt/sparkplug/edge-units.js';
 import { SparkplugIngress } from './mqtt/sparkplug-ingress.js';
 import type { PrimaryHostSettings } from './mqtt/sparkplug-state.js';
 import { publishRoutes } from './publishing/publish.routes.js';
@@ -37,6 +38,7 @@ import { sparkplugRoutes } from './settings/sparkplug.routes.js';
 import { UnsSettingsService } from './settings/uns-settings.service.js';
 import { topicsRoutes } from './topics/topics.routes.js';
 import { TopicsService } from './topics/topics.service.js';
+import { UNS_TOPICS } from './uns-invalidation.js';
 
 /** The unified namespace of one app instance: its services, its broker and its historian. */
 export interface UnsRuntime {
@@ -222,9 +224,16 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       settingsOf: (organizationId) => sparkplugSettings.edgeNodeOf!(organizationId),
       latestUnder: (organizationId, prefix) =>
         sparkplugLatestUnder(db, () => writer.settle(), organizationId, prefix),
+      unitsOf: (organizationId, topics) => sparkplugUnitsOf(bindings, organizationId, topics),
+      writes: { db, functionWrite: () => sparkplugSettings.functionWrite?.() ?? null },
     },
   });
   committedListeners.add((job) => sparkplug.edge?.committed(job));
+  // A unit changed with a binding: the edge node's next birth carries it (sparkplug-edge-units.ts).
+  const stopUnitWatch = bus.subscribe((event) => {
+    if (event.topic === UNS_TOPICS.bindings && event.id) void sparkplug.edge?.bindingsChanged(event.id);
+  });
+  app.addHook('onClose', async () => stopUnitWatch());
   const broker = new BrokerManager({
     sparkplug,
     primaryHost: deps.sparkplugPrimaryHost,

@@ -2285,6 +2285,29 @@ export interface paths {
                                             /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
                                             prefix: string;
                                         }[];
+                                        /** @description Write targets; a command to a metric none names is refused (and audited). */
+                                        writes?: ({
+                                            /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                            deviceId?: string;
+                                            /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                            metric: string;
+                                            /** @description Publish the value to this UNS topic (for a metric prefix, the rest of the name below it, e.g. 'sp/' + 'sp/a' goes to <topic>/a). */
+                                            topic: string;
+                                        } | {
+                                            /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                            deviceId?: string;
+                                            /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                            metric: string;
+                                            /** Format: uuid */
+                                            connectionId: string;
+                                            /**
+                                             * Format: uuid
+                                             * @description A write function of the connection.
+                                             */
+                                            functionId: string;
+                                            /** @description The function's parameter that takes the value; default 'value'. */
+                                            parameter?: string;
+                                        })[];
                                     } | null;
                                     /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                                     hostId: string;
@@ -2409,6 +2432,29 @@ export interface paths {
                                     /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
                                     prefix: string;
                                 }[];
+                                /** @description Write targets; a command to a metric none names is refused (and audited). */
+                                writes?: ({
+                                    /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                    deviceId?: string;
+                                    /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                    metric: string;
+                                    /** @description Publish the value to this UNS topic (for a metric prefix, the rest of the name below it, e.g. 'sp/' + 'sp/a' goes to <topic>/a). */
+                                    topic: string;
+                                } | {
+                                    /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                    deviceId?: string;
+                                    /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                    metric: string;
+                                    /** Format: uuid */
+                                    connectionId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description A write function of the connection.
+                                     */
+                                    functionId: string;
+                                    /** @description The function's parameter that takes the value; default 'value'. */
+                                    parameter?: string;
+                                })[];
                             } | null;
                             /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                             hostId?: string;
@@ -2463,6 +2509,29 @@ export interface paths {
                                             /** @description The UNS subtree published as this device, e.g. v1/plant/line1. */
                                             prefix: string;
                                         }[];
+                                        /** @description Write targets; a command to a metric none names is refused (and audited). */
+                                        writes?: ({
+                                            /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                            deviceId?: string;
+                                            /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                            metric: string;
+                                            /** @description Publish the value to this UNS topic (for a metric prefix, the rest of the name below it, e.g. 'sp/' + 'sp/a' goes to <topic>/a). */
+                                            topic: string;
+                                        } | {
+                                            /** @description The device whose DCMD it takes; absent: an NCMD to the edge node. */
+                                            deviceId?: string;
+                                            /** @description The metric name it takes; ending in '/': every metric whose name starts with it. */
+                                            metric: string;
+                                            /** Format: uuid */
+                                            connectionId: string;
+                                            /**
+                                             * Format: uuid
+                                             * @description A write function of the connection.
+                                             */
+                                            functionId: string;
+                                            /** @description The function's parameter that takes the value; default 'value'. */
+                                            parameter?: string;
+                                        })[];
                                     } | null;
                                     /** @description The Sparkplug B primary host id the embedded broker announces in its retained spBv1.0/STATE/<hostId> (no '+', '#' or '/'). */
                                     hostId: string;

@@ -15,6 +15,20 @@ export interface BundleSettings {
 
 const KEY = 'settings:organization';
 
+/** The edge node's write targets that name a connection function, in a stored settings document. */
+function writeFunctionsOf(
+  stored: { settings: string } | null,
+): { connectionId: string; functionId: string }[] {
+  if (!stored) return [];
+  const writes = documentOf({ settings: stored.settings } as SettingsRow).sparkplug.edgeNode?.writes ?? [];
+  return writes.filter((w) => 'functionId' in w);
+}
+
+/** The edge node's write targets in a bundle's settings document (references as `{ $ref }`). */
+const bundleWritesOf = (document: Record<string, unknown>) =>
+  ((document.sparkplug as { edgeNode?: { writes?: Record<string, unknown>[] } | null } | undefined)?.edgeNode
+    ?.writes ?? []) as Record<string, unknown>[];
+
 /**
  * The organization settings in a bundle (one per organization; an analysis always offers them). An
  * import overwrites the stored document with the bundle's, checked as a settings change is.
@@ -30,7 +44,18 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
       .executeTakeFirst();
     return row ? { settings: row.settings, version: Number(row.version) } : null;
   },
-  entities: () => [{ ref: KEY, name: 'Organization settings', key: KEY, requires: [] }],
+  // The edge node's write targets name connections and functions: an export brings them along.
+  entities: (stored) => [
+    {
+      ref: KEY,
+      name: 'Organization settings',
+      key: KEY,
+      requires: writeFunctionsOf(stored).flatMap((w) => [
+        `connection:${w.connectionId}`,
+        `function:${w.functionId}`,
+      ]),
+    },
+  ],
   export(stored, { inBundle, ref }) {
     if (!inBundle('settings', 'organization')) return { items: [] };
     const document = (stored
@@ -39,7 +64,31 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
     const boards = { ...(document.dashboards as Record<string, unknown>) };
     const id = boards.defaultDashboardId as string | null;
     boards.defaultDashboardId = id && inBundle('dashboard', id) ? ref('dashboard', id) : { $ref: null };
-    return { items: [{ key: KEY, document: { ...document, dashboards: boards } }] };
+    const sparkplug = document.sparkplug as { edgeNode: Record<string, unknown> | null };
+    const edgeNode = sparkplug.edgeNode && { ...sparkplug.edgeNode };
+    // A write target's connection and function as bundle keys (the export brings them: `requires`).
+    if (edgeNode?.writes)
+      edgeNode.writes = (edgeNode.writes as Record<string, string>[]).map((w) =>
+        'functionId' in w
+          ? {
+              ...w,
+              connectionId: ref('connection', w.connectionId!),
+              functionId: ref('function', w.functionId!),
+            }
+          : w,
+      );
+    return {
+      items: [
+        { key: KEY, document: { ...document, dashboards: boards, sparkplug: { ...sparkplug, edgeNode } } },
+      ],
+    };
+  },
+  check(items, { unresolved }) {
+    for (const s of items)
+      for (const w of bundleWritesOf(s.document)) {
+        unresolved(s.key, w.connectionId, 'sparkplug.edgeNode.writes connectionId');
+        unresolved(s.key, w.functionId, 'sparkplug.edgeNode.writes functionId');
+      }
   },
   plan(items, _stored, { policyOf, add }) {
     for (const s of items)
@@ -59,6 +108,18 @@ const settingsExchange: ExchangeAdapter<{ settings: string; version: number } | 
     if (document.dashboards)
       document.dashboards.defaultDashboardId = idOf(
         document.dashboards.defaultDashboardId as unknown as BundleRef,
+      );
+    const edgeNode = (document.sparkplug as { edgeNode?: Record<string, unknown> | null } | undefined)
+      ?.edgeNode;
+    if (edgeNode?.writes)
+      edgeNode.writes = bundleWritesOf(document).map((w) =>
+        'functionId' in w
+          ? {
+              ...w,
+              connectionId: idOf(w.connectionId as BundleRef),
+              functionId: idOf(w.functionId as BundleRef),
+            }
+          : w,
       );
     const repo = new SettingsRepository(trx);
     await repo.ensure(org, now);

@@ -1,4 +1,5 @@
 import { badRequest } from '../../../platform/errors.js';
+import type { EdgeWriteTarget } from '../../uns/mqtt/sparkplug/edge-writes.js';
 
 export const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY'] as const;
 export const HISTORY_DETAILS = ['none', 'minimal', 'standard', 'full'] as const;
@@ -29,6 +30,8 @@ export interface EdgeNodeSettings {
   groupId: string;
   edgeNodeId: string;
   devices: { deviceId: string; prefix: string }[];
+  /** Where NCMD/DCMD writes go; a metric none names is refused. */
+  writes?: EdgeWriteTarget[];
 }
 
 /** What a new organization starts with. */

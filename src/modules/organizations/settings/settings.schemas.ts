@@ -56,6 +56,56 @@ const BrandingFields = {
   }),
 };
 const SparkplugId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^+#/]+$' });
+const WriteTargetFields = {
+  deviceId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[^+#/]+$',
+      description: 'The device whose DCMD it takes; absent: an NCMD to the edge node.',
+    }),
+  ),
+  metric: Type.String({
+    minLength: 1,
+    maxLength: 512,
+    description: "The metric name it takes; ending in '/': every metric whose name starts with it.",
+  }),
+};
+const EdgeWrite = Type.Union(
+  [
+    Type.Object(
+      {
+        ...WriteTargetFields,
+        topic: Type.String({
+          minLength: 1,
+          maxLength: 1024,
+          description:
+            "Publish the value to this UNS topic (for a metric prefix, the rest of the name below it, e.g. 'sp/' + 'sp/a' goes to <topic>/a).",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        ...WriteTargetFields,
+        connectionId: Type.String({ format: 'uuid' }),
+        functionId: Type.String({ format: 'uuid', description: 'A write function of the connection.' }),
+        parameter: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 64,
+            description: "The function's parameter that takes the value; default 'value'.",
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      'Where an NCMD/DCMD write of a metric goes: a UNS topic, or a write function run with confirmWrites (refused on a read-only connection). Audited, accepted or refused.',
+  },
+);
 const EdgeNode = Type.Union(
   [
     Type.Object(
@@ -76,6 +126,12 @@ const EdgeNode = Type.Union(
             { additionalProperties: false },
           ),
           { maxItems: 100 },
+        ),
+        writes: Type.Optional(
+          Type.Array(EdgeWrite, {
+            maxItems: 1000,
+            description: 'Write targets; a command to a metric none names is refused (and audited).',
+          }),
         ),
       },
       { additionalProperties: false },

@@ -51,7 +51,15 @@ export function maintenanceOf(row: SettingsRow, now: number): MaintenanceState {
 
 /** Settings of the organization named by X-Organization-ID: read, and changed with optimistic concurrency. */
 export class SettingsService {
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; store: SettingsStore }) {}
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      clock: Clock;
+      store: SettingsStore;
+      /** Checks what a document refers to in other modules (400 naming the field); before anything is stored. */
+      checkReferences?: (organizationId: string, document: SettingsDocument) => Promise<void>;
+    },
+  ) {}
 
   async get(organizationId: string): Promise<OrganizationSettings> {
     return this.toApi(await this.deps.store.get(organizationId));
@@ -82,6 +90,7 @@ export class SettingsService {
     };
     // Nothing to change: nothing stored, nothing recorded, the version stays.
     if (diffJson(before, after).length === 0) return this.toApi(row);
+    if (body.sparkplug !== undefined) await this.deps.checkReferences?.(organizationId, after);
     const now = clock.now();
     const saved = await db.transaction().execute(async (trx) => {
       const repo = new SettingsRepository(trx);

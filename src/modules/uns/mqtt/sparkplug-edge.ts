@@ -5,8 +5,10 @@
  * Control/Rebirth`; a DBIRTH per device carries every topic under its prefix with its latest value, an
  * alias and a datatype; each committed value under a prefix goes out as DDATA by alias, and a topic new
  * since the birth makes a rebirth. An NCMD `Node Control/Rebirth` = true makes one too. Writes (any
- * other NCMD or DCMD) are refused: no write target can be configured yet. When the broker stops, the
- * node's NDEATH (with the birth's `bdSeq`) is published, as a will would be.
+ * other NCMD or DCMD) go to the write targets the settings name, else are refused, and are audited
+ * (sparkplug/edge-writes.ts). A DBIRTH metric whose topic has a schema with a unit carries it as the
+ * `engUnit` property (sparkplug/edge-units.ts). When Meridian stops cleanly, the node's NDEATH (with the
+ * birth's `bdSeq`) is published.
  *
  * How the messages reach a broker is the transport's (EdgeTransport): the embedded broker publishes
  * into the organization's namespace; in bridge mode each node has an MQTT client of its own on the
@@ -27,11 +29,19 @@ import {
   type ValueIn,
 } from './sparkplug/edge-metrics.js';
 import type { EdgeMessage, EdgeTransport } from './sparkplug/edge-transport.js';
+import { unitsChanged, withEngUnit } from './sparkplug/edge-units.js';
+import {
+  type CommandSender,
+  type EdgeWriteTarget,
+  edgeCommandOf,
+  type SparkplugEdgeWrites,
+} from './sparkplug/edge-writes.js';
 
 export interface EdgeNodeSettings {
   groupId: string;
   edgeNodeId: string;
   devices: { deviceId: string; prefix: string }[];
+  writes?: EdgeWriteTarget[];
 }
 
 export interface SparkplugEdgeDeps {
@@ -40,6 +50,10 @@ export interface SparkplugEdgeDeps {
   latestUnder(organizationId: string, prefix: string): Promise<{ path: string; valueJson: string }[]>;
   now(): number;
   log: FastifyBaseLogger;
+  /** The engineering unit of each topic that has one (sparkplug/edge-units.ts). */
+  unitsOf?(organizationId: string, topics: readonly string[]): Promise<Map<string, string>>;
+  /** Carries out NCMD/DCMD writes; without it commands go to the host (which ignores them). */
+  writes?: SparkplugEdgeWrites;
 }
 
 interface EdgeState {
@@ -48,6 +62,8 @@ interface EdgeState {
   seq: number;
   /** Metrics by UNS topic, with their device. */
   metrics: Map<string, BornMetric>;
+  /** The units the birth carried, by UNS topic. */
+  units: Map<string, string>;
 }
 
 const REBIRTH = 'Node Control/Rebirth';
@@ -118,35 +134,50 @@ export class SparkplugEdgeNodes {
   }
 
   /**
-   * A message an organization's client published under `spBv1.0/`: true when it is a command to the
-   * organization's own edge node (handled here), false for anything else (the host takes it).
+   * A message an organization's client published under `spBv1.0/`: when it is a command to the
+   * organization's own edge node, its handling (resolved once its writes are done and audited); null for
+   * anything else (the host takes it).
    */
-  command(organizationId: string, topic: string, bytes: Uint8Array): boolean {
+  command(
+    organizationId: string,
+    topic: string,
+    bytes: Uint8Array,
+    sender: CommandSender | null = null,
+  ): Promise<void> | null {
     const state = this.#nodes.get(organizationId);
-    if (!state) return false;
+    if (!state) return null;
     const parsed = parseSparkplugTopic(topic);
-    if ('error' in parsed || parsed.kind === 'state') return false;
-    if (parsed.type !== 'NCMD' && parsed.type !== 'DCMD') return false;
+    if ('error' in parsed || parsed.kind === 'state') return null;
+    if (parsed.type !== 'NCMD' && parsed.type !== 'DCMD') return null;
     if (parsed.groupId !== state.settings.groupId || parsed.edgeNodeId !== state.settings.edgeNodeId)
-      return false;
-    let metrics: { name: string | null; value: unknown }[] = [];
+      return null;
+    let metrics: ReturnType<typeof decodeSparkplugPayload>['metrics'] = [];
     try {
       metrics = decodeSparkplugPayload(bytes).metrics;
     } catch (error) {
       this.deps.log.info({ organizationId, topic, err: error }, 'sparkplug edge node command refused');
-      return true;
+      return Promise.resolve();
     }
     const rebirth = metrics.find((m) => m.name === REBIRTH);
     if (parsed.type === 'NCMD' && rebirth?.value === true && metrics.length === 1) {
       void this.#birth(organizationId);
-      return true;
+      return Promise.resolve();
     }
-    // tck-id-operational-behavior-edge-node-commands: writes need a write target, which cannot be set yet.
-    this.deps.log.info(
-      { organizationId, topic, metrics: metrics.map((m) => m.name) },
-      'sparkplug edge node write refused: no write target is configured',
-    );
-    return true;
+    // tck-id-operational-behavior-edge-node-commands: a write goes to its configured target, else is refused.
+    const deviceId = parsed.kind === 'device' ? parsed.deviceId : null;
+    const command = edgeCommandOf({ type: parsed.type, text: topic, deviceId }, bytes, metrics, [
+      ...state.metrics.values(),
+    ]);
+    return this.deps.writes?.handle(organizationId, command, state.settings.writes ?? [], sender) ?? null;
+  }
+
+  /** Schema bindings changed: a rebirth when a born metric's unit is not the one its birth carried. */
+  async bindingsChanged(organizationId: string): Promise<void> {
+    const state = this.#nodes.get(organizationId);
+    if (!state || !this.deps.unitsOf) return;
+    const units = await this.deps.unitsOf(organizationId, [...state.metrics.keys()]);
+    if (this.#nodes.get(organizationId) === state && unitsChanged(state.units, units))
+      await this.#birth(organizationId);
   }
 
   /** Values committed by this process (embedded broker): see `#values`. */
@@ -252,12 +283,18 @@ export class SparkplugEdgeNodes {
     const bdSeq =
       previous?.bdSeq ?? ((this.#bdSeqs.get(organizationId) ?? transport.firstBdSeq - 1) + 1) % 256;
     this.#bdSeqs.set(organizationId, bdSeq);
-    const state: EdgeState = { settings, bdSeq, seq: 0, metrics: new Map() };
+    const state: EdgeState = { settings, bdSeq, seq: 0, metrics: new Map(), units: new Map() };
     const devices: { deviceId: string; metrics: UMetric[] }[] = [];
     let alias = 0;
     for (const device of settings.devices) {
       const metrics: UMetric[] = [];
-      for (const row of await this.deps.latestUnder(organizationId, device.prefix)) {
+      const rows = await this.deps.latestUnder(organizationId, device.prefix);
+      const units = await this.deps.unitsOf?.(
+        organizationId,
+        rows.map((row) => row.path),
+      );
+      for (const [topic, unit] of units ?? []) state.units.set(topic, unit);
+      for (const row of rows) {
         const value = JSON.parse(row.valueJson) as unknown;
         const out: MetricOut = {
           alias: ++alias,
@@ -265,7 +302,8 @@ export class SparkplugEdgeNodes {
           type: datatypeOf(value),
         };
         state.metrics.set(row.path, { ...out, deviceId: device.deviceId });
-        metrics.push({ ...out, value: metricValue(value, out.type) } as UMetric);
+        const metric = { ...out, value: metricValue(value, out.type) } as UMetric;
+        metrics.push(withEngUnit(metric, units?.get(row.path)));
       }
       devices.push({ deviceId: device.deviceId, metrics });
     }

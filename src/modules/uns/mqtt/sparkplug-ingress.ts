@@ -14,6 +14,11 @@ import {
   validTopic,
 } from '../publishing/publish-record.js';
 import { formatRfc3339Micros } from '../rfc3339.js';
+import {
+  type CommandSender,
+  type EdgeWritesDeps,
+  SparkplugEdgeWrites,
+} from './sparkplug/edge-writes.js';
 import { type SparkplugEdgeDeps, SparkplugEdgeNodes } from './sparkplug-edge.js';
 
 export interface SparkplugIngressDeps {
@@ -25,7 +30,10 @@ export interface SparkplugIngressDeps {
   /** Least time between two rebirth requests to one edge node. */
   rebirthDebounceMs?: number;
   /** Meridian as an edge node of each organization that configures one (sparkplug-edge.ts). */
-  edge?: Omit<SparkplugEdgeDeps, 'now' | 'log'>;
+  edge?: Omit<SparkplugEdgeDeps, 'now' | 'log' | 'writes'> & {
+    /** Where its NCMD/DCMD writes go (sparkplug/edge-writes.ts); without it every write is refused. */
+    writes?: Pick<EdgeWritesDeps, 'db' | 'functionWrite'>;
+  };
 }
 
 /** Publishes a command (a rebirth request) to the organization's clients. */
@@ -45,16 +53,47 @@ export class SparkplugIngress {
       now: deps.now,
     });
     this.#options = { prefix: deps.prefix, now: deps.now, topics: new Map() };
-    this.edge = deps.edge ? new SparkplugEdgeNodes({ ...deps.edge, now: deps.now, log: deps.log }) : null;
+    if (!deps.edge) {
+      this.edge = null;
+      return;
+    }
+    const { writes, ...edge } = deps.edge;
+    const writer =
+      writes &&
+      new SparkplugEdgeWrites({
+        ...writes,
+        publishValue: (organizationId, topic, value) => this.#publishValue(organizationId, topic, value),
+        now: deps.now,
+        log: deps.log,
+      });
+    this.edge = new SparkplugEdgeNodes({
+      ...edge,
+      ...(writer && { writes: writer }),
+      now: deps.now,
+      log: deps.log,
+    });
+  }
+
+  /** A write to the edge node that targets a UNS topic: published as any value is; throws when refused. */
+  async #publishValue(organizationId: string, topic: string, value: unknown): Promise<void> {
+    const record = buildPublishRecord(validTopic(topic, this.#options, 'topic'), { value }, this.#options);
+    await this.deps.publisher().publish(organizationId, [record], { batch: false, fanout: true });
   }
 
   /**
    * Takes one Sparkplug message; resolves once its metrics are committed. A metric the UNS refuses
    * (a name that is no topic, a strict schema) is logged and the message's other metrics are kept.
    */
-  async ingest(organizationId: string, topic: string, payload: Uint8Array, send: SendCommand): Promise<void> {
+  async ingest(
+    organizationId: string,
+    topic: string,
+    payload: Uint8Array,
+    send: SendCommand,
+    sender: CommandSender | null = null,
+  ): Promise<void> {
     // A command to the organization's own edge node is its, not the host's.
-    if (this.edge?.command(organizationId, topic, payload)) return;
+    const command = this.edge?.command(organizationId, topic, payload, sender);
+    if (command) return command;
     const outcome = this.host.receive(organizationId, topic, payload);
     if (outcome.command) send(outcome.command.topic, outcome.command.payload);
     for (const problem of outcome.problems)

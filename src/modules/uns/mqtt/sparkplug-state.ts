@@ -6,6 +6,7 @@
  * (`sparkplug.hostId`, default `meridian`); a change announces the old id offline and the new one online.
  */
 import { stateTopic } from '../../sparkplug/sparkplug-topic.js';
+import type { FunctionWrite } from './sparkplug/edge-writes.js';
 import type { EdgeNodeSettings } from './sparkplug-edge.js';
 
 /** What the broker is given of the organizations' settings. */
@@ -13,6 +14,8 @@ export interface PrimaryHostSettings {
   hostIdOf(organizationId: string): Promise<string>;
   /** The organization's edge node settings (`sparkplug.edgeNode`), null when it publishes none. */
   edgeNodeOf?(organizationId: string): Promise<EdgeNodeSettings | null>;
+  /** Runs the write function an edge node write target names (the connections module's, once installed). */
+  functionWrite?(): FunctionWrite | null;
   /** Told the organization whose settings changed (null: any may have); answers its unsubscribe. */
   onChange(listener: (organizationId: string | null) => void): () => void;
 }

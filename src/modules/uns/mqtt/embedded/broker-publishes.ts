@@ -227,7 +227,8 @@ export class BrokerPublishes {
       } as PublishPacket;
       this.publishNow(command, null, () => {});
     };
-    ingress.ingest(session.identity.organizationId, topic, payload, send).then(
+    const { userId, scopes } = session.identity;
+    ingress.ingest(session.identity.organizationId, topic, payload, send, { userId, scopes }).then(
       () => {
         this.deps.rates.add('received');
         callback(null);
