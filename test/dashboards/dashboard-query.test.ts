@@ -262,6 +262,7 @@ for (const dialect of testDialects()) {
             id: 't',
             type: 'timeseries',
             gridPos: { x: 0, y: 0, w: 12, h: 6 },
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a dashboard variable, written as users write it
             queries: [{ topic: 'v1/acme/plant1/${line}/temp' }],
           },
         ],

@@ -24,6 +24,7 @@ export const GridPos = Type.Object(
 export const PanelQuery = Type.Object(
   {
     topic: Type.Optional(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a dashboard variable, written as users write it
       Type.String({ maxLength: 1024, description: 'Topic path; may use variables (`$line`, `${line}`).' }),
     ),
     filter: Type.Optional(

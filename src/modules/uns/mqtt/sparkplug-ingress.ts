@@ -14,11 +14,7 @@ import {
   validTopic,
 } from '../publishing/publish-record.js';
 import { formatRfc3339Micros } from '../rfc3339.js';
-import {
-  type CommandSender,
-  type EdgeWritesDeps,
-  SparkplugEdgeWrites,
-} from './sparkplug/edge-writes.js';
+import { type CommandSender, type EdgeWritesDeps, SparkplugEdgeWrites } from './sparkplug/edge-writes.js';
 import { type SparkplugEdgeDeps, SparkplugEdgeNodes } from './sparkplug-edge.js';
 
 export interface SparkplugIngressDeps {
