@@ -195,11 +195,14 @@ export class RollupCoverage {
     }));
   }
 
-  /** What is left of a mark after its latest part was recomputed (its end lowered), or none. */
-  async shrinkLate(mark: LateMark, toUs: number | null): Promise<void> {
-    if (toUs === null) await this.db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
-    else
-      await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+  /** Marks recomputed whole, deleted in one statement (one commit, not one a mark). */
+  async dropLate(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.db.deleteFrom('uns_rollup_late').where('id', 'in', ids).execute();
+  }
+
+  /** What is left of a mark after its latest part was recomputed: its end lowered to `toUs`. */
+  async shrinkLate(mark: LateMark, toUs: number): Promise<void> {
+    await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {
