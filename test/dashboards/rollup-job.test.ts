@@ -218,16 +218,16 @@ for (const dialect of testDialects()) {
       assert.equal(after.stats.coldFills, 0);
     });
 
-    it('gathers the late values noted while a note is written: one row a topic for the commits meanwhile', async () => {
+    it('gathers late values per topic: one row for the commits noted while a note is written, one recomputation for the rows of a topic', async () => {
       await server.app.uns.rollupJob.runUntilIdle();
       assert.equal(await lateCount(), 0);
       const rollups = fresh();
       const nowUs = Date.now() * 1000;
-      const dayUs = DAY_MS * 1000;
+      const tenMinutesUs = 10 * MINUTE_MS * 1000;
       // Ten commits' late values of one topic in a row: the first is written at once, the nine that come
       // while it is written share the next write, as one range from their earliest to their latest value.
       for (let i = 0; i < 10; i++) {
-        const atUs = (endMs - (5 + i) * DAY_MS) * 1000;
+        const atUs = (endMs - 5 * DAY_MS - i * 10 * MINUTE_MS) * 1000;
         rollups.noteLate([{ organizationId: server.orgId, path: SPEED, fromUs: atUs, toUs: atUs }], nowUs);
       }
       await rollups.notesWritten();
@@ -241,12 +241,18 @@ for (const dialect of testDialects()) {
         rows.map((r) => [Number(r.from_us), Number(r.to_us)]),
         [
           [startUs, startUs],
-          [startUs - 9 * dayUs, startUs - dayUs],
+          [startUs - 9 * tenMinutesUs, startUs - tenMinutesUs],
         ],
       );
-      // The job recomputes both and deletes them.
-      assert.equal(await server.app.uns.rollupJob.runUntilIdle(), true);
+      // The job recomputes the topic's marks as one (from the earliest to the latest) and deletes both.
+      const job = server.app.uns.rollupJob;
+      const marksBefore = job.stats.lateMarks;
+      assert.equal(await job.runUntilIdle(), true);
+      assert.equal(job.stats.lateMarks - marksBefore, 1, 'one recomputation for the topic');
       assert.equal(await lateCount(), 0);
+      const reader = fresh();
+      await assertMonth(reader, topic(ids.speed, SPEED), speed);
+      assert.equal(reader.stats.coldFills, 0);
     });
 
     it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {

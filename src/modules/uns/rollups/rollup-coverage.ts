@@ -200,9 +200,16 @@ export class RollupCoverage {
     if (ids.length > 0) await this.db.deleteFrom('uns_rollup_late').where('id', 'in', ids).execute();
   }
 
-  /** What is left of a mark after its latest part was recomputed: its end lowered to `toUs`. */
+  /**
+   * What is left of a mark after its latest part was recomputed: from its start (that of the marks it
+   * stands for) to `toUs`.
+   */
   async shrinkLate(mark: LateMark, toUs: number): Promise<void> {
-    await this.db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
+    await this.db
+      .updateTable('uns_rollup_late')
+      .set({ from_us: mark.fromUs, to_us: toUs })
+      .where('id', '=', mark.id)
+      .execute();
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {
