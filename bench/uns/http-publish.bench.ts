@@ -3,8 +3,11 @@
  * 200 (in a process of its own), both driven by wrk with the same settings in the same run. Prints requests/s, p99 and the ratio,
  * and the CPU time per publish of this process and of PostgreSQL's processes during the Meridian run.
  *   node --import tsx bench/uns/http-publish.bench.ts [sqlite|postgres] [seconds] [connections]
+ * With BENCH_CPU_PROFILE=<dir>, a CPU profile of Meridian's process over the measured rounds is written
+ * there (bench/measured-profile.ts; read it with bench/profile-top.ts).
  */
 import type { DialectName } from '../../src/storage/database.js';
+import { startMeasuredProfile } from '../measured-profile.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { combineWrkResults, requireWrk, type WrkResult, wrk } from '../wrk.js';
 import { report, startBenchServer } from './bench-server.js';
@@ -58,6 +61,7 @@ try {
   const baselines: WrkResult[] = [];
   const runs: WrkResult[] = [];
   const cpu = { selfMs: 0, postgresMs: 0 };
+  const stopProfile = await startMeasuredProfile(`http-publish-${dialect}`);
   for (let round = 0; round < rounds; round++) {
     baselines.push(await drive(plain.url, {}));
     const cpuStart = readCpu();
@@ -66,6 +70,7 @@ try {
     cpu.selfMs += used.selfMs;
     cpu.postgresMs += used.postgresMs;
   }
+  await stopProfile();
   const baseline = combineWrkResults(baselines);
   const measured = combineWrkResults(runs);
   const total = bench.server.app.uns.committer.stats;

@@ -6,9 +6,12 @@
  * Meridian has this process to itself, aedes one of its own
  * (aedes-alone.ts), and the publisher and the subscriber run in a third (mqtt-clients.ts).
  *   node --import tsx bench/uns/mqtt.bench.ts [sqlite|postgres] [messages]
+ * With BENCH_CPU_PROFILE=<dir>, a CPU profile of Meridian's process over the measured rounds is written
+ * there (bench/measured-profile.ts; read it with bench/profile-top.ts).
  */
 import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
+import { startMeasuredProfile } from '../measured-profile.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { spawnAedesAlone } from './aedes-alone.js';
 import { report, startBenchServer } from './bench-server.js';
@@ -46,6 +49,7 @@ try {
     await runMqttClients(meridianUrl, meridianAuth, messages, round);
   }
   await bench.server.app.uns.committer.drain();
+  const stopProfile = await startMeasuredProfile(`mqtt-${dialect}`);
   for (let round = warmups; round < warmups + rounds; round++) {
     const aedesStart = processCpuMs(aedesPid);
     baselineRuns.push(await runMqttClients(aedes.url, {}, messages, round));
@@ -57,6 +61,7 @@ try {
     cpu.selfMs += used.selfMs;
     cpu.postgresMs += used.postgresMs;
   }
+  await stopProfile();
   // Staged history (SQLite) merged first, so that the count reads every committed value.
   await bench.server.app.uns.writer.settle();
   const stored = Number(

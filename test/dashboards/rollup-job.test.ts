@@ -218,6 +218,43 @@ for (const dialect of testDialects()) {
       assert.equal(after.stats.coldFills, 0);
     });
 
+    it('gathers late values per topic: one row for the commits noted while a note is written, one recomputation for the rows of a topic', async () => {
+      await server.app.uns.rollupJob.runUntilIdle();
+      assert.equal(await lateCount(), 0);
+      const rollups = fresh();
+      const nowUs = Date.now() * 1000;
+      const tenMinutesUs = 10 * MINUTE_MS * 1000;
+      // Ten commits' late values of one topic in a row: the first is written at once, the nine that come
+      // while it is written share the next write, as one range from their earliest to their latest value.
+      for (let i = 0; i < 10; i++) {
+        const atUs = (endMs - 5 * DAY_MS - i * 10 * MINUTE_MS) * 1000;
+        rollups.noteLate([{ organizationId: server.orgId, path: SPEED, fromUs: atUs, toUs: atUs }], nowUs);
+      }
+      await rollups.notesWritten();
+      const rows = await server.storage.db
+        .selectFrom('uns_rollup_late')
+        .select(['from_us', 'to_us'])
+        .orderBy('to_us', 'desc')
+        .execute();
+      const startUs = (endMs - 5 * DAY_MS) * 1000;
+      assert.deepEqual(
+        rows.map((r) => [Number(r.from_us), Number(r.to_us)]),
+        [
+          [startUs, startUs],
+          [startUs - 9 * tenMinutesUs, startUs - tenMinutesUs],
+        ],
+      );
+      // The job recomputes the topic's marks as one (from the earliest to the latest) and deletes both.
+      const job = server.app.uns.rollupJob;
+      const marksBefore = job.stats.lateMarks;
+      assert.equal(await job.runUntilIdle(), true);
+      assert.equal(job.stats.lateMarks - marksBefore, 1, 'one recomputation for the topic');
+      assert.equal(await lateCount(), 0);
+      const reader = fresh();
+      await assertMonth(reader, topic(ids.speed, SPEED), speed);
+      assert.equal(reader.stats.coldFills, 0);
+    });
+
     it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {
       const log = server.app.log;
       const deps = {

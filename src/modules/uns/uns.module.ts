@@ -124,7 +124,13 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const writer: HistorianWrites = threaded
     ? new SqliteHistorianThread(storage.location, layout.location)
     : new HistorianWriter(storage, layout);
-  const rollups = new HistorianRollups(db, storage.dialect, () => writer.settle(), storage.durableWrite);
+  const rollups = new HistorianRollups(
+    db,
+    storage.dialect,
+    () => writer.settle(),
+    storage.durableWrite,
+    (error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'),
+  );
   const rollupJob = new RollupJob({
     ...deps.rollupJob,
     db,
@@ -172,11 +178,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
       rollups.committed(jobs);
       // Values declared before the rollup job's horizon are noted for it (none in live traffic).
       const late = lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000);
-      if (late.length > 0) {
-        rollups
-          .noteLate(late, clock.now() * 1000)
-          .catch((error) => app.log.warn({ err: error }, 'late values not noted for the rollup job'));
-      }
+      rollups.noteLate(late, clock.now() * 1000);
       // Values into days that may be compressed already are merged into their segments at once.
       lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       if (!announceLate) return;

@@ -206,12 +206,24 @@ export class RollupCoverage {
     }));
   }
 
-  /** What is left of a mark after its latest part was recomputed (its end lowered), or none. */
-  async shrinkLate(mark: LateMark, toUs: number | null): Promise<void> {
-    await this.write(async (db) => {
-      if (toUs === null) await db.deleteFrom('uns_rollup_late').where('id', '=', mark.id).execute();
-      else await db.updateTable('uns_rollup_late').set({ to_us: toUs }).where('id', '=', mark.id).execute();
-    });
+  /** Marks recomputed whole, deleted in one statement (one commit, not one a mark). */
+  async dropLate(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.write((db) => db.deleteFrom('uns_rollup_late').where('id', 'in', ids).execute());
+  }
+
+  /**
+   * What is left of a mark after its latest part was recomputed: from its start (that of the marks it
+   * stands for) to `toUs`.
+   */
+  async shrinkLate(mark: LateMark, toUs: number): Promise<void> {
+    await this.write((db) =>
+      db
+        .updateTable('uns_rollup_late')
+        .set({ from_us: mark.fromUs, to_us: toUs })
+        .where('id', '=', mark.id)
+        .execute(),
+    );
   }
 
   async topicId(organizationId: string, path: string): Promise<number | undefined> {

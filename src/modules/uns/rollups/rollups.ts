@@ -4,6 +4,7 @@ import { type DurableWrite, directWrite } from '../../../storage/durable-write.j
 import type { Database } from '../../../storage/tables.js';
 import type { CommitJob } from '../historian/historian-writer.js';
 import type { BucketRow } from '../reading/data.repository.js';
+import { LateNotes } from './late-notes.js';
 import { type LateAnnouncement, type LateRange, MAX_HEARD_UNITS } from './late-values.js';
 import { RollupCoverage } from './rollup-coverage.js';
 import { ceilTo, floorTo, type PartialBucket, RollupStore } from './rollup-store.js';
@@ -74,8 +75,8 @@ export class HistorianRollups {
   private readonly locks = new Map<number, Promise<unknown>>();
   /** Field series this process registered with the job already (`topicId\0field`). */
   private readonly registered = new Set<string>();
-  /** Late values being noted (`noteLate`). */
-  private readonly noting = new Set<Promise<unknown>>();
+  /** Late values on their way to `uns_rollup_late` (`noteLate`). */
+  private readonly notes: LateNotes;
   readonly store: RollupStore;
   readonly coverage: RollupCoverage;
   readonly stats: RollupReadStats = { coldFills: 0, adopted: 0, filledUnits: 0 };
@@ -87,9 +88,12 @@ export class HistorianRollups {
     // The job's and the late notes' writes (Storage.durableWrite): on SQLite their commits' disk flushes
     // held the event loop (in the soak, 7 ms on average and up to 207 ms a late note).
     write: DurableWrite = directWrite(db),
+    /** Told when late values could not be noted (the job then leaves their units as they were). */
+    onNoteError: (error: unknown) => void = () => {},
   ) {
     this.store = new RollupStore(db, dialect, write);
     this.coverage = new RollupCoverage(db, write);
+    this.notes = new LateNotes((ranges, nowUs) => this.coverage.noteLate(ranges, nowUs), onNoteError);
   }
 
   /** After a commit is durable: marks rolled-up units its values landed in dirty. Never throws. */
@@ -114,19 +118,17 @@ export class HistorianRollups {
     }
   }
 
-  /** Records late values for the job (after their commit, off the publish's answer). */
-  noteLate(ranges: readonly LateRange[], nowUs: number): Promise<void> {
-    if (ranges.length === 0) return Promise.resolve();
-    const noting = this.coverage.noteLate(ranges, nowUs);
-    const settled = noting.catch(() => undefined);
-    this.noting.add(settled);
-    void settled.then(() => this.noting.delete(settled));
-    return noting;
+  /**
+   * Records late values for the job (after their commit, off the publish's answer), gathered per topic
+   * while a write is in flight (late-notes.ts).
+   */
+  noteLate(ranges: readonly LateRange[], nowUs: number): void {
+    this.notes.add(ranges, nowUs);
   }
 
   /** Resolves once the late values noted so far are written (or failed to be). */
-  async notesWritten(): Promise<void> {
-    await Promise.all(this.noting);
+  notesWritten(): Promise<void> {
+    return this.notes.written();
   }
 
   /**
@@ -274,7 +276,9 @@ export class HistorianRollups {
       this.stats.adopted++;
       span.fromUs = stored.fromUs;
       span.toUs = stored.toUs;
-      // Late values the job has not recomputed yet: the part of the span they reach is recomputed here.
+      // Late values the job has not recomputed yet: the part of the span they reach is recomputed here
+      // (those of commits before the span was registered written first).
+      await this.notesWritten();
       for (const mark of await this.coverage.lateMarks(10_000, topic)) {
         await this.fill(
           topic.id,
