@@ -149,6 +149,7 @@ export class CompactionJob {
     clearInterval(this.timer);
     clearTimeout(this.firstRun);
     await this.running;
-    await this.lease.release();
+    // As the rollup job's: at shutdown the database may already be closed; the lease then runs out.
+    await this.lease.release().catch(() => {});
   }
 }
