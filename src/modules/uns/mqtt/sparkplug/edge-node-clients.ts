@@ -16,7 +16,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { SPARKPLUG_NAMESPACE } from '../../../sparkplug/sparkplug-topic.js';
 import type { LiveChannel } from '../../live/live-values.js';
 import type { EdgeNodeSettings } from '../sparkplug-edge.js';
-import type { EdgeMessage, EdgeTransport } from './edge-transport.js';
+import { type EdgeMessage, type EdgeTransport, settledWithin } from './edge-transport.js';
 
 export interface EdgeNodeClientsDeps {
   url: string;
@@ -119,12 +119,7 @@ export class EdgeNodeClients implements EdgeTransport {
 
   /** Resolves once the connections closed normally have ended (at most `withinMs`). */
   async settled(withinMs = 3000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, withinMs);
-    });
-    await Promise.race([Promise.all(this.#closing), timeout]);
-    clearTimeout(timer);
+    await settledWithin(this.#closing, withinMs);
   }
 
   #drop(organizationId: string, session: Session, force: boolean): void {

@@ -36,3 +36,13 @@ export const publishingTransport = (publish: EdgePublish): EdgeTransport => ({
   publish,
   close: () => {},
 });
+
+/** Resolves once every one of `closing` has settled, or after `withinMs`, whichever comes first. */
+export async function settledWithin(closing: Iterable<Promise<unknown>>, withinMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, withinMs);
+  });
+  await Promise.race([Promise.all(closing), timeout]);
+  clearTimeout(timer);
+}

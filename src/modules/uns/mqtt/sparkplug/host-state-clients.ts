@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { type HostAnnouncer, statePayload } from '../sparkplug-state.js';
+import { settledWithin } from './edge-transport.js';
 
 export interface HostStateClientsDeps {
   url: string;
@@ -97,11 +98,6 @@ export class HostStateClients implements HostAnnouncer {
 
   /** Resolves once the offline STATEs said are acknowledged and their clients ended (at most `withinMs`). */
   async settled(withinMs = 3000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, withinMs);
-    });
-    await Promise.race([Promise.all(this.#closing), timeout]);
-    clearTimeout(timer);
+    await settledWithin(this.#closing, withinMs);
   }
 }
