@@ -1,15 +1,9 @@
+import type { PartialBucket } from '../../../rollups/rollup-store.js';
+
 /** One bucket's aggregate computed in memory, as the SQL over rows answers it. */
-export interface NumberBucket {
-  cnt: number;
-  sum: number;
+export interface NumberBucket extends PartialBucket {
   /** SQLite's `sum` compensates (Kahan-Babuska-Neumaier since 3.43): its error term. */
   error: number;
-  min: number;
-  max: number;
-  firstTs: number;
-  first: number;
-  lastTs: number;
-  last: number;
   /** The database's average of the bucket's rows, while no value was added here (then it is dropped). */
   rowsAvg?: number;
 }
