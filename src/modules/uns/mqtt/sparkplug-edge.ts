@@ -15,21 +15,15 @@
  * external broker whose will is its NDEATH (sparkplug/edge-node-clients.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { encodePayload, type UMetric } from 'sparkplug-payload/lib/sparkplugbpayload.js';
+import { encodePayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
 import { decodeSparkplugPayload } from '../../sparkplug/sparkplug-metrics.js';
 import { parseSparkplugTopic, SPARKPLUG_NAMESPACE } from '../../sparkplug/sparkplug-topic.js';
 import type { CommitJob } from '../historian/historian-writer.js';
 import type { LiveValue } from '../live/live-values.js';
-import {
-  type BornMetric,
-  datatypeOf,
-  deviceData,
-  type MetricOut,
-  metricValue,
-  type ValueIn,
-} from './sparkplug/edge-metrics.js';
-import type { EdgeMessage, EdgeTransport } from './sparkplug/edge-transport.js';
-import { unitsChanged, withEngUnit } from './sparkplug/edge-units.js';
+import { birthMetrics, nodeBirthMetrics, nodeDeath, REBIRTH } from './sparkplug/edge-birth.js';
+import { type BornMetric, deviceData, type ValueIn } from './sparkplug/edge-metrics.js';
+import type { EdgeTransport } from './sparkplug/edge-transport.js';
+import { unitsChanged } from './sparkplug/edge-units.js';
 import {
   type CommandSender,
   type EdgeWriteTarget,
@@ -66,7 +60,6 @@ interface EdgeState {
   units: Map<string, string>;
 }
 
-const REBIRTH = 'Node Control/Rebirth';
 /** How long a node whose session could not be opened (or was lost) waits before it tries again. */
 const RETRY_MS = 1000;
 
@@ -230,20 +223,9 @@ export class SparkplugEdgeNodes {
     const state = this.#nodes.get(organizationId);
     if (!state) return;
     this.#nodes.delete(organizationId);
-    const death = this.#deathOf(state.settings, state.bdSeq);
+    const death = nodeDeath(state.settings, state.bdSeq, this.deps.now());
     this.#transport?.publish(organizationId, death.topic, death.payload);
     this.#transport?.close(organizationId);
-  }
-
-  /** The NDEATH of a session: its bdSeq alone, no seq (tck-id-payloads-ndeath-seq). */
-  #deathOf(settings: EdgeNodeSettings, bdSeq: number): EdgeMessage {
-    return {
-      topic: `${SPARKPLUG_NAMESPACE}/${settings.groupId}/NDEATH/${settings.edgeNodeId}`,
-      payload: encodePayload({
-        timestamp: this.deps.now(),
-        metrics: [{ name: 'bdSeq', type: 'Int64', value: bdSeq } as UMetric],
-      }),
-    };
   }
 
   /** Births again in a while, once (a session lost, or not opened). */
@@ -283,33 +265,11 @@ export class SparkplugEdgeNodes {
     const bdSeq =
       previous?.bdSeq ?? ((this.#bdSeqs.get(organizationId) ?? transport.firstBdSeq - 1) + 1) % 256;
     this.#bdSeqs.set(organizationId, bdSeq);
-    const state: EdgeState = { settings, bdSeq, seq: 0, metrics: new Map(), units: new Map() };
-    const devices: { deviceId: string; metrics: UMetric[] }[] = [];
-    let alias = 0;
-    for (const device of settings.devices) {
-      const metrics: UMetric[] = [];
-      const rows = await this.deps.latestUnder(organizationId, device.prefix);
-      const units = await this.deps.unitsOf?.(
-        organizationId,
-        rows.map((row) => row.path),
-      );
-      for (const [topic, unit] of units ?? []) state.units.set(topic, unit);
-      for (const row of rows) {
-        const value = JSON.parse(row.valueJson) as unknown;
-        const out: MetricOut = {
-          alias: ++alias,
-          name: row.path.slice(device.prefix.length + 1),
-          type: datatypeOf(value),
-        };
-        state.metrics.set(row.path, { ...out, deviceId: device.deviceId });
-        const metric = { ...out, value: metricValue(value, out.type) } as UMetric;
-        metrics.push(withEngUnit(metric, units?.get(row.path)));
-      }
-      devices.push({ deviceId: device.deviceId, metrics });
-    }
+    const { devices, metrics, units } = await birthMetrics(this.deps, organizationId, settings);
+    const state: EdgeState = { settings, bdSeq, seq: 0, metrics, units };
     if (!previous) {
       try {
-        await transport.open(organizationId, settings, this.#deathOf(settings, bdSeq));
+        await transport.open(organizationId, settings, nodeDeath(settings, bdSeq, this.deps.now()));
       } catch (error) {
         this.deps.log.warn({ err: error, organizationId }, 'sparkplug edge node session not opened');
         this.#retry(organizationId);
@@ -320,18 +280,19 @@ export class SparkplugEdgeNodes {
     this.#nodes.set(organizationId, state);
     const now = this.deps.now();
     const { groupId, edgeNodeId } = settings;
-    // tck-id-payloads-nbirth-seq (seq 0), -bdseq, -rebirth-req (Node Control/Rebirth, Boolean).
+    // tck-id-payloads-nbirth-seq: seq 0.
     this.#send(organizationId, `${SPARKPLUG_NAMESPACE}/${groupId}/NBIRTH/${edgeNodeId}`, {
       timestamp: now,
       seq: this.#nextSeq(state),
-      metrics: [
-        { name: 'bdSeq', type: 'Int64', value: bdSeq },
-        { name: REBIRTH, type: 'Boolean', value: false },
-      ] as UMetric[],
+      metrics: nodeBirthMetrics(bdSeq),
     });
-    for (const { deviceId, metrics } of devices) {
-      const topic = `${SPARKPLUG_NAMESPACE}/${groupId}/DBIRTH/${edgeNodeId}/${deviceId}`;
-      this.#send(organizationId, topic, { timestamp: now, seq: this.#nextSeq(state), metrics });
+    for (const device of devices) {
+      const topic = `${SPARKPLUG_NAMESPACE}/${groupId}/DBIRTH/${edgeNodeId}/${device.deviceId}`;
+      this.#send(organizationId, topic, {
+        timestamp: now,
+        seq: this.#nextSeq(state),
+        metrics: device.metrics,
+      });
     }
   }
 }
