@@ -1,7 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { TestDatabase } from './dialects.js';
 
-/** A `meridian` command run as a real process from the sources (through tsx), with its output collected. */
+/**
+ * How a `meridian` process starts: as it ships, from the bundle scripts/run-tests.mjs builds from the
+ * sources at the start of a run (MERIDIAN_TEST_BUNDLE); a test file run by itself runs the sources
+ * through tsx.
+ */
+function meridianCommand(): string[] {
+  const bundle = process.env.MERIDIAN_TEST_BUNDLE;
+  return bundle && existsSync(bundle) ? [bundle] : ['--import', 'tsx', 'src/cli/index.ts'];
+}
+
+/** A `meridian` command run as a real process from the sources (bundled, or through tsx), with its output collected. */
 export interface MeridianProcess {
   child: ChildProcess;
   output(): string;
@@ -16,7 +27,7 @@ export interface MeridianProcess {
  * tests start them there (MERIDIAN_EGRESS_ALLOW=127.0.0.1 unless `env` sets it; `undefined` unsets it).
  */
 export function runMeridian(args: string[], env: Record<string, string | undefined>): MeridianProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+  const child = spawn(process.execPath, [...meridianCommand(), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, MERIDIAN_EGRESS_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
