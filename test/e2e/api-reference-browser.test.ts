@@ -26,7 +26,9 @@ describe('API reference in Chromium', () => {
     });
     try {
       await page.goto(new URL('/api/docs', server.url).href);
-      await page.locator('.swagger-ui .info .title').waitFor();
+      // Swagger UI parses the whole document (about 700 KB) before it renders anything: on a two-core
+      // machine running two test files it took more than the page's default 10 s once.
+      await page.locator('.swagger-ui .info .title').waitFor({ timeout: 30_000 });
       assert.match((await page.locator('.swagger-ui .info .title').textContent()) ?? '', /Meridian/);
       // The first areas' operations are listed (Swagger UI renders the rest as the reader scrolls).
       await page.locator('.opblock').nth(4).waitFor({ state: 'attached' });
