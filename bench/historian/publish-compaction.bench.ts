@@ -246,16 +246,6 @@ try {
     0.95,
   );
 } finally {
-  console.log(
-    'DBG',
-    JSON.stringify(
-      await db
-        .selectFrom('uns_segments as s')
-        .innerJoin('uns_topics as t', 't.id', 's.topic_id')
-        .select(['t.path', 's.day_us', 's.value_count', 's.first_us'])
-        .execute(),
-    ),
-  );
   await job.lease.release();
   await bench.close();
 }
