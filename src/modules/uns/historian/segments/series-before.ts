@@ -13,7 +13,8 @@ export interface SeriesToCompact {
  * The topics of `uns_values` one index seek each (its key is topic, time), with the oldest row of each
  * one seek more: a recursive walk from each topic id to the next, as neither database skips through an
  * index by itself. A GROUP BY read every row instead, at every run: on SQLite the whole table, also
- * when nothing was left to compact (the usual case between two runs); on PostgreSQL every row of the
+ * when nothing was left to compact (the usual case between two runs; 200 topics x 8,640 rows: 92 ms of
+ * CPU, and 240 ms with every row old, against 0.8 and 1.2 ms for the walk, at load 28); on PostgreSQL every row of the
  * daily partitions before the horizon (a backlog of 100 topics x 2 days: 725 ms of the database
  * server's CPU against 13-17 ms for the walk, on a loaded machine), CPU taken from the inserts of
  * publishes. PostgreSQL's walk looks only into the partitions before the horizon (`ts_us < beforeUs`
