@@ -24,6 +24,8 @@ export async function runMqttClients(
   auth: { username?: string; password?: string },
   messages: number,
   round = 0,
+  /** The first message's timestamp (epoch µs); each next one is 1 ms later. Default 2026-01-01. */
+  baseUs = BASE_US,
 ): Promise<ClientsRun> {
   const { stdout } = await execTracked(
     process.execPath,
@@ -36,6 +38,7 @@ export async function runMqttClients(
         MQTT_PASSWORD: auth.password ?? '',
         MESSAGES: String(messages),
         ROUND: String(round),
+        BASE_US: String(baseUs),
       },
     },
   );
@@ -46,13 +49,14 @@ async function relay(): Promise<ClientsRun> {
   const messages = Number(process.env.MESSAGES);
   // Each round publishes values of its own (later timestamps), so that none replaces an earlier round's.
   const first = Number(process.env.ROUND ?? 0) * messages;
+  const baseUs = Number(process.env.BASE_US ?? BASE_US);
   const auth = {
     username: process.env.MQTT_USERNAME || undefined,
     password: process.env.MQTT_PASSWORD || undefined,
   };
   const payloads = Array.from({ length: messages }, (_, n) => ({
     topic: `v1/bench/line${n % 100}/value`,
-    payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(BASE_US + (first + n) * 1000) }),
+    payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(baseUs + (first + n) * 1000) }),
   }));
   const url = process.env.MQTT_URL!;
   const subscriber = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });

@@ -159,6 +159,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
         compressAfterMs: config.unsCompressAfter * 1000,
         // On a thread, the job yields to publishes; on the event loop there is nothing to yield to.
         paceWhenBusy: compactor === segments ? 0 : COMPACTION_PACE_WHEN_BUSY,
+        // Asked on the event loop's connection first: the thread starts only when there is work for it.
+        hasRowsBefore: compactor === segments ? undefined : (beforeUs) => segments.hasRowsBefore(beforeUs),
         log: app.log,
         reclaim: (beforeUs) => reclaimDisk(db, storage.dialect, beforeUs),
       })

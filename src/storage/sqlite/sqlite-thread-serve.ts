@@ -1,7 +1,6 @@
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { lowerThreadPriority } from '../../workers/thread-priority.js';
 
 /**
  * The thread's side of a SQLite thread (sqlite-thread.ts): what every `*.worker.ts` that serves one
@@ -60,16 +59,11 @@ export interface SqliteThreadReply<Answer> {
  * Nine alternating runs each of wrk against single publishes on two cores: 12,937 publishes/s on
  * average at niceness +5 against 10,560/s at the event loop's (p99 10-20 ms against 18-26 ms); +10 and
  * +19 were no better than +5. MQTT QoS 0 (large commits, few wake-ups) did not change. Linux only:
- * elsewhere, or where it is refused, the thread keeps the process's priority. Exported for threads of
- * background work that run nicer still (the historian's compaction thread).
+ * elsewhere, or where it is refused, the thread keeps the process's priority. Threads of background work that run
+ * nicer still call workers/thread-priority.ts themselves (the historian's compaction thread).
  */
 export function lowerPriority(niceness = SQLITE_THREAD_NICENESS): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + niceness));
-  } catch {
-    // Not Linux, or not allowed.
-  }
+  lowerThreadPriority(niceness);
 }
 
 /**

@@ -47,6 +47,20 @@ export interface CompactionJobDeps {
   paceWhenBusy?: number;
   /** Gives back the disk the rows took, after a run that compacted values (disk-reclaim.ts). */
   reclaim?: (beforeUs: number) => Promise<ReclaimResult>;
+  /**
+   * A cheap question on the event loop's connection, asked first (SegmentStore.hasRowsBefore): when no
+   * row is declared before the horizon, the run ends there, without the lease, the settle or a message
+   * to the compaction thread, which then is never started (it costs seconds of CPU to start).
+   */
+  hasRowsBefore?: (beforeUs: number) => Promise<boolean>;
+}
+
+/** What a run of the job is asked: a dry run, and a signal that ends it after the day in hand. */
+export interface CompactionRunOptions {
+  /** Measures what compaction would give and changes nothing (no lease needed). */
+  dryRun?: boolean;
+  /** Once aborted, the run stops after the day in hand (what is left is the next run's). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -61,6 +75,8 @@ export class CompactionJob {
   private timer: NodeJS.Timeout | undefined;
   private firstRun: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
+  /** Ends the run in hand (stop). */
+  private readonly stopping = new AbortController();
   /** The last whole run of this job (not a dry run): when it ended and what it compacted. */
   last: (CompactionFigures & { atMs: number }) | null = null;
   /** What the last run gave back of the disk. */
@@ -82,19 +98,26 @@ export class CompactionJob {
 
   /**
    * Compacts every complete day now, holding the lease (answers null when another replica holds it).
-   * `dryRun`: measures what compaction would give and changes nothing (no lease needed).
+   * `dryRun`: measures what compaction would give and changes nothing (no lease needed); `signal`: the
+   * run stops after the day in hand once it is aborted.
    */
-  async compactCompleteDays(options: { dryRun?: boolean } = {}): Promise<CompactionFigures | null> {
+  async compactCompleteDays(options: CompactionRunOptions = {}): Promise<CompactionFigures | null> {
     const dryRun = options.dryRun ?? false;
+    const total: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+    const { hasRowsBefore } = this.deps;
+    if (hasRowsBefore && !(await hasRowsBefore(this.horizonUs(this.deps.clock.now())))) {
+      if (!dryRun) this.last = { atMs: this.deps.clock.now(), ...total };
+      return total;
+    }
     if (!dryRun && !(await this.lease.hold(this.deps.clock.now()))) return null;
     await this.deps.settle();
     const beforeUs = this.horizonUs(this.deps.clock.now());
-    const total: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
     const pace = dryRun ? 0 : (this.deps.paceWhenBusy ?? 0);
     let utilization = performance.eventLoopUtilization();
     for (const series of await this.deps.store.seriesBefore(beforeUs)) {
       let day: number | null = dayOf(series.firstUs);
       while (day !== null) {
+        if (options.signal?.aborted) return this.ended(total, dryRun);
         if (!dryRun && !(await this.lease.hold(this.deps.clock.now()))) return total;
         const started = performance.now();
         const done = await this.deps.store.compactDay(series.topicId, day, dryRun);
@@ -112,7 +135,16 @@ export class CompactionJob {
         }
       }
     }
-    if (!dryRun && total.values > 0 && this.deps.reclaim) {
+    return this.ended(total, dryRun, beforeUs);
+  }
+
+  /** A run's end: the disk given back (when it compacted values), its figures kept. */
+  private async ended(
+    total: CompactionFigures,
+    dryRun: boolean,
+    beforeUs?: number,
+  ): Promise<CompactionFigures> {
+    if (!dryRun && total.values > 0 && this.deps.reclaim && beforeUs !== undefined) {
       try {
         this.lastReclaim = await this.deps.reclaim(beforeUs);
         if (this.lastReclaim.note) this.deps.log?.info(this.lastReclaim.note);
@@ -127,7 +159,7 @@ export class CompactionJob {
 
   start(): void {
     const run = () => {
-      this.running = this.compactCompleteDays()
+      this.running = this.compactCompleteDays({ signal: this.stopping.signal })
         .then(
           (figures) => {
             if (figures !== null && figures.values > 0)
@@ -148,6 +180,8 @@ export class CompactionJob {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearTimeout(this.firstRun);
+    // A run in hand ends after its day: shutdown does not wait for a whole backlog to be compacted.
+    this.stopping.abort();
     await this.running;
     // As the rollup job's: at shutdown the database may already be closed; the lease then runs out.
     await this.lease.release().catch(() => {});

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../../../../test/helpers/dialects.js';
@@ -178,6 +180,19 @@ for (const dialect of testDialects()) {
         onThread < onLoop / 3,
         `longest stall ${onThread.toFixed(1)} ms on the thread against ${onLoop.toFixed(1)} ms on the event loop`,
       );
+    });
+
+    it("runs at the lowest priority (Linux: niceness 19 from the thread's start)", async (t) => {
+      if (process.platform !== 'linux') return t.skip('thread priorities are read from /proc');
+      /** The niceness of each thread of this process, as the scheduler sees it (field 19 of its stat). */
+      const niceness = () =>
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        });
+      await compactor.seriesBefore(0);
+      assert.ok(niceness().includes(19), `threads at ${niceness().join(', ')}`);
+      assert.equal(getPriority(), niceness()[0], 'the event loop keeps its priority');
     });
   });
 }

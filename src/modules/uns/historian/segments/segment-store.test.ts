@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../../../../test/helpers/dialects.js';
 import { openStorage, type Storage } from '../../../../storage/database.js';
 import { migrateToLatest } from '../../../../storage/migrator.js';
-import { DAY_US, openHistorian } from '../historian-layout.js';
+import { DAY_US, HISTORIAN_SCHEMA, openHistorian, STAGED_VALUES } from '../historian-layout.js';
 import { CompactionJob } from './compaction-job.js';
+import type { SegmentCompactor } from './compaction-thread.js';
 import { plantSeries } from './plant-series.js';
 import { decodeSegment, type SegmentRow } from './segment-codec.js';
 import { SegmentStore } from './segment-store.js';
@@ -187,6 +189,108 @@ for (const dialect of testDialects()) {
       const results = await Promise.all([store.compactDay(1, DAY0), store.compactDay(1, DAY0)]);
       assert.equal(results[0].values + results[1].values, 3000);
       assert.deepEqual(await segmentsOf(1), series);
+      assert.deepEqual(await rowsOf(1), []);
+    });
+
+    it('finds the topics with rows before the horizon, each with its oldest, and nothing else', async () => {
+      const horizon = job('a').horizonUs(NOW_MS);
+      await insert(40, plantSeries('float', 100, DAY0 + DAY_US + 5, 10));
+      await insert(3, plantSeries('float', 100, DAY0 + 2 * DAY_US, 11));
+      await insert(3, plantSeries('float', 100, DAY0 + 7, 12));
+      await insert(17, plantSeries('state', 100, NOW_MS * 1000 - 600_000_000, 13));
+      assert.deepEqual(await store.seriesBefore(horizon), [
+        { topicId: 3, firstUs: DAY0 + 7 },
+        { topicId: 40, firstUs: DAY0 + DAY_US + 5 },
+      ]);
+      assert.deepEqual(await store.seriesBefore(DAY0 + DAY_US), [{ topicId: 3, firstUs: DAY0 + 7 }]);
+      assert.equal(await store.hasRowsBefore(horizon), true);
+      assert.equal(await store.hasRowsBefore(DAY0 + 7), false, 'the oldest row is not before itself');
+      assert.equal(await store.hasRowsBefore(DAY0 + 8), true);
+    });
+
+    if (dialect === 'sqlite') {
+      it('counts a row still staged by the historian thread as a row to compact (settle merges it)', async () => {
+        const staged = sql.raw(`${HISTORIAN_SCHEMA}.${STAGED_VALUES}`);
+        await sql`insert into ${staged} (topic_id, ts_us, value_json, value_num, quality, source, received_us)
+          values (5, ${DAY0}, '1', 1, 0, null, ${DAY0})`.execute(storage.db);
+        try {
+          assert.equal(await store.hasRowsBefore(DAY0 + 1), true);
+          assert.equal(await store.hasRowsBefore(DAY0), false);
+        } finally {
+          await sql`delete from ${staged}`.execute(storage.db);
+        }
+      });
+    }
+
+    /** The store, counting what the job asks of it. */
+    function counted(calls: string[], onCompact: () => void = () => {}): SegmentCompactor {
+      return {
+        seriesBefore: (beforeUs) => {
+          calls.push('series');
+          return store.seriesBefore(beforeUs);
+        },
+        nextRowAt: (topicId, fromUs, beforeUs) => {
+          calls.push('next');
+          return store.nextRowAt(topicId, fromUs, beforeUs);
+        },
+        compactDay: (topicId, dayUs, dryRun) => {
+          calls.push('compact');
+          onCompact();
+          return store.compactDay(topicId, dayUs, dryRun);
+        },
+      };
+    }
+
+    it('with nothing before the horizon, a run asks the compactor (thread) nothing and takes no lease', async () => {
+      const calls: string[] = [];
+      const settles: number[] = [];
+      const deps = {
+        db: storage.db,
+        store: counted(calls),
+        clock: { now: () => now.ms },
+        settle: async () => void settles.push(1),
+        compressAfterMs: 3_600_000,
+        replicaId: 'a',
+        hasRowsBefore: (beforeUs: number) => store.hasRowsBefore(beforeUs),
+      };
+      await insert(1, plantSeries('float', 100, NOW_MS * 1000 - 600_000_000, 14));
+      assert.deepEqual(await new CompactionJob(deps).compactCompleteDays(), {
+        values: 0,
+        segments: 0,
+        rowBytes: 0,
+        segmentBytes: 0,
+      });
+      assert.deepEqual(calls, []);
+      assert.deepEqual(settles, []);
+      assert.deepEqual(await storage.db.selectFrom('job_leases').selectAll().execute(), []);
+      const old = plantSeries('float', 100, DAY0, 15);
+      await insert(2, old);
+      assert.equal((await new CompactionJob(deps).compactCompleteDays())?.values, 100);
+      assert.deepEqual(calls, ['series', 'compact', 'next']);
+      assert.deepEqual(settles, [1]);
+      assert.deepEqual(await segmentsOf(2), old);
+    });
+
+    it('an aborted run stops after the day in hand; the next run compacts the rest', async () => {
+      const days = [0, 1, 2].map((d) => plantSeries('float', 200, DAY0 + d * DAY_US, 16 + d));
+      for (const day of days) await insert(1, day);
+      const stopping = new AbortController();
+      const calls: string[] = [];
+      const deps = {
+        db: storage.db,
+        store: counted(calls, () => stopping.abort()),
+        clock: { now: () => now.ms },
+        settle: async () => {},
+        compressAfterMs: 3_600_000,
+        replicaId: 'a',
+      };
+      const first = await new CompactionJob(deps).compactCompleteDays({ signal: stopping.signal });
+      assert.equal(first?.values, 200, 'the day in hand, whole');
+      assert.deepEqual(await segmentsOf(1), days[0]);
+      assert.deepEqual(await rowsOf(1), [...days[1]!, ...days[2]!]);
+      const rest = await new CompactionJob({ ...deps, store }).compactCompleteDays();
+      assert.equal(rest?.values, 400);
+      assert.deepEqual(await segmentsOf(1), days.flat());
       assert.deepEqual(await rowsOf(1), []);
     });
   });

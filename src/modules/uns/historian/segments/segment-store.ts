@@ -3,6 +3,7 @@ import type { DialectName } from '../../../../storage/database.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
 import { decodeSegment, encodeSegment, type SegmentRow } from './segment-codec.js';
+import { hasRowsBefore, type SeriesToCompact, seriesBefore } from './series-before.js';
 
 /** The first key of the advisory locks that serialize compactions of a topic (issue 38). */
 const SEGMENT_LOCK_CLASS = 38038;
@@ -49,18 +50,14 @@ export class SegmentStore {
     private readonly dialect: DialectName,
   ) {}
 
-  /**
-   * The topics with rows declared before `beforeUs`, each with the day of its oldest such row.
-   */
-  async seriesBefore(beforeUs: number): Promise<{ topicId: number; firstUs: number }[]> {
-    const rows = await this.db
-      .selectFrom('uns_values')
-      .select(['topic_id', (eb) => eb.fn.min('ts_us').as('first_us')])
-      .where('ts_us', '<', beforeUs)
-      .groupBy('topic_id')
-      .orderBy('topic_id')
-      .execute();
-    return rows.map((r) => ({ topicId: Number(r.topic_id), firstUs: Number(r.first_us) }));
+  /** The topics with rows declared before `beforeUs`, each with its oldest such row (series-before.ts). */
+  seriesBefore(beforeUs: number): Promise<SeriesToCompact[]> {
+    return seriesBefore(this.db, this.dialect, beforeUs);
+  }
+
+  /** Whether any row is declared before `beforeUs`: a cheap question (series-before.ts). */
+  hasRowsBefore(beforeUs: number): Promise<boolean> {
+    return hasRowsBefore(this.db, this.dialect, beforeUs);
   }
 
   /** The oldest row of a topic in [fromUs, beforeUs), or null. */
