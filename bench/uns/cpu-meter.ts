@@ -32,6 +32,15 @@ export function processCpuMs(pid: string): number {
   return ns / 1e6;
 }
 
+/** CPU time of one thread of a process in ms (its schedstat), as `processCpuMs` counts it; 0 if it is gone. */
+export function threadCpuMs(pid: string, tid: string): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return 0;
+  }
+}
+
 /** The pids of processes named `postgres`, whoever runs them. */
 function postgresPids(): string[] {
   let pids: string[];

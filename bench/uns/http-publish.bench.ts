@@ -6,12 +6,13 @@
  * With BENCH_CPU_PROFILE=<dir>, a CPU profile of Meridian's process over the measured rounds is written
  * there (bench/measured-profile.ts; read it with bench/profile-top.ts).
  */
+import { loadavg } from 'node:os';
 import type { DialectName } from '../../src/storage/database.js';
 import { startMeasuredProfile } from '../measured-profile.js';
 import { relaunchWithServerFlags } from '../server-process.js';
 import { combineWrkResults, requireWrk, type WrkResult, wrk } from '../wrk.js';
 import { report, startBenchServer } from './bench-server.js';
-import { cpuSince, readCpu } from './cpu-meter.js';
+import { cpuSince, readCpu, threadCpuMs } from './cpu-meter.js';
 import { spawnPlainRoute } from './plain-route.js';
 
 // Meridian runs in this process: as `npm start` runs it.
@@ -60,12 +61,15 @@ try {
   // Meridian's rounds only.
   const baselines: WrkResult[] = [];
   const runs: WrkResult[] = [];
-  const cpu = { selfMs: 0, postgresMs: 0 };
+  const cpu = { selfMs: 0, postgresMs: 0, eventLoopMs: 0 };
+  const pid = String(process.pid);
   const stopProfile = await startMeasuredProfile(`http-publish-${dialect}`);
   for (let round = 0; round < rounds; round++) {
     baselines.push(await drive(plain.url, {}));
     const cpuStart = readCpu();
+    const eventLoopStart = threadCpuMs(pid, pid);
     runs.push(await drive(meridianUrl, meridianHeaders));
+    cpu.eventLoopMs += threadCpuMs(pid, pid) - eventLoopStart;
     const used = cpuSince(cpuStart);
     cpu.selfMs += used.selfMs;
     cpu.postgresMs += used.postgresMs;
@@ -90,7 +94,7 @@ try {
   // Publishes committed in the measured rounds.
   const perPublish = (ms: number) => ((ms * 1000) / Math.max(1, stats.jobs)).toFixed(0);
   console.log(
-    `  CPU/publish:   Node ${perPublish(cpu.selfMs)} µs, PostgreSQL ${perPublish(cpu.postgresMs)} µs (all its processes)`,
+    `  CPU/publish:   Node ${perPublish(cpu.selfMs)} µs (its event loop ${perPublish(cpu.eventLoopMs)} µs), PostgreSQL ${perPublish(cpu.postgresMs)} µs (all its processes); load average ${loadavg()[0]!.toFixed(2)}`,
   );
   report('  ratio', measured.perSecond, baseline.perSecond, 'req/s', 0.5);
 } finally {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RollupJob } from '../../src/modules/uns/rollups/rollup-job.js';
 import { HistorianRollups, type RollupTopic } from '../../src/modules/uns/rollups/rollups.js';
+import type { DurableWrite } from '../../src/storage/durable-write.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -297,6 +298,53 @@ for (const dialect of testDialects()) {
       await a.stop();
       await b.stop();
       await c.stop();
+    });
+
+    it('registers the numeric topics that appeared together in one durable write', async () => {
+      await server.app.uns.rollupJob.stop();
+      // In the first minutes of an hour the series rolled up above could be behind the job's horizon
+      // below (a minute into the hour): their forward steps would be writes too.
+      const intoHourMs = Date.now() % HOUR_MS;
+      if (intoHourMs < 3 * MINUTE_MS) await new Promise((r) => setTimeout(r, 3 * MINUTE_MS - intoHourMs));
+      const paths = Array.from({ length: 5 }, (_, i) => `v1/acme/job/fleet/unit${i}`);
+      // Received now: a job whose clock stands a minute into this hour has nothing yet to roll forward.
+      const res = await api.post(`${PUBLISH}/batch`, {
+        records: paths.map((path, i) => ({ topic: path, value: i })),
+      });
+      assert.equal(res.status, 200, res.text);
+      await server.app.uns.writer.settle();
+      const hourMs = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+      let writes = 0;
+      const counted: DurableWrite = (work) => {
+        writes++;
+        return server.storage.durableWrite(work);
+      };
+      const rollups = new HistorianRollups(
+        server.storage.db,
+        dialect,
+        () => server.app.uns.writer.settle(),
+        counted,
+      );
+      const job = new RollupJob({
+        db: server.storage.db,
+        rollups,
+        settle: () => server.app.uns.writer.settle(),
+        log: server.app.log,
+        clock: { now: () => hourMs + MINUTE_MS },
+        replicaId: 'replica-fleet',
+      });
+      assert.equal(await job.tick(), false);
+      assert.equal(job.stats.heldTicks, 1);
+      assert.equal(writes, 1, 'one write registered them all');
+      for (const path of paths) {
+        const id = await rollups.coverage.topicId(server.orgId, path);
+        assert.ok(id !== undefined, path);
+        const units = await rollups.coverage.ofTopic(id);
+        assert.equal(units.length, 3, `${path}: minute, five-minute and hour units`);
+        // From the start of the hour of the first value, nothing rolled up yet.
+        for (const unit of units) assert.deepEqual([unit.fromUs, unit.toUs], [hourMs * 1000, hourMs * 1000]);
+      }
+      await job.stop();
     });
   });
 }

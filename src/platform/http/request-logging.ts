@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type FastifyServerOptions, LogController } from 'fastify';
+import { lazyRequestLoggers } from './request-logger.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -31,7 +32,10 @@ export function redactUrl(url: string): string {
 /** Fastify logger and request-id options: JSON logs, a request id on every line, no secrets. */
 export function loggingOptions(
   level: string,
-): Pick<FastifyServerOptions, 'logger' | 'genReqId' | 'logController' | 'requestIdHeader'> {
+): Pick<
+  FastifyServerOptions,
+  'logger' | 'genReqId' | 'logController' | 'requestIdHeader' | 'childLoggerFactory'
+> {
   return {
     logger:
       level === 'silent'
@@ -51,6 +55,8 @@ export function loggingOptions(
             },
           },
     requestIdHeader: false,
+    // A request's child logger is made when it first writes a line (request-logger.ts).
+    ...(level === 'silent' ? {} : { childLoggerFactory: lazyRequestLoggers }),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     genReqId: (req: IncomingMessage) => {
       const incoming = req.headers['x-request-id'];

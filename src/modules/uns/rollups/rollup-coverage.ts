@@ -73,19 +73,33 @@ export class RollupCoverage {
    * stays.
    */
   async register(series: RollupSeries, units: readonly number[], firstUs: number): Promise<void> {
-    const fromUs = floorTo(firstUs, Math.max(...units));
+    await this.registerAll([{ series, firstUs }], units);
+  }
+
+  /**
+   * `register` for many series in one durable write: topics that appear together (a fleet coming
+   * online, a bench's fresh topics) cost one commit and one flush, not one each.
+   */
+  async registerAll(
+    entries: readonly { series: RollupSeries; firstUs: number }[],
+    units: readonly number[],
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    const coarsest = Math.max(...units);
+    const rows = entries.flatMap(({ series, firstUs }) => {
+      const fromUs = floorTo(firstUs, coarsest);
+      return units.map((unit) => ({
+        topic_id: series.topicId,
+        field: series.field,
+        width_us: unit,
+        from_us: fromUs,
+        to_us: fromUs,
+      }));
+    });
     await this.write((db) =>
       db
         .insertInto('uns_rollup_coverage')
-        .values(
-          units.map((unit) => ({
-            topic_id: series.topicId,
-            field: series.field,
-            width_us: unit,
-            from_us: fromUs,
-            to_us: fromUs,
-          })),
-        )
+        .values(rows)
         .onConflict((oc) => oc.columns(['topic_id', 'field', 'width_us']).doNothing())
         .execute(),
     );

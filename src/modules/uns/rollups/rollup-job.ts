@@ -185,10 +185,14 @@ export class RollupJob {
     } finally {
       await coverage.dropLate(done);
     }
-    for (const topic of await coverage.uncoveredNumericTopics(ROLLUP_UNITS_US[0], 200)) {
-      pausedMs += await this.pauseAfterSlice();
-      await coverage.register({ topicId: topic.topicId, field: '' }, ROLLUP_UNITS_US, topic.firstUs);
-    }
+    // New topics are registered together: one commit and one flush for up to 200 of them (one each
+    // was 100 flushes, each waking the thread pool, when a bench's 100 fresh topics appeared at once).
+    const uncovered = await coverage.uncoveredNumericTopics(ROLLUP_UNITS_US[0], 200);
+    pausedMs += await this.pauseAfterSlice();
+    await coverage.registerAll(
+      uncovered.map((topic) => ({ series: { topicId: topic.topicId, field: '' }, firstUs: topic.firstUs })),
+      ROLLUP_UNITS_US,
+    );
     for (;;) {
       const behind = await coverage.behind(horizonUs, SMALLEST_UNIT_US, 50);
       if (behind.length === 0) return marksLeft;
