@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createSecretKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compactVerify, exportJWK, importJWK } from 'jose';
-import { createSigningThread, MAX_BATCH } from './signing-thread.js';
+import { createSigningThread, MAX_BATCH, SIGNING_THREAD_NICENESS } from './signing-thread.js';
 
 const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const HEADER = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: 'k' })).toString('base64url');
@@ -22,6 +24,15 @@ const verifies = (payload: string, jws: string, publicKey: ReturnType<typeof p25
     )
   );
 };
+
+/** The niceness of each thread of this process, by thread id, as the scheduler sees it (Linux). */
+const threadNiceness = () =>
+  new Map(
+    readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return [tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])] as const;
+    }),
+  );
 
 describe('signing thread', () => {
   it('answers each payload with its own token, across batches, turns and keys', async () => {
@@ -74,6 +85,20 @@ describe('signing thread', () => {
     for (const token of lost) await assert.rejects(token, /signing thread exited \(code 3\)/);
     // The new thread is sent the key again.
     assert.equal(verifies('"after"', await thread.signJws(HEADER, '"after"', privateKey), publicKey), true);
+  });
+
+  it('runs at a lower priority than the event loop (niceness +5 on Linux)', async (t) => {
+    if (process.platform !== 'linux') return t.skip('setpriority on a thread is Linux only');
+    const before = threadNiceness();
+    const eventLoop = getPriority();
+    const { privateKey } = p256();
+    await createSigningThread().signJws(HEADER, '{}', privateKey);
+    const started = [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
+    assert.ok(
+      started.includes(Math.min(19, eventLoop + SIGNING_THREAD_NICENESS)),
+      `new threads' niceness: ${started.join(', ')}`,
+    );
+    assert.equal(getPriority(), eventLoop, 'the event loop keeps its priority');
   });
 
   it('does not keep the process alive once nothing is in flight', () => {
