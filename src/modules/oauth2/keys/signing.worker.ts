@@ -2,7 +2,7 @@
 // signing inputs; a batch's tokens (or errors) go back in one message, in the order of its inputs.
 import { type KeyObject, sign } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
-import { lowerPriority } from '../../../workers/thread-priority.js';
+import { runAsBatchThread } from '../../../workers/thread-priority.js';
 
 /** A batch: the protected headers (base64url), the payloads (JSON text) and the id of each one's key. */
 export interface SigningBatch {
@@ -16,11 +16,11 @@ export type SignedToken = string | { error: string };
 
 /** What the starter gives the thread (signing-thread.ts). */
 export interface SigningThreadData {
-  /** Steps below the event loop's priority the thread runs at (SIGNING_THREAD_NICENESS). */
-  niceness: number;
+  /** Steps below the event loop's priority the thread runs at where it cannot be a batch thread. */
+  fallbackNiceness: number;
 }
 
-lowerPriority((workerData as SigningThreadData | undefined)?.niceness ?? 0);
+runAsBatchThread((workerData as SigningThreadData | undefined)?.fallbackNiceness ?? 0);
 const port = parentPort!;
 const keys = new Map<number, KeyObject>();
 port.on('message', (message: SigningMessage) => {
