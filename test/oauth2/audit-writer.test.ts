@@ -2,22 +2,28 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AuditWriter, createAuditWriter } from '../../src/modules/oauth2/token/audit-writer.js';
-import type { AuditLogTable } from '../../src/storage/tables.js';
+import { type IssuanceEntry, issuanceAuditRow } from '../../src/modules/oauth2/token/issuance-audit-row.js';
 import { testDialects } from '../helpers/dialects.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
-const row = (n: number, batch: string): AuditLogTable => ({
-  id: `01900000-0000-7000-8000-${batch}${String(n).padStart(12 - batch.length, '0')}`,
+const entry = (n: number, batch: string): IssuanceEntry => ({
   at: 1_700_000_000_000 + n,
-  organization_id: null,
-  actor_user_id: `user-${n}`,
-  actor_client_id: `client-${n}`,
-  action: 'oauth2_token.issued',
-  target_type: 'oauth2_client',
-  target_id: `client-${n}`,
-  details: JSON.stringify({ n, text: 'quotes " and \\ and NULL' }),
-  request_id: `req-${n}`,
+  userId: `user-${n}`,
+  clientId: `client-${n}`,
+  grantType: 'client_credentials',
+  scope: `uns:read custom:"${n}"\\`,
+  jti: `jti-${n}`,
+  requestId: `req-${batch}-${String(n).padStart(3, '0')}`,
 });
+
+/** The row an entry should be stored as: its id is made by the writer, a UUIDv7 of the entry's time. */
+const expectedRow = (e: IssuanceEntry) => {
+  const { id: _id, ...row } = issuanceAuditRow(e);
+  return row;
+};
+const isUuidV7Of = (id: string, at: number) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id) &&
+  id.replace(/-/g, '').slice(0, 12) === at.toString(16).padStart(12, '0');
 
 // On a SQLite file the batches are written by a thread of their own; elsewhere through the storage.
 for (const dialect of testDialects()) {
@@ -33,29 +39,32 @@ for (const dialect of testDialects()) {
       await server?.close();
     });
 
-    const stored = (prefix: string) =>
+    const stored = (batch: string) =>
       server.storage.db
         .selectFrom('audit_log')
         .selectAll()
-        .where('id', 'like', `01900000-0000-7000-8000-${prefix}%`)
-        .orderBy('id')
+        .where('request_id', 'like', `req-${batch}-%`)
+        .orderBy('request_id')
         .execute();
 
-    it('writes every column of every row: whole 50-row statements, then single rows', async () => {
-      const rows = Array.from({ length: 57 }, (_, n) => row(n, 'a'));
-      await writer.write(rows);
+    it('writes a row of every entry, every column, id a UUIDv7 of its time: 50-row statements, then single rows', async () => {
+      const entries = Array.from({ length: 57 }, (_, n) => entry(n, 'a'));
+      await writer.write(entries);
       const back = await stored('a');
       assert.deepEqual(
-        back.map((r) => ({ ...r, at: Number(r.at) })),
-        rows,
+        back.map(({ id: _id, ...r }) => ({ ...r, at: Number(r.at) })),
+        entries.map(expectedRow),
       );
+      for (const [n, r] of back.entries()) assert.ok(isUuidV7Of(r.id, entries[n]!.at), r.id);
+      assert.equal(new Set(back.map((r) => r.id)).size, back.length, 'ids are distinct');
     });
 
     it('refuses a batch the database refuses, with the driver error, and stores none of it', async () => {
-      const rows = [row(1, 'b'), row(2, 'b'), row(1, 'b')];
-      await assert.rejects(writer.write(rows), /unique|UNIQUE/);
+      // audit_log.at is NOT NULL.
+      const entries = [entry(1, 'b'), { ...entry(2, 'b'), at: null as unknown as number }, entry(3, 'b')];
+      await assert.rejects(writer.write(entries), /NOT NULL|null value/i);
       assert.deepEqual(await stored('b'), []);
-      await writer.write([row(3, 'b')]);
+      await writer.write([entry(4, 'b')]);
       assert.equal((await stored('b')).length, 1, 'the writer goes on after a refused batch');
     });
 
@@ -63,8 +72,11 @@ for (const dialect of testDialects()) {
       let written: Promise<void> | undefined;
       await server.storage.db.transaction().execute(async (trx) => {
         // The event loop's connection holds the write lock (on SQLite) while the batch is handed over.
-        await trx.insertInto('audit_log').values(row(0, 'c')).execute();
-        written = writer.write([row(1, 'c'), row(2, 'c')]);
+        await trx
+          .insertInto('audit_log')
+          .values(issuanceAuditRow(entry(0, 'c')))
+          .execute();
+        written = writer.write([entry(1, 'c'), entry(2, 'c')]);
         await sleep(300);
       });
       await written;

@@ -1,13 +1,23 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { lowerThreadPriority } from '../../workers/thread-priority.js';
+import { lowerPriority } from '../../workers/thread-priority.js';
 
 /**
  * The thread's side of a SQLite thread (sqlite-thread.ts): what every `*.worker.ts` that serves one
  * runs. Each such worker calls serveSqliteThread with its `open`.
  */
 
-/** How much nicer than the event loop a SQLite thread runs (Linux; setpriority on the thread). */
+/**
+ * How much nicer than the event loop a SQLite thread runs. On a machine with few cores, a commit handed
+ * to an idle thread woke it on the event loop's core, and the scheduler let the woken thread run first:
+ * the event loop stalled in postMessage while the thread committed (in a CPU profile of single HTTP
+ * publishes on SQLite, 15% of the event loop's busy time was postMessage, where the call alone takes
+ * 14-17 µs). A nicer thread waits for a free core instead of preempting the event loop.
+ * Nine alternating runs each of wrk against single publishes on two cores: 12,937 publishes/s on
+ * average at niceness +5 against 10,560/s at the event loop's (p99 10-20 ms against 18-26 ms); +10 and
+ * +19 were no better than +5. MQTT QoS 0 (large commits, few wake-ups) did not change. Linux only
+ * (workers/thread-priority.ts).
+ */
 export const SQLITE_THREAD_NICENESS = 5;
 
 /** What `open` returns: `run` answers one message (its return value comes back), `close` closes it. */
@@ -51,22 +61,6 @@ export interface SqliteThreadReply<Answer> {
 }
 
 /**
- * The thread runs at a lower priority than the event loop. On a machine with few cores, a commit
- * handed to an idle thread woke it on the event loop's core, and the scheduler let the woken thread
- * run first: the event loop stalled in postMessage while the thread committed (in a CPU profile of
- * single HTTP publishes on SQLite, 15% of the event loop's busy time was postMessage, where the call
- * alone takes 14-17 µs). A nicer thread waits for a free core instead of preempting the event loop.
- * Nine alternating runs each of wrk against single publishes on two cores: 12,937 publishes/s on
- * average at niceness +5 against 10,560/s at the event loop's (p99 10-20 ms against 18-26 ms); +10 and
- * +19 were no better than +5. MQTT QoS 0 (large commits, few wake-ups) did not change. Linux only:
- * elsewhere, or where it is refused, the thread keeps the process's priority. Threads of background work that run
- * nicer still call workers/thread-priority.ts themselves (the historian's compaction thread).
- */
-export function lowerPriority(niceness = SQLITE_THREAD_NICENESS): void {
-  lowerThreadPriority(niceness);
-}
-
-/**
  * A connection to `data.file` as the threads use it: waits up to `data.busyTimeoutMs` for another
  * connection's write lock (in the busy handler, which blocks only this thread), commits on disk.
  */
@@ -94,7 +88,7 @@ export function serveSqliteThread<Message, Answer, Data extends SqliteThreadData
 ): void {
   const port = parentPort!;
   const send = (reply: SqliteThreadReply<Answer>) => port.postMessage(reply);
-  lowerPriority();
+  lowerPriority(SQLITE_THREAD_NICENESS);
   let connection: SqliteThreadConnection<Message, Answer>;
   try {
     connection = open(workerData as Data);

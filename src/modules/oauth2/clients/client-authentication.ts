@@ -9,6 +9,13 @@ export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'n
 /** The form parameters of a protocol request (token, introspect, revoke). */
 export type FormParams = Record<string, string | undefined>;
 
+/** The client credentials a request presents (RFC 6749 §2.3.1), read before the client is looked up. */
+export interface PresentedCredentials {
+  clientId: string;
+  secret: string | undefined;
+  usedBasicAuth: boolean;
+}
+
 /**
  * Authenticates the client of a token, introspection or revocation request (RFC 6749 §2.3):
  * client_secret_basic, client_secret_post, or `none` for public clients. A disabled client is refused
@@ -19,9 +26,16 @@ export async function authenticateClient(
   body: FormParams,
   clients: ClientLookup,
 ): Promise<{ client: StoredClient; method: ClientAuthMethod }> {
-  const query = (request.query ?? {}) as Record<string, unknown>;
+  const credentials = readClientCredentials(request, body);
+  // Cached, and evicted through the bus: a client disabled through any replica is refused at once.
+  return verifyClient(credentials, await clients.findByClientId(credentials.clientId));
+}
+
+/** The credentials of a request, with the RFC 6749 §2.3 rules on how they may be sent; throws otherwise. */
+export function readClientCredentials(request: FastifyRequest, body: FormParams): PresentedCredentials {
+  const query = request.query as Record<string, unknown> | undefined;
   // RFC 6749 §2.3.1: the secret MUST NOT be included in the request URI.
-  if ('client_secret' in query)
+  if (query && 'client_secret' in query)
     throw new InvalidRequestError('client_secret must not be sent in the query string');
   const basic = parseBasic(request.headers.authorization);
   const usedBasicAuth = basic !== undefined;
@@ -32,11 +46,20 @@ export async function authenticateClient(
     throw new InvalidRequestError('client_id in the body does not match the Authorization header');
   }
   const clientId = basic?.clientId ?? body.client_id;
-  const secret = basic?.secret ?? body.client_secret;
   if (!clientId) throw new InvalidClientError('client authentication is required', { usedBasicAuth });
+  return { clientId, secret: basic?.secret ?? body.client_secret, usedBasicAuth };
+}
 
-  // Cached, and evicted through the bus: a client disabled through any replica is refused at once.
-  const client = await clients.findByClientId(clientId);
+/**
+ * Checks presented credentials against the client they name (undefined: no such client), without a
+ * promise: the token endpoint calls it with a cached client. The secret is hashed even for an unknown
+ * client, so the answer takes as long either way, and compared in constant time.
+ */
+export function verifyClient(
+  credentials: PresentedCredentials,
+  client: StoredClient | undefined,
+): { client: StoredClient; method: ClientAuthMethod } {
+  const { secret, usedBasicAuth } = credentials;
   let method: ClientAuthMethod;
   if (client?.clientType === 'public') {
     if (secret !== undefined && secret !== '') {
@@ -44,7 +67,6 @@ export async function authenticateClient(
     }
     method = 'none';
   } else {
-    // Hash even for an unknown client, so the answer takes as long either way.
     const presented = hashOpaqueToken(secret ?? '');
     if (!client || !secret || !timingSafeEqualString(presented, client.secretHash ?? '')) {
       throw new InvalidClientError('client authentication failed', { usedBasicAuth });

@@ -11,6 +11,8 @@ const CACHE_MAX_ENTRIES = 10_000;
 /** Finds a client by its client ID, as the protocol endpoints (token, introspect, revoke, authorize) do. */
 export interface ClientLookup {
   findByClientId(clientId: string): Promise<StoredClient | undefined>;
+  /** The client when a fresh copy is cached, without a promise; undefined when `findByClientId` must read it. */
+  cachedClient?(clientId: string): StoredClient | undefined;
 }
 
 /**
@@ -31,11 +33,15 @@ export function createClientLookup(clients: ClientsRepository, bus: Invalidation
       cache.delete(event.id);
     }
   });
+  const fresh = (clientId: string, now: number) => {
+    const hit = cache.get(clientId);
+    return hit !== undefined && hit.expiresAt > now ? hit.client : undefined;
+  };
   return {
     async findByClientId(clientId) {
       const now = Date.now();
-      const hit = cache.get(clientId);
-      if (hit && hit.expiresAt > now) return hit.client;
+      const hit = fresh(clientId, now);
+      if (hit) return hit;
       // An eviction that lands while the query runs must not be undone by caching its (older) answer.
       const before = generation;
       const client = await clients.findByClientId(clientId);
@@ -45,5 +51,6 @@ export function createClientLookup(clients: ClientsRepository, bus: Invalidation
       }
       return client;
     },
+    cachedClient: (clientId) => fresh(clientId, Date.now()),
   };
 }

@@ -36,6 +36,9 @@ export interface GrantDeps {
  * deactivation or deletion evicts at once (on every replica through the bus).
  */
 export async function isUserActive(directory: AccessDirectory, userId: string): Promise<boolean> {
+  const cached = directory.cachedStanding?.(userId, null);
+  // A fresh cached standing answers without a promise; a miss (or a user not found) asks `standing`.
+  if (cached !== undefined) return cached.userActive;
   const standing = await directory.standing(userId, null);
   return standing?.userActive === true;
 }

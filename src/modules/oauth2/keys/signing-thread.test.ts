@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createSecretKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compactVerify, exportJWK, importJWK } from 'jose';
-import { createSigningThread, MAX_BATCH } from './signing-thread.js';
+import { createSigningThread, MAX_BATCH, SIGNING_THREAD_NICENESS } from './signing-thread.js';
 
 const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const HEADER = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: 'k' })).toString('base64url');
@@ -22,6 +23,19 @@ const verifies = (payload: string, jws: string, publicKey: ReturnType<typeof p25
     )
   );
 };
+
+const SCHED_BATCH = 3;
+/** Each thread of this process by id: its niceness and scheduling policy, as the scheduler sees them (Linux). */
+const threadScheduling = () =>
+  new Map(
+    readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 19 (nice) and 41 (policy) of proc_pid_stat(5); the list starts at field 3.
+      return [tid, { nice: Number(fields[16]), policy: Number(fields[38]) }] as const;
+    }),
+  );
+const hasChrt = spawnSync('chrt', ['--version']).status === 0;
 
 describe('signing thread', () => {
   it('answers each payload with its own token, across batches, turns and keys', async () => {
@@ -74,6 +88,26 @@ describe('signing thread', () => {
     for (const token of lost) await assert.rejects(token, /signing thread exited \(code 3\)/);
     // The new thread is sent the key again.
     assert.equal(verifies('"after"', await thread.signJws(HEADER, '"after"', privateKey), publicKey), true);
+  });
+
+  it('runs as a batch thread, which never preempts the event loop (Linux; else at niceness +5)', async (t) => {
+    if (process.platform !== 'linux') return t.skip('thread scheduling is set on Linux only');
+    const before = threadScheduling();
+    const eventLoop = threadScheduling().get(String(process.pid))!;
+    const { privateKey } = p256();
+    await createSigningThread().signJws(HEADER, '{}', privateKey);
+    // The policy is set asynchronously by chrt, once the thread has started.
+    const expected = (s: { nice: number; policy: number }) =>
+      hasChrt
+        ? s.policy === SCHED_BATCH && s.nice === eventLoop.nice
+        : s.nice === Math.min(19, eventLoop.nice + SIGNING_THREAD_NICENESS);
+    let started: { nice: number; policy: number }[] = [];
+    for (let i = 0; i < 100 && !started.some(expected); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      started = [...threadScheduling()].filter(([tid]) => !before.has(tid)).map(([, s]) => s);
+    }
+    assert.ok(started.some(expected), `new threads: ${JSON.stringify(started)}`);
+    assert.deepEqual(threadScheduling().get(String(process.pid)), eventLoop, 'the event loop keeps its own');
   });
 
   it('does not keep the process alive once nothing is in flight', () => {

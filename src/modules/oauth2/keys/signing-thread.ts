@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { startWorker, type WorkerModule } from '../../../workers/worker-module.js';
-import type { SignedToken, SigningMessage } from './signing.worker.js';
+import type { SignedToken, SigningMessage, SigningThreadData } from './signing.worker.js';
 
 /**
  * ES256 signatures on one dedicated thread, handed over in small batches.
@@ -37,6 +37,19 @@ interface PendingSignature {
   reject: (error: Error) => void;
 }
 
+/**
+ * The thread runs under SCHED_BATCH (workers/thread-priority.ts): the event loop wakes it for every
+ * batch, and on two cores a woken thread took the event loop's core first, as the SQLite threads did
+ * (SQLITE_THREAD_NICENESS, storage/sqlite/sqlite-thread-serve.ts). In CPU profiles of the token bench's
+ * server under load, postMessage to this thread was 12% of the event loop's busy samples (5% at niceness
+ * +5, 7% as a batch thread, in runs at other moments of the same load), where handing a token over takes
+ * 2-3 µs of CPU (measured apart): the rest was the event loop waiting for its core. A batch thread keeps its full share of the CPU; the SQLite
+ * threads' lower priority instead (this niceness, where SCHED_BATCH cannot be had) starved it on a busy
+ * host. Alternated against the thread before it under load average 16 (so not results, only a check):
+ * at niceness +5, 784 tokens/s against 1,295/s; as a batch thread, 825 and 967/s against 879 and 1,005/s.
+ */
+export const SIGNING_THREAD_NICENESS = 5;
+
 /** The thread's program. */
 const SIGNING_WORKER: WorkerModule = { name: 'signing', from: import.meta.url };
 
@@ -59,7 +72,9 @@ export function createSigningThread(program: WorkerModule = SIGNING_WORKER): Sig
   };
 
   const start = (): Worker => {
-    const started = startWorker(program);
+    const started = startWorker(program, {
+      workerData: { fallbackNiceness: SIGNING_THREAD_NICENESS } satisfies SigningThreadData,
+    });
     started.unref();
     started.on('message', (tokens: SignedToken[]) => {
       const batch = inFlight.shift();

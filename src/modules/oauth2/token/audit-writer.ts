@@ -1,44 +1,21 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Storage } from '../../../storage/database.js';
 import { SqliteThread } from '../../../storage/sqlite/sqlite-thread.js';
-import type { AuditLogTable } from '../../../storage/tables.js';
+import {
+  AUDIT_COLUMNS,
+  auditRowValues,
+  ENTRY_WIDTH,
+  type IssuanceEntry,
+  issuanceAuditRow,
+  pushEntryValues,
+} from './issuance-audit-row.js';
 
-/** Writes a batch of audit rows; resolves when they are committed. */
+/** Writes a batch of token issuance entries to the audit log; resolves when they are committed. */
 export interface AuditWriter {
-  write(rows: AuditLogTable[]): Promise<void>;
+  write(entries: readonly IssuanceEntry[]): Promise<void>;
   close(): Promise<void>;
 }
 
-const COLUMNS = [
-  'id',
-  'at',
-  'organization_id',
-  'actor_user_id',
-  'actor_client_id',
-  'action',
-  'target_type',
-  'target_id',
-  'details',
-  'request_id',
-] as const satisfies readonly (keyof AuditLogTable)[];
-// Spelled out rather than `COLUMNS.map((c) => row[c])`: a fixed shape the engine reads without a
-// megamorphic keyed load per value.
-const rowValues = (row: AuditLogTable): unknown[] => [
-  row.id,
-  row.at,
-  row.organization_id,
-  row.actor_user_id,
-  row.actor_client_id,
-  row.action,
-  row.target_type,
-  row.target_id,
-  row.details,
-  row.request_id,
-];
-{
-  const probe = Object.fromEntries(COLUMNS.map((column) => [column, column])) as unknown as AuditLogTable;
-  if (rowValues(probe).join() !== COLUMNS.join()) throw new Error('rowValues must list COLUMNS in order');
-}
 const PG_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
 
 // Fixed statement texts whatever the batch size, so each is parsed and planned once (SQLite's statement
@@ -46,12 +23,12 @@ const PG_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'tex
 // building it cost a tenth of the token endpoint's time.
 const SQLITE_CHUNK = 50;
 const sqliteInsert = (rows: number) =>
-  `insert into audit_log (${COLUMNS.join(', ')}) values ` +
-  Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ');
+  `insert into audit_log (${AUDIT_COLUMNS.join(', ')}) values ` +
+  Array.from({ length: rows }, () => `(${AUDIT_COLUMNS.map(() => '?').join(', ')})`).join(', ');
 const SQLITE_INSERT_ONE = sqliteInsert(1);
 const SQLITE_INSERT_CHUNK = sqliteInsert(SQLITE_CHUNK);
 const PG_INSERT =
-  `insert into audit_log (${COLUMNS.join(', ')}) ` +
+  `insert into audit_log (${AUDIT_COLUMNS.join(', ')}) ` +
   `select * from unnest(${PG_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})`;
 
 // The thread waits for another writer's lock in SQLite's busy handler: it blocks only itself.
@@ -62,7 +39,8 @@ const AUDIT_THREAD_BUSY_TIMEOUT_MS = 10_000;
  *
  * On a SQLite file, batches are written by a thread of their own with its own connection (audit.worker.ts): the token
  * endpoint's event loop spent about a tenth of its time inside these inserts (about 7 µs a row) and the
- * WAL writes after them. A batch costs the event loop one message.
+ * WAL writes after them. A batch costs the event loop one message of the entries' fields (strings and numbers,
+ * cheap to copy); the rows, their ids and JSON details are built on the thread.
  *
  * Elsewhere (PostgreSQL, an in-memory SQLite database) they go through the storage's own connection,
  * which waits for another writer's lock on timers, never in SQLite's busy handler
@@ -88,17 +66,19 @@ function threadAuditWriter(file: string): AuditWriter {
     {
       file,
       busyTimeoutMs: AUDIT_THREAD_BUSY_TIMEOUT_MS,
-      width: COLUMNS.length,
+      width: AUDIT_COLUMNS.length,
+      entryWidth: ENTRY_WIDTH,
       chunk: SQLITE_CHUNK,
       insertOne: SQLITE_INSERT_ONE,
       insertChunk: SQLITE_INSERT_CHUNK,
     },
   );
   return {
-    async write(rows) {
-      if (rows.length === 0) return;
+    async write(entries) {
+      if (entries.length === 0) return;
+      // The entries' fields only: the thread builds the rows (ids, JSON details) off the event loop.
       const values: unknown[] = [];
-      for (const row of rows) values.push(...rowValues(row));
+      for (const entry of entries) pushEntryValues(values, entry);
       await thread.request(values);
     },
     close: () => thread.close(),
@@ -108,8 +88,9 @@ function threadAuditWriter(file: string): AuditWriter {
 function storageAuditWriter(storage: Storage): AuditWriter {
   const { db } = storage;
   return {
-    async write(rows) {
-      if (rows.length === 0) return;
+    async write(entries) {
+      if (entries.length === 0) return;
+      const rows = entries.map(issuanceAuditRow);
       if (storage.dialect === 'sqlite') {
         await db.connection().execute(async (connection) => {
           await sql`PRAGMA synchronous = NORMAL`.execute(connection);
@@ -119,7 +100,7 @@ function storageAuditWriter(storage: Storage): AuditWriter {
               for (let start = 0; start < rows.length; ) {
                 const size = rows.length - start >= SQLITE_CHUNK ? SQLITE_CHUNK : 1;
                 const values: unknown[] = [];
-                for (let i = start; i < start + size; i++) values.push(...rowValues(rows[i]!));
+                for (let i = start; i < start + size; i++) values.push(...auditRowValues(rows[i]!));
                 const text = size === 1 ? SQLITE_INSERT_ONE : SQLITE_INSERT_CHUNK;
                 await trx.executeQuery(CompiledQuery.raw(text, values));
                 start += size;
@@ -136,7 +117,7 @@ function storageAuditWriter(storage: Storage): AuditWriter {
         await trx.executeQuery(
           CompiledQuery.raw(
             PG_INSERT,
-            COLUMNS.map((column) => rows.map((row) => row[column])),
+            AUDIT_COLUMNS.map((column) => rows.map((row) => row[column])),
           ),
         );
       });

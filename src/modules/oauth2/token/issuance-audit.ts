@@ -1,15 +1,7 @@
-import { timeOrderedId } from '../../../platform/time/time-ordered-id.js';
 import type { AuditWriter } from './audit-writer.js';
+import type { IssuanceEntry } from './issuance-audit-row.js';
 
-export interface IssuanceEntry {
-  at: number;
-  userId: string;
-  clientId: string;
-  grantType: string;
-  scope: string;
-  jti: string;
-  requestId: string;
-}
+export type { IssuanceEntry } from './issuance-audit-row.js';
 
 // Entries are written together, at most this long after the first of them.
 const FLUSH_DELAY_MS = 50;
@@ -50,21 +42,6 @@ export class IssuanceAudit {
   }
 
   private write(batch: IssuanceEntry[]): Promise<void> {
-    return this.writer.write(
-      batch.map((entry) => ({
-        // Time-ordered (RFC 9562 UUIDv7): each batch appends to the primary key index instead of dirtying a
-        // random page of it per row, which made SQLite's WAL checkpoints the token endpoint's largest cost.
-        id: timeOrderedId(entry.at),
-        at: entry.at,
-        organization_id: null,
-        actor_user_id: entry.userId,
-        actor_client_id: entry.clientId,
-        action: 'oauth2_token.issued',
-        target_type: 'oauth2_client',
-        target_id: entry.clientId,
-        details: JSON.stringify({ grantType: entry.grantType, scope: entry.scope, jti: entry.jti }),
-        request_id: entry.requestId,
-      })),
-    );
+    return this.writer.write(batch);
   }
 }

@@ -18,6 +18,21 @@ export interface TokenResponse {
   id_token?: string;
 }
 
+/**
+ * The token response as JSON text, in the order of the route's response schema. The tokens are written
+ * as they are: each is a JWS this server signed (base64url parts joined by dots) or an opaque token it
+ * generated (prefix and base62), an alphabet JSON never escapes. The schema's serializer scanned the
+ * ~600-character access token character by character for escapes: about 2 µs a response, against 0.2 µs.
+ */
+export function serializeTokenResponse(response: TokenResponse): string {
+  let json =
+    `{"access_token":"${response.access_token}","token_type":"bearer",` +
+    `"expires_in":${response.expires_in},"scope":${JSON.stringify(response.scope)}`;
+  if (response.refresh_token !== undefined) json += `,"refresh_token":"${response.refresh_token}"`;
+  if (response.id_token !== undefined) json += `,"id_token":"${response.id_token}"`;
+  return `${json}}`;
+}
+
 export interface IssueRequest {
   clientId: string;
   userId: string;

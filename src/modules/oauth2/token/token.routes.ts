@@ -1,10 +1,15 @@
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { rateLimited } from '../../../platform/errors.js';
 import { authorizeRoutes } from '../authorize/authorize.routes.js';
-import { authenticateClient, type FormParams } from '../clients/client-authentication.js';
+import {
+  authenticateClient,
+  type FormParams,
+  readClientCredentials,
+  verifyClient,
+} from '../clients/client-authentication.js';
 import { authorizationCodeGrant } from '../grants/authorization-code-grant.js';
 import { clientCredentialsGrant } from '../grants/client-credentials-grant.js';
 import type { GrantContext } from '../grants/grant-context.js';
@@ -12,7 +17,7 @@ import { refreshTokenGrant } from '../grants/refresh-token-grant.js';
 import { InvalidRequestError, UnsupportedGrantTypeError } from '../oauth2-errors.js';
 import type { OAuth2Services } from '../oauth2-services.js';
 import { installProtocolErrorHandler } from '../protocol-error-handler.js';
-import type { TokenResponse } from './token-issuer.js';
+import { serializeTokenResponse, type TokenResponse } from './token-issuer.js';
 import { userinfoRoutes } from './userinfo.routes.js';
 
 const tags = ['OAuth2 / OpenID Connect'];
@@ -49,6 +54,15 @@ const TokenParam = Type.Object(
   { additionalProperties: true },
 );
 const OAuth2ErrorSchema = Type.Object({ error: Type.String(), error_description: Type.String() });
+
+const TOKEN_RESPONSE_HEADERS = {
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+  'content-type': 'application/json; charset=utf-8',
+};
+
+/** Sends a JSON text as it is: Fastify serializes a reply's payload only when it is not a string already. */
+const sendJsonText = (reply: FastifyReply, json: string) => reply.send(json);
 
 function requireForm(request: FastifyRequest): void {
   if (!String(request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
@@ -97,7 +111,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }> =
       const addressWait = oauth.limits.perAddress.hit(request.ip);
       if (addressWait > 0) throw rateLimited(addressWait, 'too many token requests; try again later');
       const grant = GRANTS[body.grant_type ?? ''];
-      const { client, method } = await authenticateClient(request, body, oauth.clients);
+      const credentials = readClientCredentials(request, body);
+      // The client as authenticateClient finds it (cached, evicted through the bus), without a promise when cached.
+      const { client, method } = verifyClient(
+        credentials,
+        oauth.clients.cachedClient?.(credentials.clientId) ??
+          (await oauth.clients.findByClientId(credentials.clientId)),
+      );
       // A public client (`none`) proves nothing but its client_id, which anyone may know: it is counted per
       // client and address, so one address cannot spend the limit every user of that client shares.
       const clientKey = method === 'none' ? `${client.clientId}|${request.ip}` : client.clientId;
@@ -108,8 +128,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuth2Services }> =
           'grant_type must be authorization_code, client_credentials or refresh_token',
         );
       const response = await grant({ client, body, requestId: String(request.id), deps: oauth.grantDeps });
-      reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' });
-      return response;
+      // RFC 6749 §5.1: no-store and no-cache.
+      return sendJsonText(reply.headers(TOKEN_RESPONSE_HEADERS), serializeTokenResponse(response));
     },
   );
 
