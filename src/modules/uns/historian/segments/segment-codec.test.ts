@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decodeGorilla, encodeGorilla } from './gorilla.js';
-import { decimalScale, decodeNumbers, encodeNumbers } from './number-column.js';
+import { decodeGorilla, encodeGorilla } from './codec/gorilla.js';
+import { decimalScale, decodeNumbers, encodeNumbers } from './codec/number-column.js';
 import { plantSeries } from './plant-series.js';
 import { decodeSegment, encodeSegment, type SegmentCompression, type SegmentRow } from './segment-codec.js';
 

@@ -5,9 +5,9 @@ import {
   deflateRawSync,
   inflateRawSync,
 } from 'node:zlib';
-import { ByteReader, ByteWriter, SegmentFormatError, ZIGZAG_LIMIT } from './byte-stream.js';
-import { decodeNumbers, encodeNumbers } from './number-column.js';
-import { decodeDictionary, decodeRuns, encodeDictionary, encodeRuns } from './run-length.js';
+import { ByteReader, ByteWriter, SegmentFormatError, ZIGZAG_LIMIT } from './codec/byte-stream.js';
+import { decodeNumbers, encodeNumbers } from './codec/number-column.js';
+import { decodeDictionary, decodeRuns, encodeDictionary, encodeRuns } from './codec/run-length.js';
 
 /** One historized value as the historian stores it (`uns_values` without the topic). */
 export interface SegmentRow {

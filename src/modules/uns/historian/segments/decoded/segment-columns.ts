@@ -1,6 +1,6 @@
-import { ByteReader, SegmentFormatError } from '../byte-stream.js';
-import { decodeNumbers } from '../number-column.js';
-import { decodeDictionary, decodeDictionaryParts, decodeRuns } from '../run-length.js';
+import { ByteReader, SegmentFormatError } from '../codec/byte-stream.js';
+import { decodeNumbers } from '../codec/number-column.js';
+import { decodeDictionary, decodeDictionaryParts, decodeRuns } from '../codec/run-length.js';
 import { decodeSequence, type SegmentRow, segmentPayload } from '../segment-codec.js';
 
 const KIND_NUMBER = 0;
