@@ -23,6 +23,29 @@ export interface MeridianProcess {
 }
 
 /**
+ * Every `meridian` process a test file started and that still runs. They are killed when the file's
+ * process exits, which the runner makes it do once its tests have ended (`--test-force-exit`,
+ * scripts/run-tests.mjs): a test that failed before stopping its server would otherwise leave it running,
+ * holding the file's process open until the runner's timeout, and the machine's CPU with it.
+ */
+const running = new Set<ChildProcess>();
+let reaperRegistered = false;
+
+function killRunning(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+function track(child: ChildProcess): void {
+  if (!reaperRegistered) {
+    reaperRegistered = true;
+    process.once('exit', killRunning);
+  }
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
+/**
  * Runs `meridian <args>` with `env` (and PATH, HOME). Its connections may reach devices on 127.0.0.1, as
  * tests start them there (MERIDIAN_EGRESS_ALLOW=127.0.0.1 unless `env` sets it; `undefined` unsets it).
  */
@@ -31,6 +54,7 @@ export function runMeridian(args: string[], env: Record<string, string | undefin
     env: { PATH: process.env.PATH, HOME: process.env.HOME, MERIDIAN_EGRESS_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  track(child);
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
