@@ -121,9 +121,8 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const layout = await openHistorian(storage);
   // A SQLite file is written on a thread of its own (an in-memory database cannot be shared with one).
   const threaded = layout.kind === 'sqlite-file' && storage.location !== ':memory:';
-  const writer: HistorianWrites = threaded
-    ? new SqliteHistorianThread(storage.location, layout.location)
-    : new HistorianWriter(storage, layout);
+  const historianThread = threaded ? new SqliteHistorianThread(storage.location, layout.location) : undefined;
+  const writer: HistorianWrites = historianThread ?? new HistorianWriter(storage, layout);
   const rollups = new HistorianRollups(
     db,
     storage.dialect,
@@ -142,7 +141,14 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   });
   const segments = new SegmentStore(db, storage.dialect);
   // Off the event loop: decoding, encoding and the statements of compaction (compaction-thread.ts).
-  const compactor = segmentCompactor(storage, layout, segments, config.databaseUrl);
+  // On a SQLite file, the days it prepares are moved on the historian thread (commitCompaction).
+  const compactor = segmentCompactor(
+    storage,
+    layout,
+    segments,
+    config.databaseUrl,
+    historianThread && ((day) => historianThread.commitCompaction(day)),
+  );
   const lateMerges = new LateSegmentMerges({
     db,
     store: compactor,

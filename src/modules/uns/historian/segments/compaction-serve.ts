@@ -36,6 +36,8 @@ function run(store: SegmentStore, message: CompactionMessage): Promise<unknown> 
   switch (message.op) {
     case 'series':
       return store.seriesBefore(message.beforeUs);
+    case 'prepare':
+      return store.prepareDay(message.topicId, message.dayUs);
     case 'next':
       return store.nextRowAt(message.topicId, message.fromUs, message.beforeUs);
     case 'compact':

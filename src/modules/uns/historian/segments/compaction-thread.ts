@@ -2,7 +2,19 @@ import type { Storage } from '../../../../storage/database.js';
 import { SqliteThread } from '../../../../storage/sqlite/sqlite-thread.js';
 import type { WorkerModule } from '../../../../workers/worker-module.js';
 import type { HistorianLayout } from '../historian-layout.js';
-import type { CompactionFigures, SegmentStore } from './segment-store.js';
+import type { CompactionFigures, PreparedDay, SegmentStore } from './segment-store.js';
+
+/**
+ * Moves a prepared topic-day on another connection, answering whether the rows were still those
+ * prepared (SqliteHistorianThread.commitCompaction).
+ */
+export type CommitPreparedDay = (day: PreparedDay) => Promise<boolean>;
+
+/**
+ * How often a day is prepared again when values committed meanwhile changed it, before the compaction
+ * thread moves it in a transaction of its own.
+ */
+const PREPARE_ATTEMPTS = 3;
 
 /** What the compaction job and the late merges ask of the segments: SegmentStore's work, here or on a thread. */
 export type SegmentCompactor = Pick<SegmentStore, 'seriesBefore' | 'nextRowAt' | 'compactDay'> & {
@@ -13,6 +25,7 @@ export type SegmentCompactor = Pick<SegmentStore, 'seriesBefore' | 'nextRowAt' |
 /** One call of SegmentStore, as the thread (compaction.worker.ts) runs it. */
 export type CompactionMessage =
   | { op: 'series'; beforeUs: number }
+  | { op: 'prepare'; topicId: number; dayUs: number }
   | { op: 'next'; topicId: number; fromUs: number; beforeUs: number }
   | { op: 'compact'; topicId: number; dayUs: number; dryRun: boolean };
 
@@ -48,8 +61,16 @@ const BUSY_TIMEOUT_MS = 30_000;
 export class CompactionThread implements SegmentCompactor {
   private readonly thread: SqliteThread<CompactionMessage, unknown>;
 
-  /** `program` is for tests that need a thread that misbehaves. */
-  constructor(data: CompactionThreadData, program: WorkerModule = COMPACTION_WORKER) {
+  /**
+   * `commit`, given, moves each day the thread prepared (SQLite: on the historian thread, which runs at
+   * the publishes' priority; see SqliteHistorianThread.commitCompaction); without it the thread moves
+   * the days itself. `program` is for tests that need a thread that misbehaves.
+   */
+  constructor(
+    data: CompactionThreadData,
+    program: WorkerModule = COMPACTION_WORKER,
+    private readonly commit?: CommitPreparedDay,
+  ) {
     this.thread = new SqliteThread('compaction thread', program, data);
   }
 
@@ -61,7 +82,14 @@ export class CompactionThread implements SegmentCompactor {
     return this.thread.request({ op: 'next', topicId, fromUs, beforeUs }) as Promise<number | null>;
   }
 
-  compactDay(topicId: number, dayUs: number, dryRun = false): Promise<CompactionFigures> {
+  async compactDay(topicId: number, dayUs: number, dryRun = false): Promise<CompactionFigures> {
+    if (this.commit && !dryRun) {
+      for (let attempt = 0; attempt < PREPARE_ATTEMPTS; attempt++) {
+        const day = (await this.thread.request({ op: 'prepare', topicId, dayUs })) as PreparedDay | null;
+        if (day === null) return { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+        if (await this.commit(day)) return day.figures;
+      }
+    }
     return this.thread.request({ op: 'compact', topicId, dayUs, dryRun }) as Promise<CompactionFigures>;
   }
 
@@ -72,23 +100,26 @@ export class CompactionThread implements SegmentCompactor {
 
 /**
  * Where compaction runs for `storage`: on a thread (a SQLite file; PostgreSQL, given its URL), or on the
- * event loop through `store` itself (an in-memory SQLite database cannot be shared with a thread).
+ * event loop through `store` itself (an in-memory SQLite database cannot be shared with a thread). On a
+ * SQLite file, `commit` (the historian thread's) moves the days the thread prepares.
  */
 export function segmentCompactor(
   storage: Storage,
   layout: HistorianLayout,
   store: SegmentStore,
   databaseUrl: string | undefined,
+  commit?: CommitPreparedDay,
 ): SegmentCompactor {
   if (storage.dialect === 'postgres' && databaseUrl)
     return new CompactionThread({ dialect: 'postgres', databaseUrl });
   if (storage.dialect === 'sqlite' && layout.kind === 'sqlite-file' && storage.location !== ':memory:') {
-    return new CompactionThread({
-      dialect: 'sqlite',
+    const data = {
+      dialect: 'sqlite' as const,
       file: storage.location,
       historianFile: layout.location,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
-    });
+    };
+    return new CompactionThread(data, COMPACTION_WORKER, commit);
   }
   return store;
 }

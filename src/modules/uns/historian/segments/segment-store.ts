@@ -2,11 +2,35 @@ import { type Kysely, sql } from 'kysely';
 import type { DialectName } from '../../../../storage/database.js';
 import type { Database } from '../../../../storage/tables.js';
 import { DAY_US } from '../historian-layout.js';
+import { type DayFingerprint, fingerprintOf } from './day-fingerprint.js';
 import { decodeSegment, encodeSegment, type SegmentRow } from './segment-codec.js';
 import { hasRowsBefore, type SeriesToCompact, seriesBefore } from './series-before.js';
 
 /** The first key of the advisory locks that serialize compactions of a topic (issue 38). */
 const SEGMENT_LOCK_CLASS = 38038;
+
+const NO_FIGURES: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+
+/**
+ * A topic-day read and encoded on one connection, for a transaction on another to move
+ * (SqliteHistorianThread.commitCompaction): that transaction deletes the day's rows and writes `data` as
+ * its segment only if the rows' fingerprint and the segment are still those read.
+ */
+export interface PreparedDay {
+  topicId: number;
+  dayUs: number;
+  rowsFingerprint: DayFingerprint;
+  /** The segment the rows were merged into, as read (null: there was none). */
+  segmentRead: Uint8Array | null;
+  data: Uint8Array;
+  firstUs: number;
+  lastUs: number;
+  valueCount: number;
+  /** The bytes every row the segment now holds took as a row. */
+  rowBytes: number;
+  /** What moving the day does. */
+  figures: CompactionFigures;
+}
 
 /** What compacting did (or, in a dry run, would do). */
 export interface CompactionFigures {
@@ -78,19 +102,21 @@ export class SegmentStore {
    * Moves the rows of one topic's UTC day into its segment. `dryRun`: reads and encodes, changes nothing.
    * Answers the figures of the rows moved (the segment's bytes are the whole segment's).
    *
-   * The decoding and encoding happen before the transaction, on what a read found: the transaction then
-   * deletes the rows and writes the segment already encoded, so that it holds the write lock (SQLite) or
-   * the topic's advisory lock (PostgreSQL) only for its statements. Should the rows deleted or the
-   * segment differ from what was read (a value committed in between), the day is encoded again inside.
+   * SQLite: the decoding and encoding happen before the transaction, on what a read found, so that the
+   * transaction holds the write lock only for its statements; should the rows deleted or the segment
+   * differ from what was read (a value committed in between), the day is encoded again inside. (The
+   * server moves the rows on the historian thread instead: compaction-thread.ts.) PostgreSQL: everything
+   * happens in the transaction, under the topic's advisory lock, which publishes do not take; the rows
+   * are read once, by the delete.
    */
   async compactDay(topicId: number, dayUs: number, dryRun = false): Promise<CompactionFigures> {
-    const none: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
-    const read = await this.dayAsRead(this.db, topicId, dayUs);
-    if (read.rows.length === 0) return none;
-    const prepared = encodeDay(read.segment, read.rows);
-    if (dryRun) {
-      const { movedBytes, data } = prepared;
-      return { values: read.rows.length, segments: 1, rowBytes: movedBytes, segmentBytes: data.length };
+    let prepared: EncodedDay | undefined;
+    let read: DayAsRead | undefined;
+    if (dryRun || this.dialect === 'sqlite') {
+      read = await this.dayAsRead(this.db, topicId, dayUs);
+      if (read.rows.length === 0) return NO_FIGURES;
+      prepared = encodeDay(read.segment, read.rows);
+      if (dryRun) return figuresOf(prepared, read.rows.length);
     }
     return this.db.transaction().execute(async (trx) => {
       // Two compactions of one topic at once (a lease that ran out mid-run) take turns: PostgreSQL by
@@ -99,24 +125,46 @@ export class SegmentStore {
         await sql`select pg_advisory_xact_lock(${SEGMENT_LOCK_CLASS}, ${topicId % 2 ** 31}::int)`.execute(
           trx,
         );
-      const existing = await sql<{ data: Uint8Array; row_bytes: number | string }>`
+      const existing = await sql<StoredSegment>`
         select data, row_bytes from uns_segments where topic_id = ${topicId} and day_us = ${dayUs}`.execute(
         trx,
       );
       const { rows } = await sql<StoredRow>`
         delete from uns_values where topic_id = ${topicId} and ts_us >= ${dayUs} and ts_us < ${dayUs + DAY_US}
         returning ts_us, value_json, quality, source, received_us`.execute(trx);
-      if (rows.length === 0) return none;
+      if (rows.length === 0) return NO_FIGURES;
       const moved = rows.map(toSegmentRow);
       const before = existing.rows[0];
       const day =
-        sameSegment(before?.data, read.segment?.data) && sameRows(moved, read.rows)
+        prepared && read && sameSegment(before?.data, read.segment?.data) && sameRows(moved, read.rows)
           ? prepared
           : encodeDay(before, moved);
-      const bytesOfRows = Number(before?.row_bytes ?? 0) + day.movedBytes;
-      await this.writeSegment(trx, topicId, dayUs, day.merged, day.data, bytesOfRows);
-      return { values: moved.length, segments: 1, rowBytes: day.movedBytes, segmentBytes: day.data.length };
+      await this.writeSegment(trx, topicId, dayUs, day.merged, day.data, day.rowBytes);
+      return figuresOf(day, moved.length);
     });
+  }
+
+  /**
+   * A topic-day's rows read and encoded with its segment, for a transaction on another connection to
+   * move (SqliteHistorianThread.commitCompaction), or null when the day has no rows. Changes nothing.
+   */
+  async prepareDay(topicId: number, dayUs: number): Promise<PreparedDay | null> {
+    const read = await this.dayAsRead(this.db, topicId, dayUs);
+    if (read.rows.length === 0) return null;
+    const day = encodeDay(read.segment, read.rows);
+    const merged = day.merged;
+    return {
+      topicId,
+      dayUs,
+      rowsFingerprint: fingerprintOf(read.rows),
+      segmentRead: read.segment?.data ?? null,
+      data: day.data,
+      firstUs: (merged[0] as SegmentRow).tsUs,
+      lastUs: (merged[merged.length - 1] as SegmentRow).tsUs,
+      valueCount: merged.length,
+      rowBytes: day.rowBytes,
+      figures: figuresOf(day, read.rows.length),
+    };
   }
 
   /** A day's segment and rows as a read outside any transaction finds them (rows by time). */
@@ -227,14 +275,21 @@ export class SegmentStore {
 type StoredSegment = { data: Uint8Array; row_bytes: number | string };
 type DayAsRead = { segment: StoredSegment | undefined; rows: SegmentRow[] };
 
-/** A day's segment merged with its rows and encoded, with the bytes the rows took. */
-function encodeDay(
-  segment: StoredSegment | undefined,
-  rows: SegmentRow[],
-): { merged: SegmentRow[]; data: Uint8Array; movedBytes: number } {
+/**
+ * A day's segment merged with its rows (by time) and encoded, with the bytes the rows took (`movedBytes`)
+ * and those of every row the segment holds now (`rowBytes`).
+ */
+type EncodedDay = { merged: SegmentRow[]; data: Uint8Array; movedBytes: number; rowBytes: number };
+
+function encodeDay(segment: StoredSegment | undefined, rows: SegmentRow[]): EncodedDay {
   const merged = mergeRows(segment === undefined ? [] : decodeSegment(segment.data), rows);
   const movedBytes = rows.reduce((sum, row) => sum + rowBytes(row), 0);
-  return { merged, data: encodeSegment(merged), movedBytes };
+  const rowBytesBefore = Number(segment?.row_bytes ?? 0);
+  return { merged, data: encodeSegment(merged), movedBytes, rowBytes: rowBytesBefore + movedBytes };
+}
+
+function figuresOf(day: EncodedDay, values: number): CompactionFigures {
+  return { values, segments: 1, rowBytes: day.movedBytes, segmentBytes: day.data.length };
 }
 
 function sameSegment(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
