@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { referenceServers } from '../src/platform/http/openapi.js';
 import { testDialects } from './helpers/dialects.js';
+import { REPO_ROOT } from './helpers/repo-root.js';
 import { startTestServer, type TestServer } from './helpers/test-server.js';
 
 /** A GET with the Host header a browser on another address would send. */
@@ -45,10 +47,10 @@ for (const dialect of testDialects()) {
     });
 
     it("shows the package's version, the one package.json has (issue 40)", async () => {
-      const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+      const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
       const document = JSON.parse((await get(`${server.url}/api/docs/json`)).body);
       assert.equal(document.info.version, pkg.version);
-      const committed = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+      const committed = JSON.parse(readFileSync(join(REPO_ROOT, 'openapi.json'), 'utf8'));
       assert.equal(committed.info.version, pkg.version);
     });
 

@@ -4,11 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { WORKER_ENTRIES } from '../scripts/bundle-options.mjs';
 import { newProgress } from '../src/modules/engine/sandbox/sandbox-thread.js';
 import { freePort } from './helpers/free-port.js';
 import { TestClient } from './helpers/http-client.js';
+import { REPO_ROOT } from './helpers/repo-root.js';
 
 /** What `npm start` runs: bin/meridian.js with the bundled server, against a fresh embedded database. */
 describe('the shipped build (bin/meridian.js and the bundle) [sqlite]', () => {
@@ -85,7 +87,7 @@ describe('the shipped build (bin/meridian.js and the bundle) [sqlite]', () => {
   });
 
   it('starts every worker thread from its module beside the bundle', async () => {
-    const BUNDLE = new URL('../dist/bundle/', import.meta.url);
+    const BUNDLE = pathToFileURL(join(REPO_ROOT, 'dist', 'bundle', '/'));
     /** Starts `<name>.mjs` of the bundle as the server does (no inherited flags), and waits until it has answered `done` messages (or `done` says so). */
     const probe = async (
       name: string,

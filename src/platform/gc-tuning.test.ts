@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { skipOutsideCi } from '../../test/helpers/ci.js';
+import { REPO_ROOT } from '../../test/helpers/repo-root.js';
 import { SERVER_NODE_FLAGS, SERVER_V8_FLAGS } from './gc-tuning.js';
 
 const run = promisify(execFile);
@@ -73,7 +76,7 @@ describe('garbage collector tuning', () => {
   });
 
   it('starts the server with its Node flags from bin/meridian.js and from npm start', async () => {
-    const root = new URL('../../', import.meta.url);
+    const root = pathToFileURL(join(REPO_ROOT, '/'));
     const shebang = readFileSync(new URL('bin/meridian.js', root), 'utf8').split('\n')[0]!;
     const start = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts.start as string;
     assert.equal(shebang, `#!/usr/bin/env -S node ${SERVER_NODE_FLAGS.join(' ')}`);

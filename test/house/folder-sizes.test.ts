@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const SRC = join(REPO_ROOT, 'src');
 
 /** The most source files (tests beside them not counted) one folder under src holds (issue 43). */
 const MAX_SOURCE_FILES = 15;

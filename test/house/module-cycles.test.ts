@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { moduleCycles, moduleImports } from '../../scripts/module-imports.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+const SRC = join(REPO_ROOT, 'src');
 
 /** A tree of source files under a fresh directory: path → text. */
 function tree(files: Record<string, string>): string {

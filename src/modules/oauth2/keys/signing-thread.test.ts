@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createSecretKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compactVerify, exportJWK, importJWK } from 'jose';
@@ -111,7 +112,7 @@ describe('signing thread', () => {
   });
 
   it('does not keep the process alive once nothing is in flight', () => {
-    const module = fileURLToPath(new URL('./signing-thread.ts', import.meta.url));
+    const module = fileURLToPath(new URL(`./signing-thread${extname(import.meta.url)}`, import.meta.url));
     const script = `
       import { generateKeyPairSync } from 'node:crypto';
       const { createSigningThread } = await import(${JSON.stringify(module)});

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 // The broker, as the server loads it: quiet-debug first, then aedes and mqtt-packet.
 import './embedded/embedded-broker.js';
+import { extname } from 'node:path';
 import { quietDebug, quietNamespaces } from './quiet-debug.js';
 
 const require = createRequire(import.meta.url);
@@ -38,7 +39,7 @@ describe('quiet debug loggers', () => {
   });
 
   it('still prints what DEBUG names at start-up', () => {
-    const quietModule = fileURLToPath(new URL('./quiet-debug.ts', import.meta.url));
+    const quietModule = fileURLToPath(new URL(`./quiet-debug${extname(import.meta.url)}`, import.meta.url));
     const script = `
       await import(${JSON.stringify(quietModule)});
       const { createRequire } = await import('node:module');

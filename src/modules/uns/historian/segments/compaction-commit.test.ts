@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../../../../../test/helpers/dialects.js';
+import { insertHistoryRows, segmentValues } from '../../../../../test/helpers/historian-rows.js';
 import { openStorage, type Storage } from '../../../../storage/database.js';
 import { migrateToLatest } from '../../../../storage/migrator.js';
 import { DAY_US, HISTORIAN_SCHEMA, type HistorianLayout, openHistorian } from '../historian-layout.js';
@@ -9,7 +10,7 @@ import { SqliteHistorianThread } from '../sqlite-historian-thread.js';
 import { type CommitPreparedDay, CompactionThread, segmentCompactor } from './compaction-thread.js';
 import { dayFingerprintSql, fingerprintOf } from './day-fingerprint.js';
 import { plantSeries } from './plant-series.js';
-import { decodeSegment, type SegmentRow } from './segment-codec.js';
+import type { SegmentRow } from './segment-codec.js';
 import { type PreparedDay, SegmentStore } from './segment-store.js';
 
 const DAY0 = Date.UTC(2026, 9, 1) * 1000; // a UTC day start, epoch µs
@@ -33,41 +34,8 @@ describe('historian segments: a day prepared on the compaction thread, moved on 
     return compactor;
   }
 
-  async function insert(topicId: number, series: SegmentRow[]) {
-    await layout.ensureDays(series.map((r) => r.tsUs));
-    for (let i = 0; i < series.length; i += 500) {
-      await storage.db
-        .insertInto('uns_values')
-        .values(
-          series.slice(i, i + 500).map((r) => ({
-            topic_id: topicId,
-            ts_us: r.tsUs,
-            value_json: r.valueJson,
-            value_num: null,
-            quality: r.quality,
-            source: r.source,
-            received_us: r.receivedUs,
-          })),
-        )
-        .onConflict((oc) =>
-          oc.columns(['topic_id', 'ts_us']).doUpdateSet((eb) => ({
-            value_json: eb.ref('excluded.value_json'),
-            received_us: eb.ref('excluded.received_us'),
-          })),
-        )
-        .execute();
-    }
-  }
-
-  async function segmentOf(topicId: number): Promise<SegmentRow[]> {
-    const segments = await storage.db
-      .selectFrom('uns_segments')
-      .selectAll()
-      .where('topic_id', '=', topicId)
-      .orderBy('day_us')
-      .execute();
-    return segments.flatMap((s) => decodeSegment(s.data));
-  }
+  const insert = (topicId: number, series: SegmentRow[]) => insertHistoryRows(storage, topicId, series);
+  const segmentOf = (topicId: number) => segmentValues(storage.db, topicId);
 
   const rowCount = async () =>
     (await storage.db.selectFrom('uns_values').select('topic_id').execute()).length;
