@@ -115,9 +115,22 @@ serveSqliteThread<Message, number[], HistorianThreadData & SqliteThreadData>((da
   const segmentData = db.prepare(data.compact.segment).pluck();
   const deleteRows = db.prepare(data.compact.deleteRows);
   const writeSegment = db.prepare(data.compact.writeSegment);
+  // A compaction commits without waiting for the disk (synchronous = NORMAL, for its commit only): it is
+  // one transaction (rows out, segment in), so a power loss can at most undo the last ones whole, which
+  // the next run redoes; the next commit of publishes (FULL) flushes it with its own.
+  const syncNormal = db.prepare(`pragma ${data.schema}.synchronous = NORMAL`);
+  const syncFull = db.prepare(`pragma ${data.schema}.synchronous = FULL`);
+  function compact(day: PreparedDay): number[] {
+    syncNormal.run();
+    try {
+      return moveDay(day);
+    } finally {
+      syncFull.run();
+    }
+  }
   // Immediate: the transaction reads before it writes, and another connection's commit in between
   // would make its write fail rather than wait.
-  function compact(day: PreparedDay): number[] {
+  function moveDay(day: PreparedDay): number[] {
     const { topicId, dayUs } = day;
     beginImmediate.run();
     try {

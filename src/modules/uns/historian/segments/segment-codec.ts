@@ -24,6 +24,12 @@ export interface SegmentRow {
 export type SegmentCompression = 'none' | 'deflate' | 'brotli';
 
 const FORMAT_VERSION = 1;
+/**
+ * Brotli's quality for segments. On the columns of a day of 8,640 values (floats, counters, text states,
+ * booleans), quality 9 took 11-13 ms a segment and 5 and 6 took 0.1-0.6 ms, for the same size within
+ * 0.5% (quality 9 was larger as often as smaller); 9 was most of what compacting a day cost.
+ */
+const BROTLI_QUALITY = 6;
 const COMPRESSIONS: SegmentCompression[] = ['none', 'deflate', 'brotli'];
 const KIND_NUMBER = 0;
 const KIND_TEXT = 1;
@@ -53,7 +59,7 @@ export function encodeSegment(
       'brotli',
       brotliCompressSync(payload, {
         params: {
-          [constants.BROTLI_PARAM_QUALITY]: 9,
+          [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
           [constants.BROTLI_PARAM_SIZE_HINT]: payload.length,
         },
       }),
