@@ -5,6 +5,8 @@
  */
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+// At its best, as Meridian's broker runs it: mqtt-packet's debug loggers made no-ops before aedes loads.
+import '../../src/modules/uns/mqtt/quiet-debug.js';
 import { Aedes } from 'aedes';
 import { freePort } from '../../test/helpers/free-port.js';
 import { announceListening, spawnServerProcess } from '../server-process.js';

@@ -5,7 +5,6 @@
  *   MQTT_URL=... MQTT_USERNAME=... MQTT_PASSWORD=... MESSAGES=... ROUND=... node --import tsx bench/uns/mqtt-clients.ts
  */
 import { fileURLToPath } from 'node:url';
-import mqtt from 'mqtt';
 import { formatRfc3339Micros } from '../../src/modules/uns/rfc3339.js';
 import { execTracked } from '../child-processes.js';
 
@@ -24,8 +23,10 @@ export async function runMqttClients(
   auth: { username?: string; password?: string },
   messages: number,
   round = 0,
-  /** The first message's timestamp (epoch µs); each next one is 1 ms later. Default 2026-01-01. */
+  /** The first message's timestamp (epoch µs). Default 2026-01-01. */
   baseUs = BASE_US,
+  /** How much later each next message is stamped (µs). Default 1 ms. */
+  stepUs = 1000,
 ): Promise<ClientsRun> {
   const { stdout } = await execTracked(
     process.execPath,
@@ -39,6 +40,7 @@ export async function runMqttClients(
         MESSAGES: String(messages),
         ROUND: String(round),
         BASE_US: String(baseUs),
+        STEP_US: String(stepUs),
       },
     },
   );
@@ -50,15 +52,20 @@ async function relay(): Promise<ClientsRun> {
   // Each round publishes values of its own (later timestamps), so that none replaces an earlier round's.
   const first = Number(process.env.ROUND ?? 0) * messages;
   const baseUs = Number(process.env.BASE_US ?? BASE_US);
+  const stepUs = Number(process.env.STEP_US ?? 1000);
   const auth = {
     username: process.env.MQTT_USERNAME || undefined,
     password: process.env.MQTT_PASSWORD || undefined,
   };
   const payloads = Array.from({ length: messages }, (_, n) => ({
     topic: `v1/bench/line${n % 100}/value`,
-    payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(baseUs + (first + n) * 1000) }),
+    payload: JSON.stringify({ value: n, timestamp: formatRfc3339Micros(baseUs + (first + n) * stepUs) }),
   }));
   const url = process.env.MQTT_URL!;
+  // Loaded here, in the clients' process only: a bench that imports this module for runMqttClients
+  // runs the broker it measures in its own process, where mqtt.js loaded first would load mqtt-packet
+  // before the broker's modules make its debug loggers no-ops (quiet-debug.ts), as `meridian serve` does.
+  const { default: mqtt } = await import('mqtt');
   const subscriber = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
   const publisher = await mqtt.connectAsync(url, { ...auth, reconnectPeriod: 0 });
   await subscriber.subscribeAsync('v1/#', { qos: 0 });
