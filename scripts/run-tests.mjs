@@ -74,9 +74,6 @@ const result = spawnSync(
     '--test',
     `--test-concurrency=${concurrency}`,
     `--test-timeout=${timeoutMs}`,
-    // A file's process exits once its tests have ended, killing the servers a failed test left running
-    // (test/helpers/process.ts), rather than living on until the timeout.
-    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=./scripts/file-times-reporter.mjs',
