@@ -142,13 +142,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const segments = new SegmentStore(db, storage.dialect);
   // Off the event loop: decoding, encoding and the statements of compaction (compaction-thread.ts).
   // On a SQLite file, the days it prepares are moved on the historian thread (commitCompaction).
-  const compactor = segmentCompactor(
-    storage,
-    layout,
-    segments,
-    config.databaseUrl,
-    historianThread && ((day) => historianThread.commitCompaction(day)),
-  );
+  const compactor = segmentCompactor(storage, layout, segments, config.databaseUrl, historianThread);
   const lateMerges = new LateSegmentMerges({
     db,
     store: compactor,

@@ -28,7 +28,7 @@ describe('historian segments: a day prepared on the compaction thread, moved on 
 
   /** A compaction thread whose days are moved by `commit` (default: the historian thread's). */
   function compactorWith(commit: CommitPreparedDay = (day) => historian.commitCompaction(day)) {
-    const compactor = segmentCompactor(storage, layout, store, undefined, commit);
+    const compactor = segmentCompactor(storage, layout, store, undefined, { commitCompaction: commit });
     assert.ok(compactor instanceof CompactionThread);
     threads.push(compactor);
     return compactor;

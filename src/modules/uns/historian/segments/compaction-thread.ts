@@ -2,6 +2,7 @@ import type { Storage } from '../../../../storage/database.js';
 import { SqliteThread } from '../../../../storage/sqlite/sqlite-thread.js';
 import type { WorkerModule } from '../../../../workers/worker-module.js';
 import type { HistorianLayout } from '../historian-layout.js';
+import type { SqliteHistorianThread } from '../sqlite-historian-thread.js';
 import type { CompactionFigures, PreparedDay, SegmentStore } from './segment-store.js';
 
 /**
@@ -101,14 +102,14 @@ export class CompactionThread implements SegmentCompactor {
 /**
  * Where compaction runs for `storage`: on a thread (a SQLite file; PostgreSQL, given its URL), or on the
  * event loop through `store` itself (an in-memory SQLite database cannot be shared with a thread). On a
- * SQLite file, `commit` (the historian thread's) moves the days the thread prepares.
+ * SQLite file, `historianThread` (when the server writes on one) moves the days the thread prepares.
  */
 export function segmentCompactor(
   storage: Storage,
   layout: HistorianLayout,
   store: SegmentStore,
   databaseUrl: string | undefined,
-  commit?: CommitPreparedDay,
+  historianThread?: Pick<SqliteHistorianThread, 'commitCompaction'>,
 ): SegmentCompactor {
   if (storage.dialect === 'postgres' && databaseUrl)
     return new CompactionThread({ dialect: 'postgres', databaseUrl });
@@ -119,6 +120,7 @@ export function segmentCompactor(
       historianFile: layout.location,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
     };
+    const commit = historianThread && ((day: PreparedDay) => historianThread.commitCompaction(day));
     return new CompactionThread(data, COMPACTION_WORKER, commit);
   }
   return store;

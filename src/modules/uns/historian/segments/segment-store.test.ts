@@ -2,29 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../../../../test/helpers/dialects.js';
+import { insertHistoryRows, segmentValues } from '../../../../../test/helpers/historian-rows.js';
 import { openStorage, type Storage } from '../../../../storage/database.js';
 import { migrateToLatest } from '../../../../storage/migrator.js';
 import { DAY_US, HISTORIAN_SCHEMA, openHistorian, STAGED_VALUES } from '../historian-layout.js';
 import { CompactionJob } from './compaction-job.js';
 import type { SegmentCompactor } from './compaction-thread.js';
 import { plantSeries } from './plant-series.js';
-import { decodeSegment, type SegmentRow } from './segment-codec.js';
+import type { SegmentRow } from './segment-codec.js';
 import { SegmentStore } from './segment-store.js';
 
 const DAY0 = Date.UTC(2026, 9, 1) * 1000; // a UTC day start, epoch µs
 const NOW_MS = DAY0 / 1000 + 10 * 86_400_000; // ten days later
-
-function asRows(topicId: number, series: SegmentRow[]) {
-  return series.map((r) => ({
-    topic_id: topicId,
-    ts_us: r.tsUs,
-    value_json: r.valueJson,
-    value_num: typeof JSON.parse(r.valueJson) === 'number' ? Number(r.valueJson) : null,
-    quality: r.quality,
-    source: r.source,
-    received_us: r.receivedUs,
-  }));
-}
 
 for (const dialect of testDialects()) {
   describe(`historian segments: compaction [${dialect}]`, () => {
@@ -42,24 +31,7 @@ for (const dialect of testDialects()) {
         replicaId,
       });
 
-    async function insert(topicId: number, series: SegmentRow[]): Promise<void> {
-      const layout = await openHistorian(storage);
-      await layout.ensureDays(series.map((r) => r.tsUs));
-      const rows = asRows(topicId, series);
-      for (let i = 0; i < rows.length; i += 500) {
-        await storage.db
-          .insertInto('uns_values')
-          .values(rows.slice(i, i + 500))
-          .onConflict((oc) =>
-            oc.columns(['topic_id', 'ts_us']).doUpdateSet((eb) => ({
-              value_json: eb.ref('excluded.value_json'),
-              quality: eb.ref('excluded.quality'),
-              received_us: eb.ref('excluded.received_us'),
-            })),
-          )
-          .execute();
-      }
-    }
+    const insert = (topicId: number, series: SegmentRow[]) => insertHistoryRows(storage, topicId, series);
 
     async function rowsOf(topicId: number): Promise<SegmentRow[]> {
       const rows = await storage.db
@@ -77,15 +49,7 @@ for (const dialect of testDialects()) {
       }));
     }
 
-    async function segmentsOf(topicId: number): Promise<SegmentRow[]> {
-      const segments = await storage.db
-        .selectFrom('uns_segments')
-        .selectAll()
-        .where('topic_id', '=', topicId)
-        .orderBy('day_us')
-        .execute();
-      return segments.flatMap((s) => decodeSegment(s.data));
-    }
+    const segmentsOf = (topicId: number) => segmentValues(storage.db, topicId);
 
     before(async () => {
       database = await createTestDatabase(dialect);
