@@ -70,6 +70,8 @@ export interface AppDeps {
   rollupJob?: RollupJobOptions;
   /** The DNS the egress policy asks (default: the system's); tests answer names of their own. */
   egressLookup?: LookupAll;
+  /** Readiness checks of the caller's own, besides storage and the modules' (`/readyz`). */
+  readiness?: Record<string, ReadinessCheck>;
 }
 
 /** The package's version (package.json): the API document's `info.version` and export bundles' `meridian`. */
@@ -138,7 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // The UNS adds `broker` while a broker is configured.
-  const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping() };
+  const readiness: Record<string, ReadinessCheck> = { storage: () => storage.ping(), ...deps.readiness };
   await installHealth(app, { checks: readiness });
   await installSessions(app, { sessions, db, issuer: config.issuer });
   await installUsers(app, { db, clock, bus });

@@ -203,6 +203,43 @@ for (const dialect of testDialects()) {
       }
     });
 
+    it('serve on an empty database answers /readyz 200 only once the first administrator can sign in', async () => {
+      const fresh = await createTestDatabase(dialect);
+      try {
+        const port = await freePort();
+        const password = 'ready-means-signable-9';
+        const server = runMeridian(['serve'], {
+          ...env,
+          MERIDIAN_DATA_DIR: fresh.dataDir,
+          DATABASE_URL: fresh.databaseUrl,
+          MERIDIAN_HTTP_PORT: String(port),
+          MERIDIAN_ADMIN_PASSWORD: password,
+        });
+        // As a load balancer or a script does: poll /readyz, sign in at the first 200.
+        const deadline = Date.now() + STARTUP_MS;
+        const notReady: string[] = [];
+        for (;;) {
+          assert.ok(Date.now() < deadline, `never ready; output:\n${server.output()}`);
+          const ready = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+          if (ready?.status === 200) break;
+          if (ready) notReady.push(await ready.text());
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const login = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'admin@localhost', password }),
+        });
+        assert.equal(login.status, 200, await login.text());
+        for (const body of notReady)
+          assert.match(body, /"administrator":"the first administrator is being created"/);
+        server.child.kill('SIGTERM');
+        assert.equal(await server.exited, 0);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
     it('admin create makes a System Administrator who can sign in', async () => {
       const created = runMeridian(
         ['admin', 'create', '--email', 'ops@example.com', '--password', 'ops-password-123'],

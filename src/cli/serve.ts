@@ -47,10 +47,17 @@ export async function startServer(
   }
 
   const bus = await openInvalidationBus(config, storage);
-  const app = await buildApp({ config, storage, bus });
+  // Ready once the first administrator of an empty database exists: `/readyz` answered 200 while the
+  // bootstrap below still hashed the password, and a sign-in right after it was refused (401).
+  let bootstrapped = false;
+  const administrator = async () => {
+    if (!bootstrapped) throw new Error('the first administrator is being created');
+  };
+  const app = await buildApp({ config, storage, bus, readiness: { administrator } });
   try {
     await app.listen({ host: config.httpHost, port: config.httpPort });
     await bootstrap(config, storage, app, print);
+    bootstrapped = true;
   } catch (error) {
     await app.close();
     await bus.close();
