@@ -3,7 +3,7 @@ import { SqliteThread } from '../../../../storage/sqlite/sqlite-thread.js';
 import type { WorkerModule } from '../../../../workers/worker-module.js';
 import type { HistorianLayout } from '../historian-layout.js';
 import type { SqliteHistorianThread } from '../sqlite-historian-thread.js';
-import type { CompactionFigures, PreparedDay, SegmentStore } from './segment-store.js';
+import { type CompactionFigures, NO_FIGURES, type PreparedDay, type SegmentStore } from './segment-store.js';
 
 /**
  * Moves a prepared topic-day on another connection, answering whether the rows were still those
@@ -87,7 +87,7 @@ export class CompactionThread implements SegmentCompactor {
     if (this.commit && !dryRun) {
       for (let attempt = 0; attempt < PREPARE_ATTEMPTS; attempt++) {
         const day = (await this.thread.request({ op: 'prepare', topicId, dayUs })) as PreparedDay | null;
-        if (day === null) return { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+        if (day === null) return NO_FIGURES;
         if (await this.commit(day)) return day.figures;
       }
     }

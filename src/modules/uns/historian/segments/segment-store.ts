@@ -9,7 +9,7 @@ import { hasRowsBefore, type SeriesToCompact, seriesBefore } from './series-befo
 /** The first key of the advisory locks that serialize compactions of a topic (issue 38). */
 const SEGMENT_LOCK_CLASS = 38038;
 
-const NO_FIGURES: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
+export const NO_FIGURES: CompactionFigures = { values: 0, segments: 0, rowBytes: 0, segmentBytes: 0 };
 
 /**
  * A topic-day read and encoded on one connection, for a transaction on another to move
