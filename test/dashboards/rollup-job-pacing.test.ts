@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RollupJob } from '../../src/modules/uns/rollups/rollup-job.js';
 import { testDialects } from '../helpers/dialects.js';
+import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { createPat } from '../uns/uns-helpers.js';
 
@@ -11,13 +12,14 @@ const DAY_MS = 86_400_000;
 for (const dialect of testDialects()) {
   describe(`Rollup job pacing [${dialect}]`, () => {
     let server: TestServer;
+    let api: TestClient;
 
     before(async () => {
       server = await startTestServer(dialect);
       // The app's own job stays out of the way: the test's job does all the work.
       await server.app.uns.rollupJob.stop();
       const token = await createPat(server.admin, ['uns:publish', 'uns:read']);
-      const api = server.client.as({ token, org: server.orgId });
+      api = server.client.as({ token, org: server.orgId });
       // Two days of a number every 10 minutes, up to an hour ago: several steps of six hours a unit.
       const endMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 60 * MINUTE_MS;
       const records = Array.from({ length: 2 * 144 }, (_, i) => ({
@@ -70,6 +72,78 @@ for (const dialect of testDialects()) {
       const sameTurn = stepTurns.filter((turn, i) => i > 0 && turn === stepTurns[i - 1]).length;
       assert.equal(sameTurn, 0, `steps begun in the same turn as the one before: ${stepTurns.join(' ')}`);
       await job.stop();
+    });
+
+    it('reads a dense minute of late values in pieces, the event loop turning between them', async () => {
+      const deps = {
+        db: server.storage.db,
+        rollups: server.app.uns.rollups,
+        clock: { now: () => Date.now() },
+        settle: () => server.app.uns.writer.settle(),
+        log: server.app.log,
+        write: server.storage.durableWrite,
+        replicaId: 'pacing',
+      };
+      const caughtUp = new RollupJob(deps);
+      await caughtUp.runUntilIdle();
+      await caughtUp.stop();
+      // 20,000 values a millisecond apart in a minute the job has rolled up: late values.
+      const topic = 'v1/acme/pacing/press/speed';
+      const minuteMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 30 * MINUTE_MS;
+      const values = Array.from({ length: 20_000 }, (_, i) => (i * 7) % 1000);
+      for (let i = 0; i < values.length; i += 5000) {
+        const res = await api.post('/api/v1/uns/data/publish/batch', {
+          records: values.slice(i, i + 5000).map((value, j) => ({
+            topic,
+            value,
+            timestamp: new Date(minuteMs + 10 + i + j).toISOString(),
+          })),
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+      await server.app.uns.writer.settle();
+      await server.app.uns.rollups.notesWritten();
+
+      let turns = 0;
+      let counting = true;
+      const count = () => {
+        turns++;
+        if (counting) setImmediate(count);
+      };
+      setImmediate(count);
+      const store = server.app.uns.rollups.store;
+      const rawInto = store.rawInto.bind(store);
+      const minuteUs = MINUTE_MS * 1000;
+      const pieceTurns: number[] = [];
+      store.rawInto = (parts, series, fromUs, toUs, widthUs) => {
+        const inMinute = fromUs >= minuteMs * 1000 && toUs <= (minuteMs + MINUTE_MS) * 1000;
+        if (widthUs === minuteUs && inMinute) pieceTurns.push(turns);
+        return rawInto(parts, series, fromUs, toUs, widthUs);
+      };
+      const job = new RollupJob({ ...deps, sliceMs: 0 });
+      try {
+        assert.equal(await job.runUntilIdle(), true);
+      } finally {
+        counting = false;
+        store.rawInto = rawInto;
+      }
+      await job.stop();
+      assert.ok(pieceTurns.length >= 2, `the minute read in ${pieceTurns.length} piece(s)`);
+      const sameTurn = pieceTurns.filter((turn, i) => i > 0 && turn === pieceTurns[i - 1]).length;
+      assert.equal(sameTurn, 0, `pieces read in the same turn as the one before: ${pieceTurns.join(' ')}`);
+      const topicId = await server.app.uns.rollups.coverage.topicId(server.orgId, topic);
+      const unit = await server.storage.db
+        .selectFrom('uns_rollups')
+        .select(['cnt', 'sum_v', 'min_v', 'max_v', 'first_v', 'last_v'])
+        .where('topic_id', '=', topicId!)
+        .where('field', '=', '')
+        .where('width_us', '=', minuteUs)
+        .where('start_us', '=', minuteMs * 1000)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        [unit.cnt, unit.sum_v, unit.min_v, unit.max_v, unit.first_v, unit.last_v].map(Number),
+        [20_000, values.reduce((a, b) => a + b, 0), 0, 999, values[0], values.at(-1)],
+      );
     });
   });
 }

@@ -256,6 +256,55 @@ for (const dialect of testDialects()) {
       assert.equal(reader.stats.coldFills, 0);
     });
 
+    it("recomputes a late value's five minutes and hour from the finer units, not from every value in them", async () => {
+      const job = server.app.uns.rollupJob;
+      await job.runUntilIdle();
+      const hourMs = Math.floor(endMs / HOUR_MS) * HOUR_MS - HOUR_MS;
+      const fiveMinutesUs = 5 * MINUTE_MS * 1000;
+      // A five-minute unit of the hour made to disagree with the values it was computed from: an hour
+      // built from its five-minute units counts what that unit says, an hour read from the values does not.
+      const tamper = (by: number) =>
+        server.storage.db
+          .updateTable('uns_rollups')
+          .set((eb) => ({ cnt: eb('cnt', '+', by) }))
+          .where('topic_id', '=', ids.speed)
+          .where('field', '=', '')
+          .where('width_us', '=', fiveMinutesUs)
+          .where('start_us', '=', (hourMs + 10 * MINUTE_MS) * 1000)
+          .executeTakeFirst();
+      const hourCount = async () =>
+        Number(
+          (
+            await server.storage.db
+              .selectFrom('uns_rollups')
+              .select('cnt')
+              .where('topic_id', '=', ids.speed)
+              .where('field', '=', '')
+              .where('width_us', '=', HOUR_MS * 1000)
+              .where('start_us', '=', hourMs * 1000)
+              .executeTakeFirstOrThrow()
+          ).cnt,
+        );
+      const inHour = () => speed.filter((s) => s.tsMs >= hourMs && s.tsMs < hourMs + HOUR_MS).length;
+      assert.equal(Number((await tamper(1000)).numUpdatedRows), 1);
+      const lateAt = async (tsMs: number, value: number) => {
+        await publish([{ topic: SPEED, value, tsMs }]);
+        speed.push({ tsMs, value });
+        await server.app.uns.rollups.notesWritten();
+        assert.equal(await job.runUntilIdle(), true);
+      };
+      const built = job.stats.builtFromFiner;
+      await lateAt(hourMs + 40 * MINUTE_MS + 30_001, 7);
+      assert.equal(await hourCount(), inHour() + 1000, 'the hour is the sum of its five-minute units');
+      assert.equal(job.stats.builtFromFiner - built, 2, 'the five minutes and the hour');
+      // Put right, and the hour recomputed by another late value: rollups and values agree again.
+      await tamper(-1000);
+      await lateAt(hourMs + 41 * MINUTE_MS + 30_001, 9);
+      assert.equal(await hourCount(), inHour());
+      await assertMonth(fresh(), topic(ids.speed, SPEED), speed);
+      await assertMonth(fresh(), topic(ids.speed, SPEED), speed, HOUR_MS);
+    });
+
     it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {
       const log = server.app.log;
       const deps = {

@@ -45,6 +45,9 @@ function within(dialect: DialectName, alias: string, fromUs: number, toUs: numbe
   return sql`and ${sql.ref(`${alias}.ts_us`)} >= ${sql.lit(fromUs)} and ${sql.ref(`${alias}.ts_us`)} < ${sql.lit(toUs)}`;
 }
 
+/** The first piece `fillInPieces` reads: ten seconds. */
+const FIRST_PIECE_US = 10_000_000;
+
 export const floorTo = (us: number, unit: number) => Math.floor(us / unit) * unit;
 export const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
 
@@ -73,30 +76,81 @@ export class RollupStore {
    */
   async fill(series: RollupSeries, unit: number, fromUs: number, toUs: number): Promise<void> {
     if (toUs <= fromUs) return;
-    const { topicId, field } = series;
-    // Days held as compressed segments are read here (segments merged with their rows); the rest by SQL.
-    const units: AggregateRow[] = [];
-    for (const piece of await rangePieces(this.db, topicId, fromUs, toUs)) {
-      if (!piece.segments) {
-        units.push(...(await this.rowUnits(series, unit, fromUs, piece.fromUs, piece.toUs)));
-        continue;
-      }
-      const held = await heldBuckets(this.db, series, piece, fromUs, unit, this.dialect === 'sqlite');
-      for (const [u, b] of held) units.push(fromHeld(u, b));
+    const parts = new Map<number, PartialBucket>();
+    await this.rawInto(parts, series, fromUs, toUs, unit);
+    await this.store(series, unit, fromUs, toUs, parts);
+  }
+
+  /**
+   * `fill` from the raw values read in pieces that each take about `pieceMs`, `between` awaited between
+   * two pieces: on SQLite each read is a synchronous statement on the event loop, and one over a unit of
+   * dense values (a minute of a 1 kHz backfill: 60,000 rows) held every request for 20-30 ms. The first
+   * piece is ten seconds; each next one is scaled by how long the last took (at most eightfold), so sparse
+   * values are read in a few statements.
+   */
+  async fillInPieces(
+    series: RollupSeries,
+    unit: number,
+    fromUs: number,
+    toUs: number,
+    pieceMs: number,
+    between: () => Promise<unknown>,
+  ): Promise<void> {
+    if (toUs <= fromUs) return;
+    const parts = new Map<number, PartialBucket>();
+    let pieceUs = FIRST_PIECE_US;
+    for (let at = fromUs; at < toUs; ) {
+      if (at > fromUs) await between();
+      const end = Math.min(at + pieceUs, toUs);
+      const started = performance.now();
+      await this.rawInto(parts, series, at, end, unit);
+      const tookMs = Math.max(performance.now() - started, 0.05);
+      pieceUs = Math.max(1000, Math.round(pieceUs * Math.min(8, pieceMs / tookMs)));
+      at = end;
     }
-    const values = units.map((row) => ({
+    await this.store(series, unit, fromUs, toUs, parts);
+  }
+
+  /**
+   * Recomputes the units of `unit` in [fromUs, toUs) from the stored rollups of `finerUnit` (a divisor of
+   * it), which must answer for the whole range: an hour is its twelve five-minute units instead of every
+   * value in it.
+   */
+  async fillFromFiner(
+    series: RollupSeries,
+    unit: number,
+    fromUs: number,
+    toUs: number,
+    finerUnit: number,
+  ): Promise<void> {
+    if (toUs <= fromUs) return;
+    const parts = new Map<number, PartialBucket>();
+    await this.rolledInto(parts, series, finerUnit, fromUs, toUs, unit);
+    await this.store(series, unit, fromUs, toUs, parts);
+  }
+
+  /** Replaces the stored units of [fromUs, toUs) of a series with `units` (by their start), in one short transaction. */
+  private async store(
+    series: RollupSeries,
+    unit: number,
+    fromUs: number,
+    toUs: number,
+    units: Iterable<[number, PartialBucket]>,
+  ): Promise<void> {
+    const { topicId, field } = series;
+    const values = [...units].map(([start, p]) => ({
       topic_id: topicId,
       field,
       width_us: unit,
-      start_us: fromUs + Number(row.bucket) * unit,
-      cnt: Number(row.cnt),
-      sum_v: Number(row.sum_v),
-      min_v: Number(row.min_v),
-      max_v: Number(row.max_v),
-      first_ts: Number(row.first_ts),
-      first_v: Number(row.first_v),
-      last_ts: Number(row.last_ts),
-      last_v: Number(row.last_v),
+      start_us: start,
+      cnt: p.cnt,
+      sum_v: p.sum,
+      min_v: p.min,
+      max_v: p.max,
+      first_ts: p.firstTs,
+      first_v: p.first,
+      last_ts: p.lastTs,
+      last_v: p.last,
     }));
     await this.write((db) =>
       db.transaction().execute(async (trx) => {
@@ -227,17 +281,21 @@ export class RollupStore {
 
 function addRows(parts: Map<number, PartialBucket>, rows: AggregateRow[], origin: number, widthUs: number) {
   for (const row of rows) {
-    add(parts, origin + Number(row.bucket) * widthUs, {
-      cnt: Number(row.cnt),
-      sum: Number(row.sum_v),
-      min: Number(row.min_v),
-      max: Number(row.max_v),
-      firstTs: Number(row.first_ts),
-      first: Number(row.first_v),
-      lastTs: Number(row.last_ts),
-      last: Number(row.last_v),
-    });
+    add(parts, origin + Number(row.bucket) * widthUs, toPartial(row));
   }
+}
+
+function toPartial(row: AggregateRow): PartialBucket {
+  return {
+    cnt: Number(row.cnt),
+    sum: Number(row.sum_v),
+    min: Number(row.min_v),
+    max: Number(row.max_v),
+    firstTs: Number(row.first_ts),
+    first: Number(row.first_v),
+    lastTs: Number(row.last_ts),
+    last: Number(row.last_v),
+  };
 }
 
 function add(parts: Map<number, PartialBucket>, start: number, p: PartialBucket): void {
