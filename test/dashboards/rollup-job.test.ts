@@ -219,32 +219,37 @@ for (const dialect of testDialects()) {
       assert.equal(after.stats.coldFills, 0);
     });
 
-    it('gathers late values per topic: one row for the commits noted while a note is written, one recomputation for the rows of a topic', async () => {
+    it("gathers late values per topic: one row for the commits noted within a write's wait, one recomputation for the rows of a topic", async () => {
       await server.app.uns.rollupJob.runUntilIdle();
       assert.equal(await lateCount(), 0);
       const rollups = fresh();
       const nowUs = Date.now() * 1000;
       const tenMinutesUs = 10 * MINUTE_MS * 1000;
-      // Ten commits' late values of one topic in a row: the first is written at once, the nine that come
-      // while it is written share the next write, as one range from their earliest to their latest value.
-      for (let i = 0; i < 10; i++) {
-        const atUs = (endMs - 5 * DAY_MS - i * 10 * MINUTE_MS) * 1000;
-        rollups.noteLate([{ organizationId: server.orgId, path: SPEED, fromUs: atUs, toUs: atUs }], nowUs);
-      }
-      await rollups.notesWritten();
-      const rows = await server.storage.db
-        .selectFrom('uns_rollup_late')
-        .select(['from_us', 'to_us'])
-        .orderBy('to_us', 'desc')
-        .execute();
       const startUs = (endMs - 5 * DAY_MS) * 1000;
-      assert.deepEqual(
-        rows.map((r) => [Number(r.from_us), Number(r.to_us)]),
-        [
-          [startUs, startUs],
-          [startUs - 9 * tenMinutesUs, startUs - tenMinutesUs],
-        ],
-      );
+      const note = (i: number) => {
+        const atUs = startUs - i * tenMinutesUs;
+        rollups.noteLate([{ organizationId: server.orgId, path: SPEED, fromUs: atUs, toUs: atUs }], nowUs);
+      };
+      const rows = () =>
+        server.storage.db
+          .selectFrom('uns_rollup_late')
+          .select(['from_us', 'to_us'])
+          .orderBy('to_us', 'desc')
+          .execute()
+          .then((r) => r.map((row) => [Number(row.from_us), Number(row.to_us)]));
+      // Ten commits' late values of one topic in a row: the write waits for more, so they are one range
+      // from their earliest to their latest value, written once.
+      for (let i = 0; i < 10; i++) note(i);
+      await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(await rows(), [], 'not written at once: the write waits for more');
+      await rollups.notesWritten();
+      assert.deepEqual(await rows(), [[startUs - 9 * tenMinutesUs, startUs]]);
+      note(10);
+      await rollups.notesWritten();
+      assert.deepEqual(await rows(), [
+        [startUs - 9 * tenMinutesUs, startUs],
+        [startUs - 10 * tenMinutesUs, startUs - 10 * tenMinutesUs],
+      ]);
       // The job recomputes the topic's marks as one (from the earliest to the latest) and deletes both.
       const job = server.app.uns.rollupJob;
       const marksBefore = job.stats.lateMarks;
