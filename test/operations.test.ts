@@ -61,6 +61,30 @@ for (const dialect of testDialects()) {
       }
     });
 
+    it('answers 401 without credentials on every protected operation, before anything else', async () => {
+      const res = await server.client.get('/api/docs/json');
+      const protectedOps = Object.entries(res.body.paths as Record<string, Record<string, any>>).flatMap(
+        ([path, ops]) =>
+          Object.entries(ops)
+            .filter(([, op]) => path.startsWith('/api/v1/') && op.security)
+            .map(([method]) => ({ path, method })),
+      );
+      assert.ok(protectedOps.length > 100, `${protectedOps.length} protected operations`);
+      const refused: string[] = [];
+      for (const { path, method } of protectedOps) {
+        // Path parameters filled with an id that exists nowhere: the 401 comes before any lookup.
+        const url = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+        const answer = await fetch(`${server.url}${url}`, {
+          method: method.toUpperCase(),
+          headers: { 'content-type': 'application/json', 'x-organization-id': server.orgId },
+          body: method === 'get' || method === 'delete' ? undefined : '{}',
+        });
+        await answer.arrayBuffer();
+        if (answer.status !== 401) refused.push(`${method} ${path}: ${answer.status}`);
+      }
+      assert.deepEqual(refused, []);
+    });
+
     it('serves the same document as the committed openapi.json, apart from the server URL', async () => {
       const served = (await server.client.get('/api/docs/json')).body;
       const committed = JSON.parse(readFileSync('openapi.json', 'utf8'));
