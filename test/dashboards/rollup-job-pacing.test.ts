@@ -9,6 +9,23 @@ import { createPat } from '../uns/uns-helpers.js';
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
+/** Counts the event loop's turns by a chain of immediates, until stopped. */
+function countTurns() {
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    turns++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  return {
+    now: () => turns,
+    stop: () => {
+      counting = false;
+    },
+  };
+}
+
 for (const dialect of testDialects()) {
   describe(`Rollup job pacing [${dialect}]`, () => {
     let server: TestServer;
@@ -45,26 +62,19 @@ for (const dialect of testDialects()) {
         budgetMs: 60_000,
         sliceMs: 0,
       });
-      // A chain of immediates counts the event loop's turns while the tick runs; each step (a fill)
-      // notes the turn it began in.
-      let turns = 0;
-      let counting = true;
-      const count = () => {
-        turns++;
-        if (counting) setImmediate(count);
-      };
-      setImmediate(count);
+      // The event loop's turns counted while the tick runs; each step (a fill) notes the turn it began in.
+      const turns = countTurns();
       const store = server.app.uns.rollups.store;
       const fill = store.fill.bind(store);
       const stepTurns: number[] = [];
       store.fill = (...args) => {
-        stepTurns.push(turns);
+        stepTurns.push(turns.now());
         return fill(...args);
       };
       try {
         await job.tick();
       } finally {
-        counting = false;
+        turns.stop();
         store.fill = fill;
       }
       assert.ok(stepTurns.length >= 8, `${stepTurns.length} steps (two days in six-hour steps of each unit)`);
@@ -104,27 +114,21 @@ for (const dialect of testDialects()) {
       await server.app.uns.writer.settle();
       await server.app.uns.rollups.notesWritten();
 
-      let turns = 0;
-      let counting = true;
-      const count = () => {
-        turns++;
-        if (counting) setImmediate(count);
-      };
-      setImmediate(count);
+      const turns = countTurns();
       const store = server.app.uns.rollups.store;
       const rawInto = store.rawInto.bind(store);
       const minuteUs = MINUTE_MS * 1000;
       const pieceTurns: number[] = [];
       store.rawInto = (parts, series, fromUs, toUs, widthUs) => {
         const inMinute = fromUs >= minuteMs * 1000 && toUs <= (minuteMs + MINUTE_MS) * 1000;
-        if (widthUs === minuteUs && inMinute) pieceTurns.push(turns);
+        if (widthUs === minuteUs && inMinute) pieceTurns.push(turns.now());
         return rawInto(parts, series, fromUs, toUs, widthUs);
       };
       const job = new RollupJob({ ...deps, sliceMs: 0 });
       try {
         assert.equal(await job.runUntilIdle(), true);
       } finally {
-        counting = false;
+        turns.stop();
         store.rawInto = rawInto;
       }
       await job.stop();
