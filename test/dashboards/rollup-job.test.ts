@@ -356,10 +356,20 @@ for (const dialect of testDialects()) {
 
     it('registers the numeric topics that appeared together in one durable write', async () => {
       await server.app.uns.rollupJob.stop();
-      // In the first minutes of an hour the series rolled up above could be behind the job's horizon
-      // below (a minute into the hour): their forward steps would be writes too.
-      const intoHourMs = Date.now() % HOUR_MS;
-      if (intoHourMs < 3 * MINUTE_MS) await new Promise((r) => setTimeout(r, 3 * MINUTE_MS - intoHourMs));
+      const hourMs = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+      const clock = { now: () => hourMs + MINUTE_MS };
+      const deps = {
+        db: server.storage.db,
+        settle: () => server.app.uns.writer.settle(),
+        log: server.app.log,
+        clock,
+        replicaId: 'replica-fleet',
+      };
+      // The series rolled up above brought up to the horizon of the job below first: their forward steps
+      // are writes too (they were, when the job above last ran in the hour's first minutes, or an hour before).
+      const caughtUp = new RollupJob({ ...deps, rollups: server.app.uns.rollups });
+      await caughtUp.runUntilIdle();
+      await caughtUp.stop();
       const paths = Array.from({ length: 5 }, (_, i) => `v1/acme/job/fleet/unit${i}`);
       // Received now: a job whose clock stands a minute into this hour has nothing yet to roll forward.
       const res = await api.post(`${PUBLISH}/batch`, {
@@ -367,7 +377,8 @@ for (const dialect of testDialects()) {
       });
       assert.equal(res.status, 200, res.text);
       await server.app.uns.writer.settle();
-      const hourMs = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+      // The hour the values were received in (the catch-up above may have crossed into the next).
+      const valuesHourMs = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
       let writes = 0;
       const counted: DurableWrite = (work) => {
         writes++;
@@ -379,14 +390,7 @@ for (const dialect of testDialects()) {
         () => server.app.uns.writer.settle(),
         counted,
       );
-      const job = new RollupJob({
-        db: server.storage.db,
-        rollups,
-        settle: () => server.app.uns.writer.settle(),
-        log: server.app.log,
-        clock: { now: () => hourMs + MINUTE_MS },
-        replicaId: 'replica-fleet',
-      });
+      const job = new RollupJob({ ...deps, rollups });
       assert.equal(await job.tick(), false);
       assert.equal(job.stats.heldTicks, 1);
       assert.equal(writes, 1, 'one write registered them all');
@@ -396,7 +400,8 @@ for (const dialect of testDialects()) {
         const units = await rollups.coverage.ofTopic(id);
         assert.equal(units.length, 3, `${path}: minute, five-minute and hour units`);
         // From the start of the hour of the first value, nothing rolled up yet.
-        for (const unit of units) assert.deepEqual([unit.fromUs, unit.toUs], [hourMs * 1000, hourMs * 1000]);
+        for (const unit of units)
+          assert.deepEqual([unit.fromUs, unit.toUs], [valuesHourMs * 1000, valuesHourMs * 1000]);
       }
       await job.stop();
     });
