@@ -390,8 +390,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     await settings.close();
     await broker.stop();
     await committer.drain();
-    // The late values of the commits drained above, noted for the job before the database closes.
-    await rollups.notesWritten();
+    await rollups.notesWritten(); // the late values of the commits drained above
     await writer.close();
     // Last: the commits drained above may have started a late merge.
     await lateMerges.idle();
