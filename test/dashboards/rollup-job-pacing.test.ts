@@ -49,16 +49,20 @@ for (const dialect of testDialects()) {
       await server.app.uns.writer.settle();
     });
     after(() => server.close());
+    /** A job of its own over the app's rollups (the app's job is stopped). */
+    const jobDeps = () => ({
+      db: server.storage.db,
+      rollups: server.app.uns.rollups,
+      clock: { now: () => Date.now() },
+      settle: () => server.app.uns.writer.settle(),
+      log: server.app.log,
+      write: server.storage.durableWrite,
+      replicaId: 'pacing',
+    });
 
     it('lets the event loop take a turn between its steps, however large its budget', async () => {
       const job = new RollupJob({
-        db: server.storage.db,
-        rollups: server.app.uns.rollups,
-        clock: { now: () => Date.now() },
-        settle: () => server.app.uns.writer.settle(),
-        log: server.app.log,
-        write: server.storage.durableWrite,
-        replicaId: 'pacing',
+        ...jobDeps(),
         budgetMs: 60_000,
         sliceMs: 0,
       });
@@ -85,15 +89,7 @@ for (const dialect of testDialects()) {
     });
 
     it('reads a dense minute of late values in pieces, the event loop turning between them', async () => {
-      const deps = {
-        db: server.storage.db,
-        rollups: server.app.uns.rollups,
-        clock: { now: () => Date.now() },
-        settle: () => server.app.uns.writer.settle(),
-        log: server.app.log,
-        write: server.storage.durableWrite,
-        replicaId: 'pacing',
-      };
+      const deps = jobDeps();
       const caughtUp = new RollupJob(deps);
       await caughtUp.runUntilIdle();
       await caughtUp.stop();
