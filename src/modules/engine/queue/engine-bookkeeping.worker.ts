@@ -44,10 +44,15 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
   const skip = prepareTemplate(db, data.templates.skip);
   const claim = prepareTemplate(db, data.templates.claim);
   const CANDIDATE = 'select id, status, pipeline_id, pipeline_version from engine_executions where ';
+  const RESUMABLE =
+    'select id, status, pipeline_id, pipeline_version, priority, queued_at from engine_executions where ';
+  // As readCandidates (execution-claims.ts): the longest expired leases and the longest due waits, each
+  // in its index's order, then in claim order.
   const resumable = db.prepare<unknown[], Candidate>(
-    CANDIDATE +
-      "((status = 'running' and lease_until < ?) or " +
-      "(status = 'waiting' and run_at <= ?)) order by priority, queued_at limit ?",
+    'select id, status, pipeline_id, pipeline_version from (' +
+      `select * from (${RESUMABLE}status = 'running' and lease_until < ? order by lease_until limit ?) ` +
+      `union all select * from (${RESUMABLE}status = 'waiting' and run_at <= ? order by run_at limit ?)` +
+      ') order by priority, queued_at limit ?',
   );
   const due = db.prepare<unknown[], Candidate>(
     `${CANDIDATE}status = 'queued' order by priority, queued_at limit ?`,
@@ -155,7 +160,7 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     const definitions: Record<string, string> = {};
     if (max <= 0) return { claimed, definitions };
     const limit = Math.max(20, max * 2);
-    const candidates = resumable.all(now, now, limit);
+    const candidates = resumable.all(now, limit, now, limit, limit);
     if (candidates.length < limit) candidates.push(...due.all(limit - candidates.length));
     const running = new Map<string, number>();
     const chosen: Candidate[] = [];

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { inTextList } from '../../../storage/value-lists.js';
-import { claimExecutions, statusOf } from './execution-claims.js';
+import { claimExecutions, ExpiredLeaseReads, statusOf } from './execution-claims.js';
 import { storeDefinitions, versionKey } from './execution-definitions.js';
 import { type FinishRecord, finishExecutions } from './execution-finishes.js';
 import { ExecutionReads } from './execution-reads.js';
@@ -64,6 +64,9 @@ export class ExecutionsRepository extends ExecutionReads {
   /** Each replica's last turn asked for, until it ends (finishAndClaim). */
   private readonly lastTurn = new Map<string, Promise<void>>();
 
+  /** When the turns looked for expired leases (ExpiredLeaseReads); the bookkeeping thread looks every turn. */
+  private readonly expiredReads = new ExpiredLeaseReads();
+
   async enqueue(input: EnqueueInput & { idempotencyKey?: undefined }): Promise<ExecutionRow>;
   /** With an idempotency key: undefined when an execution with that key exists (another replica fired it). */
   async enqueue(input: EnqueueInput & { idempotencyKey: string }): Promise<ExecutionRow | undefined>;
@@ -82,7 +85,7 @@ export class ExecutionsRepository extends ExecutionReads {
     const inserted = await this.db
       .insertInto('engine_executions')
       .values(row)
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .onConflict((oc) => oc.column('idempotency_key').where('idempotency_key', 'is not', null).doNothing())
       .returning('id')
       .executeTakeFirst();
     return inserted ? execution() : undefined;
@@ -108,7 +111,7 @@ export class ExecutionsRepository extends ExecutionReads {
       const inserted = await trx
         .insertInto('engine_executions')
         .values(row)
-        .onConflict((oc) => oc.column('idempotency_key').doNothing())
+        .onConflict((oc) => oc.column('idempotency_key').where('idempotency_key', 'is not', null).doNothing())
         .returning('id')
         .executeTakeFirst();
       return inserted ? executionWith(row, definition.definition) : undefined;
@@ -214,6 +217,7 @@ export class ExecutionsRepository extends ExecutionReads {
               rows: burst.rows,
               definitions: new Map(burst.definitions.map((d) => [versionKey(d), d.definition])),
             },
+            this.expiredReads,
           );
           return { finished, claimed };
         }),
