@@ -26,6 +26,7 @@ import { webhookSigning } from './0025-webhook-signing.js';
 import { unsSegments } from './0026-uns-segments.js';
 import { namesIgnoreCase } from './0028-names-ignore-case.js';
 import { passwordChangedAt } from './0029-password-changed-at.js';
+import { idempotencyKeysOnly } from './0030-idempotency-keys-only.js';
 
 /** The migration timeline, oldest first. Names sort in order and never change once released. */
 export const migrations: MeridianMigration[] = [
@@ -56,4 +57,5 @@ export const migrations: MeridianMigration[] = [
   unsSegments,
   namesIgnoreCase,
   passwordChangedAt,
+  idempotencyKeysOnly,
 ];
