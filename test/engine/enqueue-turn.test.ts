@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import type { PipelineRow } from '../../src/modules/engine/pipelines/pipelines.repository.js';
 import {
   type EnqueueInput,
@@ -302,6 +303,91 @@ for (const dialect of testDialects()) {
           leased: true,
         });
       }
+    });
+
+    it('executions to resume (expired leases, waits come due) are claimed before the queue, in claim order: priority, then age', async () => {
+      for (const [i, turns] of turnPaths().entries()) {
+        const resumed = await pipelineOf(`Resumed ${i}`, { concurrency: { mode: 'parallel', max: 1000 } });
+        // Whatever earlier tests left queued goes first, its lease long: the claims below see only these.
+        await burstTurn(turns, [], 1000);
+        const ids = await turns.enqueueMany(
+          Array.from({ length: 12 }, (_, n) => ({ ...input(100 + n), pipeline: resumed })),
+        );
+        const set = (id: string, change: Record<string, unknown>) =>
+          server.storage.db.updateTable('engine_executions').set(change).where('id', '=', id).execute();
+        const now = Date.now();
+        // 0-7 ran on a replica that died (leases expired at different times), 8 and 9 wait and are due
+        // (one of high priority), 10 and 11 stay queued.
+        for (let n = 0; n < 8; n++)
+          await set(ids[n]!, {
+            status: 'running',
+            locked_by: 'gone',
+            lease_until: now - 1000 + n,
+            claims: 1,
+            queued_at: 100 + n,
+          });
+        await set(ids[3]!, { priority: 0 });
+        await set(ids[8]!, { status: 'waiting', run_at: now - 10, queued_at: 50 });
+        await set(ids[9]!, { status: 'waiting', run_at: now - 10, queued_at: 200, priority: 0 });
+        await set(ids[10]!, { queued_at: 10, priority: 0 });
+        const first = await turns.finishAndClaim('r2', { runs: [], finishes: [] }, now, 60_000, 4);
+        assert.deepEqual(
+          first.claimed.map((e) => ids.indexOf(e.id)),
+          [3, 9, 8, 0],
+          'resumed first, by priority and then age; the queue (10, high priority) after them',
+        );
+        const rest = await turns.finishAndClaim('r2', { runs: [], finishes: [] }, now, 60_000, 100);
+        assert.deepEqual(
+          rest.claimed.map((e) => ids.indexOf(e.id)),
+          [1, 2, 4, 5, 6, 7, 10, 11],
+        );
+        assert.ok(rest.claimed.every((e) => e.status === 'running'));
+      }
+    });
+
+    it('turns through the pool look for expired leases once a second while none are found, and at every turn while some are', async () => {
+      const turns = thread ? new ExecutionsRepository(server.storage.db) : repo;
+      const late = await pipelineOf('Expires later', { concurrency: { mode: 'parallel', max: 1000 } });
+      const t0 = Date.now();
+      const claimAt = async (now: number) =>
+        (await turns.finishAndClaim('r3', { runs: [], finishes: [] }, now, 60_000, 1000)).claimed
+          .filter((e) => e.pipelineId === late.id)
+          .map((e) => (e.input as { value: number }).value);
+      // Takes whatever is left (none of it expired): this look found none.
+      await claimAt(t0);
+      const [a, b] = await turns.enqueueMany([400, 401].map((n) => ({ ...input(n), pipeline: late })));
+      for (const id of [a!, b!])
+        await server.storage.db
+          .updateTable('engine_executions')
+          .set({ status: 'running', locked_by: 'gone', lease_until: t0 - 5, claims: 1 })
+          .where('id', '=', id)
+          .execute();
+      assert.deepEqual(await claimAt(t0 + 10), [], 'not looked for within the second');
+      const found = await turns.finishAndClaim('r3', { runs: [], finishes: [] }, t0 + 1000, 60_000, 1);
+      assert.deepEqual(
+        found.claimed.map((e) => e.id),
+        [a],
+        'looked for a second after the last look',
+      );
+      assert.deepEqual(await claimAt(t0 + 1001), [401], 'the last look found some: looked for at once');
+    });
+
+    it('an idempotency key stores one execution; executions without one are not held by its unique index (PostgreSQL)', async () => {
+      const keyed = await pipelineOf('Keyed', { concurrency: { mode: 'parallel', max: 10 } });
+      const once = { ...input(300), pipeline: keyed, idempotencyKey: `key-${dialect}` };
+      assert.ok(await repo.enqueue(once));
+      assert.equal(await repo.enqueue({ ...once, input: { value: 301 } }), undefined);
+      await repo.enqueueMany([input(302), input(303)].map((e) => ({ ...e, pipeline: keyed })));
+      assert.deepEqual(await statuses(keyed.id), { 300: 'queued', 302: 'queued', 303: 'queued' });
+      if (dialect !== 'postgres') return;
+      const { rows } = await sql<{ indexdef: string }>`select indexdef from pg_indexes
+        where tablename = 'engine_executions' and indexdef like '%(idempotency_key)%'`.execute(
+        server.storage.db,
+      );
+      assert.deepEqual(
+        rows.map((r) => r.indexdef.replace(/^.* USING /, '')),
+        ['btree (idempotency_key) WHERE (idempotency_key IS NOT NULL)'],
+      );
     });
   });
 }
