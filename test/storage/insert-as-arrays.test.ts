@@ -47,7 +47,7 @@ describe('Rows inserted as one JSON array a column [postgres]', {
       { n: 4, id: 'NULL', at: -5, body: undefined },
       { n: 5, id: null, at: 2 ** 53 - 1, body: '\\u0000 as text, not a character' },
     ];
-    await insertAsArrays(storage.db, 'arrays_probe', TYPES, rows);
+    await insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, rows);
     assert.deepEqual(
       await stored(),
       rows.map((r) => ({ ...r, body: r.body ?? null })),
@@ -56,15 +56,15 @@ describe('Rows inserted as one JSON array a column [postgres]', {
 
   it('a lone surrogate is stored as U+FFFD, as the driver sends a string', async () => {
     await sql`delete from arrays_probe`.execute(storage.db);
-    await insertAsArrays(storage.db, 'arrays_probe', TYPES, [{ n: 1, id: 'x\ud800y', at: 1, body: 'ok' }]);
+    await insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, [{ n: 1, id: 'x\ud800y', at: 1, body: 'ok' }]);
     assert.equal((await stored())[0]!.id, 'x\ufffdy');
   });
 
   it('no rows inserts nothing; a value of the wrong type fails the statement and stores nothing', async () => {
     await sql`delete from arrays_probe`.execute(storage.db);
-    await insertAsArrays(storage.db, 'arrays_probe', TYPES, []);
+    await insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, []);
     await assert.rejects(() =>
-      insertAsArrays(storage.db, 'arrays_probe', TYPES, [
+      insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, [
         { n: 1, id: 'a', at: 1, body: 'x' },
         { n: 2, id: 'b', at: 'soon' as unknown as number, body: 'y' },
       ]),
