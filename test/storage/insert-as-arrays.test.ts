@@ -56,7 +56,9 @@ describe('Rows inserted as one JSON array a column [postgres]', {
 
   it('a lone surrogate is stored as U+FFFD, as the driver sends a string', async () => {
     await sql`delete from arrays_probe`.execute(storage.db);
-    await insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, [{ n: 1, id: 'x\ud800y', at: 1, body: 'ok' }]);
+    await insertAsArrays<Row>(storage.db, 'arrays_probe', TYPES, [
+      { n: 1, id: 'x\ud800y', at: 1, body: 'ok' },
+    ]);
     assert.equal((await stored())[0]!.id, 'x\ufffdy');
   });
 
