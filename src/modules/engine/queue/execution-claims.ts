@@ -3,6 +3,7 @@ import type { Database, EngineExecutionTable } from '../../../storage/tables.js'
 import { insertAsArrays, inTextList, isPostgres, powerOfTwoSlices } from '../../../storage/value-lists.js';
 import { definitionTexts, versionKey } from './execution-definitions.js';
 import { definitionOf, type ExecutionRow, executionWith } from './execution-rows.js';
+import type { ExpiredLeaseReads } from './expired-lease-reads.js';
 
 /** The columns a claim answers: all but the definition. */
 export const CLAIMED_COLUMNS = [
@@ -158,13 +159,8 @@ const candidatePart = (part: number) =>
  * PostgreSQL, with the loop busy running executions, they took ~9 ms of a bookkeeping turn of ~30,
  * PostgreSQL answering each in under a millisecond.
  *
- * Those to resume are read as the longest expired leases and the longest due waits, each in its index's
- * order, and then put in claim order here. Expired leases are read only when `expired` is true: every
- * execution that finished leaves a dead entry in the running index until a vacuum, below any lease still
- * held, and PostgreSQL's planner walks them with a bitmap scan, which visits the dead row behind each
- * entry every time. In the pipeline bench (this machine's PostgreSQL runs without autovacuum) that read
- * walked 62,000 dead entries and 4,093 table pages a claim after 60,000 executions (4,156 of a median
- * claim's 4,220 buffers), growing with every execution.
+ * Those to resume are the longest expired leases and the longest due waits, each in its index's order,
+ * then put in claim order here; expired leases only when `expired` is true (expired-lease-reads.ts).
  */
 async function readCandidates(
   db: Kysely<Database>,
@@ -246,26 +242,6 @@ async function readCandidates(
   resumable.sort(inQueueOrder);
   due.sort(inQueueOrder);
   return { resumable: resumable.slice(0, limit), due, running };
-}
-
-/**
- * When a replica's claims look for executions whose lease expired (a replica died in them): while the last
- * look found some, at every claim; else once a second at most (and 30 times a lease), so a lease of 30 s
- * is resumed within a second of its end. That read walks the dead entries finished executions leave in
- * the running index until a vacuum (readCandidates), those of every execution ever finished; the running
- * count walks only those of executions finished within a lease.
- */
-export class ExpiredLeaseReads {
-  private readonly last = new Map<string, { at: number; found: boolean }>();
-
-  due(replica: string, now: number, leaseMs: number): boolean {
-    const last = this.last.get(replica);
-    return last === undefined || last.found || now < last.at || now - last.at >= Math.min(1000, leaseMs / 30);
-  }
-
-  read(replica: string, now: number, found: boolean): void {
-    this.last.set(replica, { at: now, found });
-  }
 }
 
 /** Whether `a` comes before `b` in the queue: higher priority (a lower number), then queued earlier. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../storage/tables.js';
 import { inTextList } from '../../../storage/value-lists.js';
-import { claimExecutions, ExpiredLeaseReads, statusOf } from './execution-claims.js';
+import { claimExecutions, statusOf } from './execution-claims.js';
 import { storeDefinitions, versionKey } from './execution-definitions.js';
 import { type FinishRecord, finishExecutions } from './execution-finishes.js';
 import { ExecutionReads } from './execution-reads.js';
@@ -13,6 +13,7 @@ import {
   executionWith,
   type NodeRunRow,
 } from './execution-rows.js';
+import { ExpiredLeaseReads } from './expired-lease-reads.js';
 import {
   burstOf,
   definitionRow,
