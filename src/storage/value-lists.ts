@@ -43,8 +43,8 @@ export function numberById(
  * list (`insert into t (a, b) select json_array_elements_text($1::json)::text, …`), the arrays read in
  * step. One statement of fixed text whatever the number of rows, planned in no time: a multi-row VALUES
  * list of 256 rows (a parameter a value) cost PostgreSQL ~26 µs a row against ~18 with one array literal a
- * column (the form before the JSON arrays), and its 5,000-odd parameters as many conversions here. `types` gives each column's SQL type; `suffix` follows
- * the select (an `on conflict` clause).
+ * column (the form before the JSON arrays), and its 5,000-odd parameters as many conversions here.
+ * `types` gives each column's SQL type; `suffix` follows the select (an `on conflict` clause).
  */
 export function insertAsArrays<Row extends object>(
   // biome-ignore lint/suspicious/noExplicitAny: any database's query builder.
