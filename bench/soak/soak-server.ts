@@ -30,18 +30,20 @@ const MONITOR = fileURLToPath(new URL('./loop-monitor.mjs', import.meta.url));
 
 /**
  * `meridian serve` in a process of its own, started as `npm start` starts it (SERVER_NODE_FLAGS), with
- * the loop monitor loaded, and with a CPU profile written to `cpuProfileDir` when it exits if given.
+ * the loop monitor loaded, and with a CPU profile written to `cpuProfileDir` when it exits if given;
+ * `nodeFlags` are added to its command line (a diagnostic such as `--trace-gc`).
  */
 export async function startSoakServer(
   database: TestDatabase,
   password: string,
   cpuProfileDir?: string,
+  nodeFlags: readonly string[] = [],
 ): Promise<SoakServer> {
   const [http, broker] = [await freePort(), await freePort()];
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
   const child = spawnTracked(
     process.execPath,
-    [...SERVER_NODE_FLAGS, ...profile, '--import', MONITOR, 'bin/meridian.js', 'serve'],
+    [...SERVER_NODE_FLAGS, ...profile, ...nodeFlags, '--import', MONITOR, 'bin/meridian.js', 'serve'],
     {
       env: {
         ...process.env,

@@ -3,11 +3,13 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../../platform/clock.js';
 import type { Database } from '../../../storage/tables.js';
 import type { UnsTarget } from '../../connections/functions/functions.service.js';
-import type { AcceptedRecord, CommitJob } from '../../uns/historian/historian-writer.js';
+import type { CommitJob } from '../../uns/historian/historian-writer.js';
+import type { UnsValue } from '../../uns/publishing/record-fields.js';
 import { formatRfc3339Micros } from '../../uns/rfc3339.js';
 import { parseTopicFilter } from '../../uns/topics/topic-filter.js';
 import { type PipelineRow, PipelinesRepository } from '../pipelines/pipelines.repository.js';
 import type { EnqueueInput } from '../queue/executions.repository.js';
+import { RecentCommits, type TriggerValue } from './recent-commits.js';
 
 /** One enabled trigger node that committed values can start. */
 interface Listener {
@@ -51,7 +53,7 @@ const RECENT_MS = 3000;
  * a connection's subscribe function) that an enabled pipeline listens for enqueues one execution of it.
  * Only the replica that committed a value sees it here, so each value starts each pipeline once across
  * replicas. The listeners are indexed by organization: a commit of an organization nobody listens to
- * costs one map lookup (and a place in the list of recent commits).
+ * costs one map lookup (and its encoding among the recent commits, recent-commits.ts).
  *
  * Live from the answer on: a pipeline change is applied by `refresh`, which the replica that made the
  * change awaits before answering (EntityEvents) and the others run when the bus tells them (and every
@@ -68,7 +70,7 @@ const RECENT_MS = 3000;
  */
 export class ValueTriggers {
   private byOrganization = new Map<string, Listener[]>();
-  private pending: { listener: Listener; record: AcceptedRecord; at: number }[] = [];
+  private pending: { listener: Listener; value: TriggerValue; at: number }[] = [];
   /** Settles once the executions of `pending` are stored (or failed to be, logged). */
   private pendingStored: { promise: Promise<void>; resolve: () => void } | undefined;
   private flushing = false;
@@ -77,9 +79,8 @@ export class ValueTriggers {
   private generation = 0;
   /** The newest refresh: a discarded one waits for it, so that a change is applied when refresh() resolves. */
   private latest: Promise<void> = Promise.resolve();
-  /** This replica's commits of the last `recentMs`, oldest first from `recentStart`. */
-  private recent: CommitJob[] = [];
-  private recentStart = 0;
+  /** This replica's commits of the last `recentMs` (at least), oldest first. */
+  private readonly recent = new RecentCommits();
   private commits = 0;
   private readonly pipelines: PipelinesRepository;
 
@@ -100,8 +101,7 @@ export class ValueTriggers {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.recent = [];
-    this.recentStart = 0;
+    this.recent.clear();
   }
 
   /** Whether any enabled pipeline of the organization listens for values (tests, benches). */
@@ -179,25 +179,29 @@ export class ValueTriggers {
    * replaces did not match already.
    */
   private catchUp(previous: Map<string, Listener[]>, next: Map<string, Listener[]>): void {
-    this.forgetOld();
-    if (this.recentStart === this.recent.length) return;
+    const horizonUs = this.forgetOld();
+    if (this.recent.empty) return;
     const at = this.deps.clock.now();
     const before = this.pending.length;
     for (const [organizationId, listeners] of next) {
       const old = new Map(
         (previous.get(organizationId) ?? []).map((l) => [`${l.pipeline.id}:${l.nodeId}`, l]),
       );
-      for (const listener of listeners) {
+      // The listeners that are new, or whose pipeline version is, each with the one it replaces.
+      const fresh = listeners.flatMap((listener) => {
         const replaced = old.get(`${listener.pipeline.id}:${listener.nodeId}`);
-        if (replaced?.pipeline.version === listener.pipeline.version) continue;
-        for (let i = this.recentStart; i < this.recent.length; i++) {
-          const job = this.recent[i]!;
-          if (job.organizationId !== organizationId || job.receivedUs < listener.liveSinceUs) continue;
-          for (const record of job.records)
-            if (this.accepts(listener, record) && !(replaced && this.accepts(replaced, record)))
-              this.pending.push({ listener, record, at });
-        }
-      }
+        return replaced?.pipeline.version === listener.pipeline.version ? [] : [{ listener, replaced }];
+      });
+      if (fresh.length === 0) continue;
+      const sinceUs = Math.max(horizonUs, Math.min(...fresh.map((f) => f.listener.liveSinceUs)));
+      for (const value of this.recent.valuesOf(organizationId, sinceUs))
+        for (const { listener, replaced } of fresh)
+          if (
+            value.receivedUs >= listener.liveSinceUs &&
+            this.accepts(listener, value) &&
+            !(replaced && this.accepts(replaced, value))
+          )
+            this.pending.push({ listener, value, at });
     }
     if (this.pending.length > before) {
       this.deps.log.info(
@@ -208,20 +212,16 @@ export class ValueTriggers {
     }
   }
 
-  private accepts(listener: Listener, record: AcceptedRecord): boolean {
-    if (listener.connection && record.record.source !== listener.connection.source) return false;
-    return listener.matches(record.record.topic);
+  private accepts(listener: Listener, value: { topic: string; source: string | null }): boolean {
+    if (listener.connection && value.source !== listener.connection.source) return false;
+    return listener.matches(value.topic);
   }
 
-  /** Drops the remembered commits older than `recentMs`. */
-  private forgetOld(): void {
+  /** Drops the remembered commits older than `recentMs` (whole chunks of them); answers that horizon. */
+  private forgetOld(): number {
     const horizonUs = (this.deps.clock.now() - (this.deps.recentMs ?? RECENT_MS)) * 1000;
-    while (this.recentStart < this.recent.length && this.recent[this.recentStart]!.receivedUs < horizonUs)
-      this.recent[this.recentStart++] = undefined as unknown as CommitJob;
-    if (this.recentStart > 1024 && this.recentStart * 2 > this.recent.length) {
-      this.recent = this.recent.slice(this.recentStart);
-      this.recentStart = 0;
-    }
+    this.recent.forgetBefore(horizonUs);
+    return horizonUs;
   }
 
   /**
@@ -230,15 +230,27 @@ export class ValueTriggers {
    * acknowledged only then, so that an acknowledged value's executions survive a crash.
    */
   committed(job: CommitJob): Promise<void> | undefined {
-    this.recent.push(job);
+    this.recent.add(job);
     if ((++this.commits & 255) === 0) this.forgetOld();
     const listeners = this.byOrganization.get(job.organizationId);
     if (listeners === undefined) return undefined;
     const at = this.deps.clock.now();
     const before = this.pending.length;
-    for (const record of job.records)
+    for (const { record, quality } of job.records)
       for (const listener of listeners)
-        if (this.accepts(listener, record)) this.pending.push({ listener, record, at });
+        if (this.accepts(listener, record))
+          this.pending.push({
+            listener,
+            value: {
+              topic: record.topic,
+              source: record.source,
+              valueJson: record.valueJson,
+              value: record.value,
+              quality,
+              timestampUs: record.timestampUs,
+            },
+            at,
+          });
     if (this.pending.length === before) return undefined;
     return this.flushSoon();
   }
@@ -270,11 +282,11 @@ export class ValueTriggers {
         try {
           const skip = new Map<string, string | null>();
           const inputs: EnqueueInput[] = [];
-          for (const { listener, record, at } of batch) {
+          for (const { listener, value, at } of batch) {
             const organizationId = listener.pipeline.organizationId;
             if (!skip.has(organizationId))
               skip.set(organizationId, (await this.deps.skipReason?.(organizationId)) ?? null);
-            inputs.push(this.inputOf(listener, record, at, skip.get(organizationId) ?? null));
+            inputs.push(this.inputOf(listener, value, at, skip.get(organizationId) ?? null));
           }
           await this.deps.enqueue(inputs);
         } catch (error) {
@@ -289,17 +301,11 @@ export class ValueTriggers {
   }
 
   /** The execution a committed value starts: its payload is the value, topic, quality and timestamp. */
-  private inputOf(
-    listener: Listener,
-    record: AcceptedRecord,
-    at: number,
-    skipped: string | null,
-  ): EnqueueInput {
-    const r = record.record;
+  private inputOf(listener: Listener, r: TriggerValue, at: number, skipped: string | null): EnqueueInput {
     const payload = {
       topic: r.topic,
-      value: r.value,
-      quality: record.quality,
+      value: r.value !== undefined ? r.value : (JSON.parse(r.valueJson) as UnsValue),
+      quality: r.quality,
       timestamp: formatRfc3339Micros(r.timestampUs),
       source: r.source,
     };
