@@ -3,7 +3,7 @@
  * maximum, reporting per minute the server's memory, p50/p99 latency per kind and errors, and under it
  * the server's event-loop delay, garbage-collection pauses and stalls (bench/soak/loop-monitor.mjs).
  *   npm run build && node --import tsx bench/soak/soak.ts [--minutes 10] [--postgres] [--rate 1483]
- *     [--cpu-profile dir] [--loop-log file] [--server-flags "--trace-gc"]
+ *     [--cpu-profile dir] [--loop-log file] [--server-flags=--trace-gc]
  * With --cpu-profile, `node --import tsx bench/soak/stalls.ts <profile> <loop-log>` names what ran in
  * each stall.
  */
@@ -29,8 +29,8 @@ const { values: args } = parseArgs({
     'cpu-profile': { type: 'string' },
     // A file: every minute's loop report (stalls with their wall-clock times), as JSON lines.
     'loop-log': { type: 'string' },
-    // Node.js flags added to the server's command line, space-separated (e.g. --trace-gc: its lines are
-    // printed with the server's, prefixed [server]).
+    // Node.js flags added to the server's command line, space-separated, given after = (for example
+    // --server-flags=--trace-gc: its lines are printed with the server's, prefixed [server]).
     'server-flags': { type: 'string' },
   },
 });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase, testDialects } from '../../test/helpers/dialects.js';
 import { waitUntil } from '../../test/helpers/wait.js';
-import { openStorage, type Storage } from './database.js';
+import { openStorage, STATEMENT_CACHE_SIZE, type Storage, withStatementCache } from './database.js';
 import { classifyDriverError } from './driver-errors.js';
 import { EVENT_LOOP_AUTOCHECKPOINT_PAGES } from './sqlite/wal-checkpoints.js';
 
@@ -136,4 +137,43 @@ describe('driver error classification of file-system and text errors', () => {
       assert.equal(classifyDriverError(Object.assign(new Error(code), { code })), kind);
     });
   }
+});
+
+describe('the SQLite statement cache', () => {
+  it('keeps the most recently used statements and drops the least recently used first', () => {
+    const connection = new SQLite(':memory:');
+    const cache = withStatementCache(connection);
+    try {
+      const text = (i: number) => `select ${i} as n`;
+      const first = cache.prepare(text(0));
+      const second = cache.prepare(text(1));
+      for (let i = 2; i < STATEMENT_CACHE_SIZE; i++) cache.prepare(text(i));
+      // Full. Using the first makes the second the least recently used.
+      assert.equal(cache.prepare(text(0)), first, 'a cached text answers its statement');
+      cache.prepare(text(STATEMENT_CACHE_SIZE));
+      assert.equal(cache.prepare(text(0)), first, 'the recently used one is kept');
+      assert.notEqual(cache.prepare(text(1)), second, 'the least recently used one was dropped');
+      assert.equal((cache.prepare(text(0)).get() as { n: number }).n, 0);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('answers a fresh statement for a text whose cached one is still being iterated', () => {
+    const connection = new SQLite(':memory:');
+    const cache = withStatementCache(connection);
+    try {
+      const text = 'select value from json_each(json_array(1, 2, 3))';
+      const cached = cache.prepare(text);
+      const iterator = cached.iterate();
+      iterator.next();
+      const fresh = cache.prepare(text);
+      assert.notEqual(fresh, cached);
+      assert.deepEqual(fresh.pluck().all(), [1, 2, 3]);
+      iterator.return?.();
+      assert.equal(cache.prepare(text), cached, 'the cached one again once free');
+    } finally {
+      cache.close();
+    }
+  });
 });

@@ -192,29 +192,44 @@ class WalSync {
   }
 }
 
-const STATEMENT_CACHE_SIZE = 256;
+export const STATEMENT_CACHE_SIZE = 256;
 
 /**
  * Kysely prepares every query anew; SQLite's prepare (parse and plan) costs more than running a point
- * query. The connection is wrapped so that the same SQL text reuses its prepared statement (most recently
- * used first, at most STATEMENT_CACHE_SIZE kept: SQL with variable IN lists would otherwise grow it without
- * bound). A statement still being iterated by a stream is busy; such a query gets a fresh statement.
+ * query. The connection is wrapped so that the same SQL text reuses its prepared statement (at most
+ * STATEMENT_CACHE_SIZE kept, the least recently used dropped first: SQL with variable IN lists would
+ * otherwise grow it without bound). A statement still being iterated by a stream is busy; such a query
+ * gets a fresh statement.
+ *
+ * Recency is a use counter on each entry, not the Map's order: moving the entry to the end on every use
+ * (a delete and a set) made the Map rebuild its table every few hundred queries, and in a soak those
+ * tables were a tenth of what reached the old generation. Dropping one scans the entries, only when a new
+ * text arrives at a full cache.
  */
-function withStatementCache(connection: SQLite.Database) {
-  const cache = new Map<string, SQLite.Statement>();
+export function withStatementCache(connection: Pick<SQLite.Database, 'prepare' | 'close'>) {
+  const cache = new Map<string, { statement: SQLite.Statement; used: number }>();
+  let uses = 0;
   return {
     close: () => connection.close(),
     prepare(text: string) {
       const cached = cache.get(text);
-      if (cached && !cached.busy) {
-        cache.delete(text);
-        cache.set(text, cached);
-        return cached;
+      if (cached && !cached.statement.busy) {
+        cached.used = ++uses;
+        return cached.statement;
       }
       const statement = connection.prepare(text);
       if (!cached) {
-        cache.set(text, statement);
-        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(text, { statement, used: ++uses });
+        if (cache.size > STATEMENT_CACHE_SIZE) {
+          let oldest: string | undefined;
+          let oldestUse = Number.POSITIVE_INFINITY;
+          for (const [key, entry] of cache)
+            if (entry.used < oldestUse) {
+              oldest = key;
+              oldestUse = entry.used;
+            }
+          cache.delete(oldest!);
+        }
       }
       return statement;
     },
