@@ -104,18 +104,21 @@ export class RecentCommits {
       while (at < used) {
         const next = at + buffer.readUInt32LE(at);
         const receivedUs = buffer.readDoubleLE(at + 4);
-        const [organization, afterOrganization] = readText(buffer, at + 12);
-        if (receivedUs >= sinceUs && organization === organizationId) {
+        // The organization is decoded only for a commit recent enough.
+        const [organization, afterOrganization] =
+          receivedUs >= sinceUs ? readText(buffer, at + 12) : [undefined, 0];
+        if (organization === organizationId) {
           let cursor = afterOrganization + 4;
           for (let count = buffer.readUInt32LE(afterOrganization); count > 0; count--) {
             const timestampUs = buffer.readDoubleLE(cursor);
             const quality = buffer[cursor + 8] as Quality;
-            const [topic, afterTopic] = readText(buffer, cursor + 9);
+            let topic: string;
             let source: string | null = null;
-            cursor = afterTopic + 4;
-            if (buffer.readInt32LE(afterTopic) >= 0) [source, cursor] = readText(buffer, afterTopic);
-            const [valueJson, afterValue] = readText(buffer, cursor);
-            cursor = afterValue;
+            let valueJson: string;
+            [topic, cursor] = readText(buffer, cursor + 9);
+            if (buffer.readInt32LE(cursor) < 0) cursor += 4;
+            else [source, cursor] = readText(buffer, cursor);
+            [valueJson, cursor] = readText(buffer, cursor);
             yield { receivedUs, topic, source, valueJson, quality, timestampUs };
           }
         }
