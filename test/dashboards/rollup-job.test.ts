@@ -310,6 +310,95 @@ for (const dialect of testDialects()) {
       await assertMonth(fresh(), topic(ids.speed, SPEED), speed, HOUR_MS);
     });
 
+    it('extends a minute by the late values after its last one (a backfill filling it second by second), and recomputes it whole for a late value at or before its last one', async () => {
+      const job = server.app.uns.rollupJob;
+      await job.runUntilIdle();
+      // A minute of the month: its value at its start, rolled up already.
+      const minuteMs = endMs - 2 * DAY_MS - 17 * MINUTE_MS;
+      const minuteUnit = async () =>
+        server.storage.db
+          .selectFrom('uns_rollups')
+          .select(['cnt', 'sum_v', 'first_ts', 'last_ts', 'last_v'])
+          .where('topic_id', '=', ids.speed)
+          .where('field', '=', '')
+          .where('width_us', '=', MINUTE_MS * 1000)
+          .where('start_us', '=', minuteMs * 1000)
+          .executeTakeFirstOrThrow()
+          .then((r) => [
+            Number(r.cnt),
+            Number(r.sum_v),
+            Number(r.first_ts),
+            Number(r.last_ts),
+            Number(r.last_v),
+          ]);
+      const first = speed.find((s) => s.tsMs === minuteMs)!;
+      assert.deepEqual(await minuteUnit(), [1, first.value, minuteMs * 1000, minuteMs * 1000, first.value]);
+      const around = async () => {
+        const now = Date.now();
+        const fromMs = minuteMs - HOUR_MS;
+        const toMs = minuteMs + HOUR_MS;
+        for (const widthMs of [MINUTE_MS, 5 * MINUTE_MS, HOUR_MS]) {
+          assert.deepEqual(
+            await fresh().buckets(
+              topic(ids.speed, SPEED),
+              fromMs * 1000,
+              toMs * 1000,
+              widthMs * 1000,
+              now * 1000,
+            ),
+            expected(speed, fromMs, toMs, widthMs),
+            `buckets of ${widthMs / MINUTE_MS} minutes`,
+          );
+        }
+      };
+      const lateAt = async (samples: Sample[]) => {
+        await publish(samples.map((s) => ({ topic: SPEED, value: s.value, tsMs: s.tsMs })));
+        for (const s of samples) {
+          const at = speed.findIndex((known) => known.tsMs === s.tsMs);
+          if (at >= 0) speed.splice(at, 1);
+          speed.push(s);
+        }
+        await server.app.uns.rollups.notesWritten();
+        const tails = job.stats.lateTails;
+        assert.equal(await job.runUntilIdle(), true);
+        return job.stats.lateTails - tails;
+      };
+      // A backfill second by second: each commit's values come after the last one the minute counted.
+      assert.equal(await lateAt([{ tsMs: minuteMs + 10_000, value: 3.5 }]), 1, 'extended');
+      assert.equal(
+        await lateAt([
+          { tsMs: minuteMs + 20_000, value: 4 },
+          { tsMs: minuteMs + 21_000, value: 1 },
+        ]),
+        1,
+      );
+      const sum = first.value + 3.5 + 4 + 1;
+      assert.deepEqual(await minuteUnit(), [4, sum, minuteMs * 1000, (minuteMs + 21_000) * 1000, 1]);
+      await around();
+      // Before its last value, and at it (the value there replaced): the minute is recomputed whole.
+      assert.equal(await lateAt([{ tsMs: minuteMs + 15_000, value: 2 }]), 0, 'recomputed');
+      assert.equal(await lateAt([{ tsMs: minuteMs + 21_000, value: 8 }]), 0, 'recomputed');
+      assert.deepEqual(await minuteUnit(), [
+        5,
+        sum + 2 - 1 + 8,
+        minuteMs * 1000,
+        (minuteMs + 21_000) * 1000,
+        8,
+      ]);
+      await around();
+      // One commit with a value in this minute after its last one and one in the next minute (which
+      // counted a value at its start): this minute extended, the next recomputed whole.
+      assert.equal(
+        await lateAt([
+          { tsMs: minuteMs + 30_000, value: 6 },
+          { tsMs: minuteMs + MINUTE_MS + 5_000, value: 7 },
+        ]),
+        1,
+        'the first minute extended, the next recomputed',
+      );
+      await around();
+    });
+
     it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {
       const log = server.app.log;
       const deps = {

@@ -74,6 +74,8 @@ export interface RollupJobStats {
   lateMarks: number;
   /** Steps that built coarser units from finer rollups instead of raw values (late values). */
   builtFromFiner: number;
+  /** Units of late values extended by the values after their last one instead of recomputed (`fillLate`). */
+  lateTails: number;
 }
 
 /**
@@ -94,6 +96,7 @@ export class RollupJob {
     units: 0,
     lateMarks: 0,
     builtFromFiner: 0,
+    lateTails: 0,
   };
   private readonly budgetMs: number;
   private readonly sliceMs: number;
@@ -266,11 +269,11 @@ export class RollupJob {
       const to = Math.min(ceilTo(mark.toUs + 1, unit), series.toUs);
       if (from < series.fromUs) {
         // Before the coverage: filled from here up to it, and covered from here on.
-        await this.recompute(series, from, Math.max(to, series.fromUs), recomputed);
+        await this.recompute(series, from, Math.max(to, series.fromUs), mark.fromUs, recomputed);
         await coverage.move(series, { fromUs: from, toUs: series.toUs });
         recomputed.push({ ...series, fromUs: from });
       } else {
-        await this.recompute(series, from, to, recomputed);
+        await this.recompute(series, from, to, mark.fromUs, recomputed);
         recomputed.push(series);
       }
     }
@@ -282,14 +285,17 @@ export class RollupJob {
   /**
    * The units of [fromUs, toUs) of a series recomputed for late values: from the coarsest finer series of
    * the same numbers that answers for the whole range (twelve five-minute units for an hour), else from
-   * the raw values in pieces of about a slice's time with a pause for the event loop between them. Recomputing an
-   * hour from its values on every tick of a backfill into it read a growing hour each second (the soak's
-   * late MQTT values: 45 ms statements on the event loop after 8 minutes).
+   * the raw values in pieces of about a slice's time with a pause for the event loop between them, the
+   * unit the earliest late value (`lateFromUs`) lies in only extended by its new values when it can be
+   * (`RollupStore.fillLate`). Recomputing an hour from its values on every tick of a backfill into it read
+   * a growing hour each second (the soak's late MQTT values: 45 ms statements on the event loop after 8
+   * minutes).
    */
   private async recompute(
     series: StoredCoverage,
     fromUs: number,
     toUs: number,
+    lateFromUs: number,
     finer: readonly StoredCoverage[],
   ): Promise<void> {
     if (toUs <= fromUs) return;
@@ -312,7 +318,9 @@ export class RollupJob {
       await store.fillFromFiner(series, unit, fromUs, toUs, source.unit);
     } else {
       const pieceMs = Math.max(1, this.sliceMs);
-      await store.fillInPieces(series, unit, fromUs, toUs, pieceMs, () => this.pauseAfterSlice());
+      const between = () => this.pauseAfterSlice();
+      if (await store.fillLate(series, unit, fromUs, toUs, lateFromUs, pieceMs, between))
+        this.stats.lateTails++;
     }
   }
 }

@@ -277,17 +277,18 @@ export class HistorianRollups {
       span.fromUs = stored.fromUs;
       span.toUs = stored.toUs;
       // Late values the job has not recomputed yet: the part of the span they reach is recomputed here
-      // (those of commits before the span was registered written first).
+      // (those of commits before the span was registered written first), each unit once however many
+      // marks reach it (a backfill notes its topic ten times a second).
       await this.notesWritten();
-      for (const mark of await this.coverage.lateMarks(10_000, topic)) {
-        await this.fill(
-          topic.id,
-          field,
-          unit,
-          floorTo(Math.max(mark.fromUs, span.fromUs), unit),
-          Math.min(ceilTo(mark.toUs + 1, unit), span.toUs),
-        );
-      }
+      const covered = { fromUs: stored.fromUs, toUs: stored.toUs };
+      const reached = (await this.coverage.lateMarks(10_000, topic))
+        .map((mark): [number, number] => [
+          floorTo(Math.max(mark.fromUs, covered.fromUs), unit),
+          Math.min(ceilTo(mark.toUs + 1, unit), covered.toUs),
+        ])
+        .filter(([from, to]) => from < to)
+        .sort((a, b) => a[0] - b[0]);
+      for (const [from, to] of mergedRanges(reached)) await this.fill(topic.id, field, unit, from, to);
     }
     const gaps: [number, number][] = [];
     if (fromUs < span.fromUs) gaps.push([fromUs, span.fromUs]);
@@ -300,4 +301,15 @@ export class HistorianRollups {
     for (const start of dirty.sort((a, b) => a - b))
       await this.fill(topic.id, field, unit, start, start + unit);
   }
+}
+
+/** Ranges sorted by their start, those that overlap or touch merged into one. */
+function mergedRanges(sorted: readonly [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [from, to] of sorted) {
+    const last = out.at(-1);
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
 }
