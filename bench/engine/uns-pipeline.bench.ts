@@ -21,6 +21,8 @@
  * serve other work on the machine too) is steadier than rates on a shared machine. The load
  * average is printed with the figures.
  *   node --import tsx bench/engine/uns-pipeline.bench.ts [sqlite|postgres] [messages]
+ * `DETAILS=minimal` (a comma-separated list) runs only those history details, for a profile of one
+ * (`BENCH_CPU_PROFILE`); minimal is always among them, as the headline is its ratio.
  */
 import { loadavg } from 'node:os';
 import type { DialectName } from '../../src/storage/database.js';
@@ -49,6 +51,9 @@ const dialect = (process.argv[2] ?? 'sqlite') as DialectName;
 const messages = Number(process.argv[3] ?? 10_000);
 const warmup = Number(process.env.WARMUP ?? messages);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const details = DETAILS.filter(
+  (d) => d === 'minimal' || !process.env.DETAILS || process.env.DETAILS.split(',').includes(d),
+);
 const MOSQUITTO = { host: '127.0.0.1', port: 1883 };
 const EXPRESSION = 'value * 1.8 + 32';
 // Node-RED evaluates against the message, whose payload is the published JSON.
@@ -100,7 +105,7 @@ try {
 
   // Warm-up (JIT, sandbox thread, topic creation, connections); left out of the rates.
   await runNodeRed(warmup);
-  for (const detail of DETAILS) await runMeridian(detail, warmup);
+  for (const detail of details) await runMeridian(detail, warmup);
 
   // Rounds interleaved, each side's rate its median: on a shared machine one round of either side
   // varies by a third, and a ratio of two single rounds is a coin flip.
@@ -109,11 +114,11 @@ try {
   const loads: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     nodeRedRuns.push(await runNodeRed(messages));
-    for (const detail of DETAILS) meridianRuns[detail].push(await runMeridian(detail, messages));
+    for (const detail of details) meridianRuns[detail].push(await runMeridian(detail, messages));
     loads.push(loadavg()[0]!.toFixed(1));
   }
   const nr = summarize(nodeRedRuns);
-  const m = Object.fromEntries(DETAILS.map((d) => [d, summarize(meridianRuns[d])])) as Record<
+  const m = Object.fromEntries(details.map((d) => [d, summarize(meridianRuns[d])])) as Record<
     Detail,
     Summary
   >;
@@ -124,7 +129,7 @@ try {
   console.log(
     `  Node-RED 4, lossless (mqtt in, change, mqtt out via a Mosquitto with no queue limit a client): ${describe(nr)} (Node-RED + that Mosquitto)`,
   );
-  for (const detail of DETAILS)
+  for (const detail of details)
     console.log(
       `  Meridian, history ${detail}: ${describe(m[detail])} (its process, all threads${dialect === 'postgres' ? ", and its database's PostgreSQL backends" : ''})`,
     );
@@ -147,7 +152,7 @@ try {
   console.log(
     `  CPU a message: Meridian minimal ${m.minimal.cpuPerMessageUs.toFixed(0)} µs, Node-RED ${nr.cpuPerMessageUs.toFixed(0)} µs (Meridian spends ${(m.minimal.cpuPerMessageUs / nr.cpuPerMessageUs).toFixed(2)}x Node-RED's)`,
   );
-  for (const detail of ['standard', 'full'] as const) {
+  for (const detail of details.filter((d) => d !== 'minimal')) {
     const cost = 1 - m[detail].perSecond / m.minimal.perSecond;
     const cpu = m[detail].cpuPerMessageUs - m.minimal.cpuPerMessageUs;
     console.log(
