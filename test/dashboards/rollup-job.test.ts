@@ -399,6 +399,29 @@ for (const dialect of testDialects()) {
       await around();
     });
 
+    it('a reader taking coverage over before the job ran counts the late values of every mark, those of one unit and those far apart', async () => {
+      await server.app.uns.rollupJob.runUntilIdle();
+      assert.equal(await lateCount(), 0);
+      const a = endMs - 3 * DAY_MS - 7 * MINUTE_MS;
+      const b = endMs - 6 * DAY_MS - 11 * MINUTE_MS;
+      // Three commits noted apart: three marks, two of them in the same minute.
+      for (const late of [
+        { tsMs: a + 20_000, value: 11 },
+        { tsMs: a + 25_000, value: 12.5 },
+        { tsMs: b + 40_000, value: 13 },
+      ]) {
+        await publish([{ topic: SPEED, value: late.value, tsMs: late.tsMs }]);
+        speed.push(late);
+        await server.app.uns.rollups.notesWritten();
+      }
+      assert.equal(await lateCount(), 3);
+      const reader = fresh();
+      await assertMonth(reader, topic(ids.speed, SPEED), speed);
+      await assertMonth(reader, topic(ids.speed, SPEED), speed, HOUR_MS);
+      await assertMonth(reader, topic(ids.speed, SPEED), speed, MINUTE_MS);
+      assert.equal(reader.stats.coldFills, 0);
+    });
+
     it('runs on one replica at a time, is taken over when its holder stops, and does bounded work a tick', async () => {
       const log = server.app.log;
       const deps = {
