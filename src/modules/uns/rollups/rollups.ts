@@ -280,11 +280,10 @@ export class HistorianRollups {
       // (those of commits before the span was registered written first), each unit once however many
       // marks reach it (a backfill notes its topic ten times a second).
       await this.notesWritten();
-      const covered = { fromUs: stored.fromUs, toUs: stored.toUs };
       const reached = (await this.coverage.lateMarks(10_000, topic))
         .map((mark): [number, number] => [
-          floorTo(Math.max(mark.fromUs, covered.fromUs), unit),
-          Math.min(ceilTo(mark.toUs + 1, unit), covered.toUs),
+          floorTo(Math.max(mark.fromUs, stored.fromUs), unit),
+          Math.min(ceilTo(mark.toUs + 1, unit), stored.toUs),
         ])
         .filter(([from, to]) => from < to)
         .sort((a, b) => a[0] - b[0]);
