@@ -21,9 +21,13 @@ export async function spawnServerProcess<T>(
   options: { bundled?: boolean } = {},
 ): Promise<T & { pid: number; stop(): Promise<void> }> {
   const entry = options.bundled ? await bundled(script) : ['--import', 'tsx', script];
-  const child = spawnTracked(process.execPath, [...SERVER_NODE_FLAGS, ...profileFlags(), ...entry, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnTracked(
+    process.execPath,
+    [...SERVER_NODE_FLAGS, ...benchNodeFlags(), ...entry, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout! });
   // Anything else the server prints passes through to stderr.
@@ -48,11 +52,15 @@ export async function spawnServerProcess<T>(
 
 /**
  * With BENCH_CPU_PROFILE=<dir>, each server process writes a V8 CPU profile there when it exits (open it
- * in Chrome's DevTools or speedscope): where a server's time goes, under the bench's own load.
+ * in Chrome's DevTools or speedscope): where a server's time goes, under the bench's own load. With
+ * BENCH_NODE_FLAGS="<flags>", each also gets those Node or V8 flags, after SERVER_NODE_FLAGS (so a later
+ * `--max-semi-space-size` wins): `--trace-gc-nvp` for what each collection did, or a collector setting
+ * to try against the server's own on both sides.
  */
-function profileFlags(): string[] {
+function benchNodeFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROFILE;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const extra = process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
+  return [...extra, ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [])];
 }
 
 /**
