@@ -15,12 +15,13 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 
 export async function startMeasuredProfile(name: string): Promise<() => Promise<void>> {
-  const cpuDir = process.env.BENCH_CPU_PROFILE;
-  const heapDir = process.env.BENCH_HEAP_PROFILE;
-  if (!cpuDir && !heapDir) return async () => {};
+  // The heap profile when both are asked for; an empty value asks for neither.
+  const heap = Boolean(process.env.BENCH_HEAP_PROFILE);
+  const dir = heap ? process.env.BENCH_HEAP_PROFILE : process.env.BENCH_CPU_PROFILE;
+  if (!dir) return async () => {};
   const session = new Session();
   session.connect();
-  if (heapDir) {
+  if (heap) {
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 64 * 1024,
       includeObjectsCollectedByMajorGC: true,
@@ -33,15 +34,14 @@ export async function startMeasuredProfile(name: string): Promise<() => Promise<
     await session.post('Profiler.start');
   }
   return async () => {
-    const { profile } = heapDir
+    const { profile } = heap
       ? await session.post('HeapProfiler.stopSampling')
       : await session.post('Profiler.stop');
     session.disconnect();
-    const dir = (heapDir ?? cpuDir)!;
     mkdirSync(dir, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const file = join(dir, `${name}-${stamp}.${heapDir ? 'heapprofile' : 'cpuprofile'}`);
+    const file = join(dir, `${name}-${stamp}.${heap ? 'heapprofile' : 'cpuprofile'}`);
     writeFileSync(file, JSON.stringify(profile));
-    console.log(`  ${heapDir ? 'heap' : 'CPU'} profile of the measured rounds: ${file}`);
+    console.log(`  ${heap ? 'heap' : 'CPU'} profile of the measured rounds: ${file}`);
   };
 }
