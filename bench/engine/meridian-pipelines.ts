@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import type { DialectName } from '../../src/storage/database.js';
 import { freePort } from '../../test/helpers/free-port.js';
+import { startMeasuredProfile } from '../measured-profile.js';
 import { announceListening, spawnServerProcess } from '../server-process.js';
 import { startBenchServer } from '../uns/bench-server.js';
 
@@ -54,6 +55,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     topics[detail] = { inTopic: `${base}/in`, outTopic: `${base}/out` };
   }
   const port = bench.server.app.uns.broker.status().address?.split(':').pop();
+  // A heap profile from here to the end (warm-up and rounds; Meridian is idle in Node-RED's rounds). A CPU
+  // profile is the whole process's (`--cpu-prof`, bench/server-process.ts).
+  const stopProfile = process.env.BENCH_HEAP_PROFILE
+    ? await startMeasuredProfile(`pipelines-${dialect}`)
+    : async () => {};
   announceListening(
     {
       url: `mqtt://127.0.0.1:${port}`,
@@ -62,6 +68,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       topics,
       database: bench.database.databaseUrl && new URL(bench.database.databaseUrl).pathname.slice(1),
     },
-    () => bench.close(),
+    async () => {
+      await stopProfile();
+      await bench.close();
+    },
   );
 }

@@ -3,7 +3,16 @@ import { directNodes } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
 import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from '../queue/executions.repository.js';
 import { planOf } from './graph-plan.js';
-import { type NodeRunDeps, runIdOf, runNode, saveRun, sideEffectOf } from './node-runner.js';
+import {
+  holdTryLimit,
+  type NodeRunDeps,
+  releaseTryLimit,
+  runIdOf,
+  runNode,
+  saveRun,
+  sideEffectOf,
+  type TryLimit,
+} from './node-runner.js';
 
 /** How a claim of an execution ended. */
 export type Outcome =
@@ -81,6 +90,8 @@ export class GraphRun {
   private readonly resumedAt: number;
   private readonly elapsedBefore: number;
   private readonly deadline: number;
+  /** The time limit of this claim's node try in flight (held while the graph runs). */
+  private limit: TryLimit | undefined;
 
   constructor(
     private readonly deps: GraphRunDeps,
@@ -102,6 +113,15 @@ export class GraphRun {
   }
 
   async run(): Promise<Outcome> {
+    this.limit = holdTryLimit();
+    try {
+      return await this.runGraph();
+    } finally {
+      releaseTryLimit(this.limit);
+    }
+  }
+
+  private async runGraph(): Promise<Outcome> {
     const { repo } = this.deps;
     const { execution } = this;
     const detail = execution.definition.settings.historyDetail;
@@ -237,6 +257,7 @@ export class GraphRun {
         runId: this.earlier?.get(key)?.id,
         seq: this.started++,
       },
+      this.limit!,
     );
     if (ran.error) {
       const onError = node.settings?.onError ?? this.execution.definition.settings.defaults.onError ?? 'stop';
