@@ -12,6 +12,7 @@ import type {
 } from '../queue/executions.repository.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { GraphRun, type GraphRunDeps } from './graph-runner.js';
+import { holdTryLimit, releaseTryLimit } from './node-runner.js';
 
 export interface EngineOptions {
   repo: ExecutionsRepository;
@@ -319,8 +320,10 @@ export class ExecutionEngine {
     this.leases.set(execution.id, lease);
     this.renewLeases();
     const leaseLost = () => lease.lost;
+    const limit = holdTryLimit();
     try {
-      const outcome = await new GraphRun(this.runDeps, execution, leaseLost).run();
+      const outcome = await new GraphRun(this.runDeps, execution, leaseLost, limit).run();
+      releaseTryLimit(limit);
       release();
       if (leaseLost() || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {
@@ -343,6 +346,7 @@ export class ExecutionEngine {
         this.options.onFinished?.(execution, outcome.status, outcome.error);
       }
     } finally {
+      releaseTryLimit(limit);
       if (this.leases.get(execution.id) === lease) this.leases.delete(execution.id);
     }
   }

@@ -4,9 +4,7 @@ import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definitio
 import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from '../queue/executions.repository.js';
 import { planOf } from './graph-plan.js';
 import {
-  holdTryLimit,
   type NodeRunDeps,
-  releaseTryLimit,
   runIdOf,
   runNode,
   saveRun,
@@ -90,14 +88,14 @@ export class GraphRun {
   private readonly resumedAt: number;
   private readonly elapsedBefore: number;
   private readonly deadline: number;
-  /** The time limit of this claim's node try in flight (held while the graph runs). */
-  private limit: TryLimit | undefined;
 
   constructor(
     private readonly deps: GraphRunDeps,
     private readonly execution: ExecutionRow,
     /** True once this claim's lease is lost: the run stops at its next node. */
     private readonly leaseLost: () => boolean,
+    /** The time limit of this claim's node try in flight (holdTryLimit), released by the caller. */
+    private readonly limit: TryLimit,
   ) {
     const { edges, settings } = execution.definition;
     this.edges = edges;
@@ -113,15 +111,6 @@ export class GraphRun {
   }
 
   async run(): Promise<Outcome> {
-    this.limit = holdTryLimit();
-    try {
-      return await this.runGraph();
-    } finally {
-      releaseTryLimit(this.limit);
-    }
-  }
-
-  private async runGraph(): Promise<Outcome> {
     const { repo } = this.deps;
     const { execution } = this;
     const detail = execution.definition.settings.historyDetail;
@@ -257,7 +246,7 @@ export class GraphRun {
         runId: this.earlier?.get(key)?.id,
         seq: this.started++,
       },
-      this.limit!,
+      this.limit,
     );
     if (ran.error) {
       const onError = node.settings?.onError ?? this.execution.definition.settings.defaults.onError ?? 'stop';
