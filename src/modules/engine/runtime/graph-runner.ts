@@ -3,14 +3,7 @@ import { directNodes } from '../pipelines/loop-bodies.js';
 import type { PipelineEdge, PipelineNode } from '../pipelines/pipeline-definition.js';
 import type { Checkpoint, ExecutionRow, MemoEntry, NodeRunRow } from '../queue/executions.repository.js';
 import { planOf } from './graph-plan.js';
-import {
-  type NodeRunDeps,
-  runIdOf,
-  runNode,
-  saveRun,
-  sideEffectOf,
-  type TryLimit,
-} from './node-runner.js';
+import { type NodeRunDeps, runIdOf, runNode, saveRun, sideEffectOf, type TryLimit } from './node-runner.js';
 
 /** How a claim of an execution ended. */
 export type Outcome =
