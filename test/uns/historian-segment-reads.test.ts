@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
+import { DataRepository } from '../../src/modules/uns/reading/data.repository.js';
 import { createTestDatabase, testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -146,6 +148,47 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await read(), expected);
       const rowsLeft = await server.storage.db.selectFrom('uns_values').select('ts_us').execute();
       assert.equal(rowsLeft.length, 1);
+    });
+
+    it('an aggregate read while a late value is merged into its segment counts the value once', async () => {
+      const atMs = START_MS + DAY_MS + 180_000; // a compressed value
+      const res = await api.post('/api/v1/uns/data/publish', { topic, value: -7, timestamp: iso(atMs) });
+      assert.equal(res.status, 200);
+      const { id: topicId } = await server.storage.db
+        .selectFrom('uns_topics')
+        .select('id')
+        .where('path', '=', topic)
+        .executeTakeFirstOrThrow();
+      // The merge commits (on another connection) right after the read's first statement, the rows'
+      // aggregates, and before it reads the segments: as a late merge or a compaction may.
+      let merged = false;
+      const mergeAfterAggregates: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        async transformResult(args) {
+          const first = (args.result.rows as Record<string, unknown>[])[0];
+          if (!merged && first !== undefined && 'bucket' in first) {
+            merged = true;
+            const dayUs = Math.floor(atMs / DAY_MS) * DAY_MS * 1000;
+            await server.app.uns.compactor.compactDay(Number(topicId), dayUs);
+          }
+          return args.result;
+        },
+      };
+      const reader = new DataRepository(server.storage.db.withPlugin(mergeAfterAggregates), () =>
+        server.app.uns.writer.settle(),
+      );
+      const buckets = await reader.buckets(Number(topicId), atMs * 1000, atMs * 1000 + 1, 1_000_000);
+      assert.ok(merged, 'the merge ran between the statements');
+      assert.deepEqual(
+        buckets.map((b) => [b.count, b.min, b.max]),
+        [[1, -7, -7]],
+      );
+      const rows = await server.storage.db
+        .selectFrom('uns_values')
+        .select('ts_us')
+        .where('ts_us', '=', atMs * 1000)
+        .execute();
+      assert.equal(rows.length, 0, 'the late value was merged into its segment');
     });
   });
 }

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { inReadSnapshot } from '../../../storage/read-snapshot.js';
 import type { Database } from '../../../storage/tables.js';
 import { isPostgres } from '../../../storage/value-lists.js';
 import { addSlice, bucketAverage, type NumberBucket } from '../historian/segments/decoded/number-buckets.js';
@@ -66,6 +67,19 @@ export class DataRepository {
    */
   async buckets(topicId: number, fromUs: number, toUs: number, widthUs: number): Promise<BucketRow[]> {
     await this.settle();
+    // The rows' aggregates, the segments and the rows that shadow segment values are read in one
+    // snapshot: a late value merged into its segment (late-merges.ts), or a day compacted, between two of
+    // these reads was counted twice (as the row and in the segment) or as the value it replaced.
+    return inReadSnapshot(this.db, (db) => this.bucketsIn(db, topicId, fromUs, toUs, widthUs));
+  }
+
+  private async bucketsIn(
+    db: Kysely<Database>,
+    topicId: number,
+    fromUs: number,
+    toUs: number,
+    widthUs: number,
+  ): Promise<BucketRow[]> {
     const { rows } = await sql<{
       bucket: number;
       cnt: number;
@@ -89,7 +103,7 @@ export class DataRepository {
       from b
       join uns_values f on f.topic_id = ${topicId} and f.ts_us = b.first_ts
       join uns_values l on l.topic_id = ${topicId} and l.ts_us = b.last_ts
-      order by b.bucket`.execute(this.db);
+      order by b.bucket`.execute(db);
     const buckets = new Map<number, NumberBucket>();
     for (const row of rows) {
       buckets.set(Number(row.bucket), {
@@ -105,7 +119,7 @@ export class DataRepository {
         last: Number(row.last_v),
       });
     }
-    await this.addSegmentBuckets(buckets, topicId, fromUs, toUs, widthUs);
+    await addSegmentBuckets(db, buckets, topicId, fromUs, toUs, widthUs);
     return [...buckets.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([bucket, b]) => ({
@@ -117,41 +131,6 @@ export class DataRepository {
         first: b.first,
         last: b.last,
       }));
-  }
-
-  /**
-   * Adds the numeric values of the compressed segments in [fromUs, toUs) to `buckets`, straight from
-   * their decoded columns; a timestamp that also has a row (a late value replacing one, not yet
-   * compacted) counts once, as the row.
-   */
-  private async addSegmentBuckets(
-    buckets: Map<number, NumberBucket>,
-    topicId: number,
-    fromUs: number,
-    toUs: number,
-    widthUs: number,
-  ): Promise<void> {
-    const slices = await segmentNumbers(this.db, topicId, fromUs, toUs);
-    let firstUs = Number.POSITIVE_INFINITY;
-    let lastUs = Number.NEGATIVE_INFINITY;
-    for (const slice of slices) {
-      firstUs = Math.min(firstUs, slice.firstUs);
-      lastUs = Math.max(lastUs, slice.lastUs);
-    }
-    if (firstUs > lastUs) return;
-    const shadowed = new Set(
-      (
-        await this.db
-          .selectFrom('uns_values')
-          .select('ts_us')
-          .where('topic_id', '=', topicId)
-          .where('ts_us', '>=', firstUs)
-          .where('ts_us', '<=', lastUs)
-          .execute()
-      ).map((r) => Number(r.ts_us)),
-    );
-    const grid = { originUs: fromUs, widthUs, compensated: !isPostgres(this.db) };
-    for (const slice of slices) addSlice(buckets, slice, grid, shadowed);
   }
 
   /** Latest values of the organization's topics with paths in [from, to) (or equal to `exact`), after `afterPath`. */
@@ -226,4 +205,40 @@ export class DataRepository {
       .limit(limit + 1)
       .execute();
   }
+}
+
+/**
+ * Adds the numeric values of the compressed segments in [fromUs, toUs) to `buckets`, straight from
+ * their decoded columns; a timestamp that also has a row (a late value replacing one, not yet
+ * compacted) counts once, as the row.
+ */
+async function addSegmentBuckets(
+  db: Kysely<Database>,
+  buckets: Map<number, NumberBucket>,
+  topicId: number,
+  fromUs: number,
+  toUs: number,
+  widthUs: number,
+): Promise<void> {
+  const slices = await segmentNumbers(db, topicId, fromUs, toUs);
+  let firstUs = Number.POSITIVE_INFINITY;
+  let lastUs = Number.NEGATIVE_INFINITY;
+  for (const slice of slices) {
+    firstUs = Math.min(firstUs, slice.firstUs);
+    lastUs = Math.max(lastUs, slice.lastUs);
+  }
+  if (firstUs > lastUs) return;
+  const shadowed = new Set(
+    (
+      await db
+        .selectFrom('uns_values')
+        .select('ts_us')
+        .where('topic_id', '=', topicId)
+        .where('ts_us', '>=', firstUs)
+        .where('ts_us', '<=', lastUs)
+        .execute()
+    ).map((r) => Number(r.ts_us)),
+  );
+  const grid = { originUs: fromUs, widthUs, compensated: !isPostgres(db) };
+  for (const slice of slices) addSlice(buckets, slice, grid, shadowed);
 }
