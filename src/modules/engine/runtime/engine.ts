@@ -323,7 +323,6 @@ export class ExecutionEngine {
     const limit = holdTryLimit();
     try {
       const outcome = await new GraphRun(this.runDeps, execution, leaseLost, limit).run();
-      releaseTryLimit(limit);
       release();
       if (leaseLost() || outcome.kind === 'lost') return;
       if (outcome.kind === 'parked') {
