@@ -47,7 +47,7 @@ import { EntityEvents } from './platform/entity-events.js';
 import { unavailable } from './platform/errors.js';
 import { answerFrameworkError, installErrorHandling, sendApiError } from './platform/http/error-handler.js';
 import { installJsonBodyParser } from './platform/http/json-body.js';
-import { installMetrics } from './platform/http/metrics.js';
+import { installMetrics, latencyHistogram } from './platform/http/metrics.js';
 import { installOpenApi } from './platform/http/openapi.js';
 import { loggingOptions } from './platform/http/request-logging.js';
 import { fastifyTrustProxy } from './platform/http/trust-proxy.js';
@@ -187,6 +187,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   registerStorageMetrics(metrics, app.uns.figures);
+  const commitLatency = app.uns.committer.latency;
+  metrics.registerMetric(
+    latencyHistogram(
+      'meridian_historian_commit_seconds',
+      'Historian group commits: seconds from handing a shared transaction over to its commit.',
+      commitLatency.commit,
+    ),
+  );
+  metrics.registerMetric(
+    latencyHistogram(
+      'meridian_historian_commit_wait_seconds',
+      'Publishes (HTTP, MQTT, batches): seconds each waited for its shared transaction to begin.',
+      commitLatency.wait,
+    ),
+  );
   // Every configuration entity kind, in the order an import writes them (each after what it refers to):
   // what the dependency graph, export and import know of each, implemented beside its module.
   const kinds = new EntityKinds([

@@ -9,12 +9,42 @@ export const LATENCY_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
-/** The requests of one method, route and status: a count per latency bucket (the last is +Inf). */
+/**
+ * Latencies counted per LATENCY_BUCKETS bucket (the last is +Inf), with their count and sum: an observation
+ * is a few comparisons and additions, with nothing allocated.
+ */
+export class LatencyCounts {
+  readonly buckets = new Float64Array(LATENCY_BUCKETS.length + 1);
+  count = 0;
+  sum = 0;
+
+  observe(seconds: number): void {
+    let bucket = 0;
+    while (bucket < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[bucket]!) bucket++;
+    this.buckets[bucket]!++;
+    this.count++;
+    this.sum += seconds;
+  }
+
+  /** The histogram's values as a Registry reads them: cumulative buckets, then sum and count. */
+  values(name: string, labels: Record<string, string> = {}): MetricValue[] {
+    let cumulative = 0;
+    const buckets = [...LATENCY_BUCKETS, '+Inf' as const].map((le, i) => {
+      cumulative += this.buckets[i]!;
+      return { labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` };
+    });
+    return [
+      ...buckets,
+      { labels, value: this.sum, metricName: `${name}_sum` },
+      { labels, value: this.count, metricName: `${name}_count` },
+    ];
+  }
+}
+
+/** The requests of one method, route and status. */
 interface RequestSeries {
   labels: RequestLabels;
-  buckets: Float64Array;
-  count: number;
-  sum: number;
+  latency: LatencyCounts;
 }
 
 /**
@@ -31,14 +61,10 @@ class RequestMetrics {
     let series = this.series.get(key);
     if (!series) {
       const labels = { method, route, status_code: String(statusCode) };
-      series = { labels, buckets: new Float64Array(LATENCY_BUCKETS.length + 1), count: 0, sum: 0 };
+      series = { labels, latency: new LatencyCounts() };
       this.series.set(key, series);
     }
-    let bucket = 0;
-    while (bucket < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[bucket]!) bucket++;
-    series.buckets[bucket]!++;
-    series.count++;
-    series.sum += seconds;
+    series.latency.observe(seconds);
   }
 
   reset(): void {
@@ -48,25 +74,14 @@ class RequestMetrics {
   /** The counter, in the shape a Registry reads from its metrics. */
   counter(name: string, help: string): Metric {
     return this.metric(name, help, 'counter', () =>
-      [...this.series.values()].map((s) => ({ labels: s.labels, value: s.count })),
+      [...this.series.values()].map((s) => ({ labels: s.labels, value: s.latency.count })),
     );
   }
 
   /** The histogram (cumulative buckets, sum and count), in the shape a Registry reads. */
   histogram(name: string, help: string): Metric {
     return this.metric(name, help, 'histogram', () =>
-      [...this.series.values()].flatMap((s) => {
-        let cumulative = 0;
-        const buckets = [...LATENCY_BUCKETS, '+Inf' as const].map((le, i) => {
-          cumulative += s.buckets[i]!;
-          return { labels: { le, ...s.labels }, value: cumulative, metricName: `${name}_bucket` };
-        });
-        return [
-          ...buckets,
-          { labels: s.labels, value: s.sum, metricName: `${name}_sum` },
-          { labels: s.labels, value: s.count, metricName: `${name}_count` },
-        ];
-      }),
+      [...this.series.values()].flatMap((s) => s.latency.values(name, s.labels)),
     );
   }
 
@@ -81,6 +96,11 @@ class RequestMetrics {
 }
 
 type MetricValue = { labels: Record<string, string | number>; value: number; metricName?: string };
+
+/** A histogram read from `counts` when the registry is scraped. */
+export function latencyHistogram(name: string, help: string, counts: LatencyCounts): Metric {
+  return readMetric(name, help, 'histogram', () => counts.values(name));
+}
 
 /**
  * A metric whose values are read from counts kept elsewhere when the registry is scraped, in the shape
