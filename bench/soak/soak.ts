@@ -7,7 +7,7 @@
  * With --cpu-profile, `node --import tsx bench/soak/stalls.ts <profile> <loop-log>` names what ran in
  * each stall.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ import mqtt from 'mqtt';
 import { Pool } from 'undici';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import { TestClient } from '../../test/helpers/http-client.js';
+import { processCpuMs } from '../uns/cpu-meter.js';
 import { LatencyLog } from './latency-log.js';
 import { describeGc, describeStalls, type LoopReport, startSoakServer } from './soak-server.js';
 
@@ -192,6 +193,10 @@ async function main() {
   // The historian's group commits in the same minute (/metrics): whether slow writes were slow commits
   // or publishes queued behind them.
   let lastCommits = await commitFigures(server.url);
+  // Where the cores went each minute: the server's threads (time on a CPU and waiting for one), this
+  // client, and the machine's idle time.
+  const serverPid = String(server.child.pid);
+  let lastCpu = cpuFigures(serverPid);
 
   // 2. Half of it, open loop: requests are started on schedule whether or not earlier ones finished.
   const rows: { rss: number; p99: number; errors: number }[] = [];
@@ -238,6 +243,9 @@ async function main() {
     const commits = await commitFigures(server.url);
     console.log(`        historian: ${describeCommits(commits, lastCommits)}`);
     lastCommits = commits;
+    const cpu = cpuFigures(serverPid);
+    console.log(`        cores: ${describeCpu(cpu, lastCpu, serverPid)}`);
+    lastCpu = cpu;
     clientLoop.reset();
     Object.assign(clientGc, { count: 0, ms: 0, maxMs: 0 });
   }
@@ -272,6 +280,51 @@ async function main() {
   await pool.close();
   await server.stop();
   await database.drop();
+}
+
+interface CpuFigures {
+  /** By thread id: ms on a CPU, ms waiting for one (/proc/<pid>/task/<tid>/schedstat). */
+  threads: Map<string, { onMs: number; waitMs: number }>;
+  clientMs: number;
+  /** The machine's idle time (idle and iowait, all cores), ms. */
+  idleMs: number;
+  cores: number;
+}
+
+function cpuFigures(pid: string): CpuFigures {
+  const threads = new Map<string, { onMs: number; waitMs: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [on, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      threads.set(tid, { onMs: on! / 1e6, waitMs: wait! / 1e6 });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  const ticks = lines[0]!.split(/\s+/).slice(1).map(Number);
+  return {
+    threads,
+    clientMs: processCpuMs(String(process.pid)),
+    // USER_HZ is 100 on Linux: a tick is 10 ms.
+    idleMs: (ticks[3]! + ticks[4]!) * 10,
+    cores: lines.filter((l) => /^cpu\d/.test(l)).length,
+  };
+}
+
+/** "server main 31.2 s (waited 2.1), other threads 18.0 s (9.1, 4.2, 2.0), client 22.1 s; idle 40 of 120 s". */
+function describeCpu(now: CpuFigures, before: CpuFigures, pid: string): string {
+  const delta = (tid: string) => {
+    const a = now.threads.get(tid);
+    const b = before.threads.get(tid) ?? { onMs: 0, waitMs: 0 };
+    return a ? { onMs: a.onMs - b.onMs, waitMs: a.waitMs - b.waitMs } : { onMs: 0, waitMs: 0 };
+  };
+  const main = delta(pid);
+  const others = [...now.threads.keys()].filter((tid) => tid !== pid).map((tid) => delta(tid).onMs);
+  others.sort((a, b) => b - a);
+  const s = (ms: number) => (ms / 1000).toFixed(1);
+  const otherMs = others.reduce((sum, ms) => sum + ms, 0);
+  return `server main ${s(main.onMs)} s (waited for a core ${s(main.waitMs)} s), its other threads ${s(otherMs)} s (largest ${others.slice(0, 3).map(s).join(', ')}), this client ${s(now.clientMs - before.clientMs)} s; machine idle ${s(now.idleMs - before.idleMs)} of ${60 * now.cores} s`;
 }
 
 type CommitFigures = Record<'commit' | 'wait', { buckets: [number, number][]; sum: number; count: number }>;
