@@ -36,7 +36,7 @@ export class GroupCommitter<J> {
   /**
    * Seconds each transaction took, from its hand-over to its commit (a thread busy with something else
    * first included), and each job waited before its transaction began (behind the one committing):
-   * `meridian_historian_commit_seconds` and `meridian_historian_commit_wait_seconds` (uns.module.ts).
+   * `meridian_historian_commit_seconds` and `meridian_historian_commit_wait_seconds` (app.ts).
    */
   readonly latency = { commit: new LatencyCounts(), wait: new LatencyCounts() };
 
