@@ -137,6 +137,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     rollups,
     clock,
     settle: () => writer.settle(),
+    handedOver: () => writer.handedOver,
     log: app.log,
   });
   const segments = new SegmentStore(db, storage.dialect);
@@ -175,11 +176,16 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
   // ended) are announced to them over the bus; live values cost one comparison each.
   const announceLate = storage.dialect === 'postgres';
-  const writeAndMark = (jobs: readonly CommitJob[]) =>
-    writer.write(jobs).then(() => {
+  const writeAndMark = (jobs: readonly CommitJob[]) => {
+    const written = writer.write(jobs);
+    // This commit's number, where the writer numbers them (write counts it as it is called).
+    const seq = writer.handedOver;
+    return written.then(() => {
       rollups.committed(jobs);
-      // Values declared before the rollup job's horizon are noted for it (none in live traffic).
+      // Values declared before the rollup job's horizon are noted for it (none in live traffic), with
+      // their commit's number: the job tells by it a note whose values it has counted already.
       const late = lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000);
+      if (seq !== undefined) for (const range of late) range.seq = seq;
       rollups.noteLate(late, clock.now() * 1000);
       // Values into days that may be compressed already are merged into their segments at once.
       lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
@@ -191,6 +197,7 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
           .catch((error) => app.log.warn({ err: error }, 'late values not announced'));
       }
     });
+  };
   const stopHearingLate = bus.subscribe((event) => {
     if (event.topic === LATE_VALUES_TOPIC && event.id) rollups.heard(event.id);
   });

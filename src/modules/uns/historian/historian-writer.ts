@@ -40,6 +40,13 @@ export interface HistorianWrites {
    * stages small commits; elsewhere there is nothing to do).
    */
   settle(): Promise<void>;
+  /**
+   * Where one writer commits every write in the order `write` was called (SQLite's thread): how many
+   * writes were handed to it so far, counted as each `write` is called. A write numbered n or lower is in
+   * `uns_values` once a `settle` called after it resolves. Undefined where commits have no such order
+   * (PostgreSQL's concurrent transactions).
+   */
+  readonly handedOver?: number;
   /** Releases what the writer holds, once every write in flight is answered. */
   close(): Promise<void>;
 }

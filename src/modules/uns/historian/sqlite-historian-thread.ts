@@ -144,6 +144,8 @@ const BUSY_TIMEOUT_MS = 10_000;
 
 export class SqliteHistorianThread implements HistorianWrites {
   private readonly topicIds = new TopicIdCache(TOPIC_CACHE_LIMIT);
+  /** HistorianWrites.handedOver: the thread answers its messages one at a time, in the order sent. */
+  handedOver = 0;
   private readonly thread: SqliteThread<TransactionMessage | MergeMessage | CompactMessage, number[]>;
 
   /**
@@ -182,6 +184,7 @@ export class SqliteHistorianThread implements HistorianWrites {
   /** Writes every job in one transaction on the thread; resolves once it is committed and on disk. */
   write(jobs: readonly CommitJob[]): Promise<void> {
     const created: CreatedTopics = new Map();
+    this.handedOver++;
     // Not awaited here: the message is garbage once sent, rather than held until the commit answers.
     return this.thread.request(this.transactionOf(jobs, created)).then((ids) => this.learn(created, ids));
   }

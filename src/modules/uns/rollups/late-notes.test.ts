@@ -29,6 +29,34 @@ describe('LateNotes', () => {
     assert.deepEqual(writes, [[range('a', 10, 90), range('b', 7)]]);
   });
 
+  it('keeps the number of the latest commit of a merged range, and none once one of them had none', async () => {
+    const writes: LateRange[][] = [];
+    const notes = new LateNotes(
+      async (ranges) => {
+        writes.push([...ranges]);
+      },
+      () => {},
+      30,
+    );
+    notes.add(
+      [
+        { ...range('a', 50), seq: 4 },
+        { ...range('b', 5), seq: 4 },
+      ],
+      1,
+    );
+    notes.add([{ ...range('a', 10), seq: 6 }, range('b', 7)], 2);
+    notes.add(
+      [
+        { ...range('a', 90), seq: 5 },
+        { ...range('b', 9), seq: 7 },
+      ],
+      3,
+    );
+    await notes.written();
+    assert.deepEqual(writes, [[{ ...range('a', 10, 90), seq: 6 }, range('b', 5, 9)]]);
+  });
+
   it('writes at once when asked, and keeps not waiting while asked', async () => {
     const writes: LateRange[][] = [];
     let noteDuringWrite = true;

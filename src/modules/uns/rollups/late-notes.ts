@@ -45,6 +45,11 @@ export class LateNotes {
       else {
         if (range.fromUs < known.fromUs) known.fromUs = range.fromUs;
         if (range.toUs > known.toUs) known.toUs = range.toUs;
+        // A merged range stands for its latest commit only when every one of them is numbered.
+        if (known.seq !== undefined) {
+          if (range.seq === undefined) delete known.seq;
+          else known.seq = Math.max(known.seq, range.seq);
+        }
       }
     }
     this.pendingNowUs = nowUs;

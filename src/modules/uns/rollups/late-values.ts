@@ -58,6 +58,11 @@ export interface LateRange {
   path: string;
   fromUs: number;
   toUs: number;
+  /**
+   * The latest of the commits these values came in, numbered as handed to the writer
+   * (`HistorianWrites.handedOver`), where it numbers them.
+   */
+  seq?: number;
 }
 
 /**

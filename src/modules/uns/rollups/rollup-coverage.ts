@@ -185,15 +185,19 @@ export class RollupCoverage {
     return firsts.length === 0 ? null : Math.min(...firsts);
   }
 
-  /** Records late values (after their commit; the job recomputes the units they landed in). */
-  async noteLate(ranges: readonly LateRange[], nowUs: number): Promise<void> {
+  /**
+   * Records late values (after their commit; the job recomputes the units they landed in). Answers the
+   * ids of their rows, in the order of `ranges`.
+   */
+  async noteLate(ranges: readonly LateRange[], nowUs: number): Promise<string[]> {
+    const ids = ranges.map(() => randomUUID());
     for (let i = 0; i < ranges.length; i += 500) {
       await this.write((db) =>
         db
           .insertInto('uns_rollup_late')
           .values(
-            ranges.slice(i, i + 500).map((r) => ({
-              id: randomUUID(),
+            ranges.slice(i, i + 500).map((r, j) => ({
+              id: ids[i + j]!,
               organization_id: r.organizationId,
               path: r.path,
               from_us: r.fromUs,
@@ -204,6 +208,7 @@ export class RollupCoverage {
           .execute(),
       );
     }
+    return ids;
   }
 
   /** The late values not yet recomputed: of one topic, or the oldest noted of all. */

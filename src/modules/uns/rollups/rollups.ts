@@ -14,6 +14,8 @@ export { LATE_VALUES_TOPIC, lateValueAnnouncements } from './late-values.js';
 const MINUTE_US = 60_000_000;
 const FIVE_MINUTES_US = 300_000_000;
 const HOUR_US = 3_600_000_000;
+/** Numbered late notes kept (`noteSeqs`): a backfill writes about ten a second and topic. */
+const MAX_NUMBERED_NOTES = 100_000;
 /**
  * Rollup units, coarsest first: a bucket width that is a multiple of one is built from its rollups (the
  * nice widths of 5, 10, 15 and 30 minutes from five-minute units: 30 days of them are 8,640 rows a topic).
@@ -77,6 +79,11 @@ export class HistorianRollups {
   private readonly registered = new Set<string>();
   /** Late values on their way to `uns_rollup_late` (`noteLate`). */
   private readonly notes: LateNotes;
+  /**
+   * The commit number (`LateRange.seq`) of the late notes this process wrote, by their row's id, until the
+   * job drops them (`noteCommit`). Lost with the process: its notes are then recomputed as before.
+   */
+  private readonly noteSeqs = new Map<string, number>();
   readonly store: RollupStore;
   readonly coverage: RollupCoverage;
   readonly stats: RollupReadStats = { coldFills: 0, adopted: 0, filledUnits: 0 };
@@ -93,7 +100,24 @@ export class HistorianRollups {
   ) {
     this.store = new RollupStore(db, dialect, write);
     this.coverage = new RollupCoverage(db, write);
-    this.notes = new LateNotes((ranges, nowUs) => this.coverage.noteLate(ranges, nowUs), onNoteError);
+    this.notes = new LateNotes(async (ranges, nowUs) => {
+      const ids = await this.coverage.noteLate(ranges, nowUs);
+      // Bounded: a job that stopped dropping notes (another replica's lease) leaves them unnumbered.
+      if (this.noteSeqs.size > MAX_NUMBERED_NOTES) this.noteSeqs.clear();
+      ranges.forEach((range, i) => {
+        if (range.seq !== undefined) this.noteSeqs.set(ids[i]!, range.seq);
+      });
+    }, onNoteError);
+  }
+
+  /** The commit number of a late note this process wrote (`LateRange.seq`), if it knows one. */
+  noteCommit(id: string): number | undefined {
+    return this.noteSeqs.get(id);
+  }
+
+  /** Forgets the numbers of late notes the job dropped. */
+  forgetNotes(ids: readonly string[]): void {
+    for (const id of ids) this.noteSeqs.delete(id);
   }
 
   /** After a commit is durable: marks rolled-up units its values landed in dirty. Never throws. */
