@@ -94,7 +94,10 @@ export const modbusTcpDriver: ProtocolDriver = {
         `connecting to ${host}:${port}`,
       );
     } catch (error) {
-      if (client.isOpen) client.close(() => {});
+      // Destroyed, not closed: a socket still connecting when the limit ran out (not open yet, which
+      // close skips) completed its connect later and stayed open on the device beside the next
+      // attempt's session.
+      client.destroy(() => {});
       if (error instanceof DriverError) throw error;
       throw new DriverError('transport', `cannot connect to ${host}:${port}: ${(error as Error).message}`);
     }
