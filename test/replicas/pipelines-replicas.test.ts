@@ -98,7 +98,7 @@ describe('pipelines on two replicas [postgres]', { skip: !testDialects().include
       ],
       edges: [{ source: 'in', target: 'echo' }],
     });
-    await sleep(2500); // the other replica re-reads its listeners every second
+    // Live on both replicas from the 201 on (trigger-liveness-replicas.test.ts): published at once.
     const N = 60;
     for (let i = 0; i < N; i++) {
       const res = await clients[i % 2]!.post('/api/v1/uns/data/publish', {
@@ -145,7 +145,6 @@ describe('pipelines on two replicas [postgres]', { skip: !testDialects().include
         { source: 'busy', target: 'out' },
       ],
     });
-    await sleep(2500);
     const N = 30;
     // Every value acknowledged (200) by replica 0 before it is killed.
     for (let i = 0; i < N; i++) {
