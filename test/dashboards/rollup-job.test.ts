@@ -102,6 +102,25 @@ for (const dialect of testDialects()) {
         expected(samples, now - 30 * DAY_MS, now, widthMs),
       );
     };
+    /** An hour either side of a minute, read by a process that read nothing yet, is the raw computation. */
+    const aroundMinute = async (minuteMs: number) => {
+      const now = Date.now();
+      const fromMs = minuteMs - HOUR_MS;
+      const toMs = minuteMs + HOUR_MS;
+      for (const widthMs of [MINUTE_MS, 5 * MINUTE_MS, HOUR_MS]) {
+        assert.deepEqual(
+          await fresh().buckets(
+            topic(ids.speed, SPEED),
+            fromMs * 1000,
+            toMs * 1000,
+            widthMs * 1000,
+            now * 1000,
+          ),
+          expected(speed, fromMs, toMs, widthMs),
+          `buckets of ${widthMs / MINUTE_MS} minutes`,
+        );
+      }
+    };
     const lateCount = async () =>
       Number(
         (
@@ -333,24 +352,7 @@ for (const dialect of testDialects()) {
           ]);
       const first = speed.find((s) => s.tsMs === minuteMs)!;
       assert.deepEqual(await minuteUnit(), [1, first.value, minuteMs * 1000, minuteMs * 1000, first.value]);
-      const around = async () => {
-        const now = Date.now();
-        const fromMs = minuteMs - HOUR_MS;
-        const toMs = minuteMs + HOUR_MS;
-        for (const widthMs of [MINUTE_MS, 5 * MINUTE_MS, HOUR_MS]) {
-          assert.deepEqual(
-            await fresh().buckets(
-              topic(ids.speed, SPEED),
-              fromMs * 1000,
-              toMs * 1000,
-              widthMs * 1000,
-              now * 1000,
-            ),
-            expected(speed, fromMs, toMs, widthMs),
-            `buckets of ${widthMs / MINUTE_MS} minutes`,
-          );
-        }
-      };
+      const around = () => aroundMinute(minuteMs);
       const lateAt = async (samples: Sample[]) => {
         await publish(samples.map((s) => ({ topic: SPEED, value: s.value, tsMs: s.tsMs })));
         for (const s of samples) {
@@ -417,24 +419,7 @@ for (const dialect of testDialects()) {
         await publish(published.map((s) => ({ topic: SPEED, value: s.value, tsMs: s.tsMs })));
         remember(published);
       };
-      const around = async () => {
-        const now = Date.now();
-        const fromMs = minuteMs - HOUR_MS;
-        const toMs = minuteMs + HOUR_MS;
-        for (const widthMs of [MINUTE_MS, 5 * MINUTE_MS, HOUR_MS]) {
-          assert.deepEqual(
-            await fresh().buckets(
-              topic(ids.speed, SPEED),
-              fromMs * 1000,
-              toMs * 1000,
-              widthMs * 1000,
-              now * 1000,
-            ),
-            expected(speed, fromMs, toMs, widthMs),
-            `buckets of ${widthMs / MINUTE_MS} minutes`,
-          );
-        }
-      };
+      const around = () => aroundMinute(minuteMs);
       /**
        * Notes `first`, then runs the job with `meanwhile` committed after the job read the notes and
        * before it read the values (a backfill's next commit, whose note is written later); then runs it

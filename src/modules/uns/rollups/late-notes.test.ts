@@ -10,16 +10,22 @@ const range = (path: string, fromUs: number, toUs = fromUs): LateRange => ({
   toUs,
 });
 
+/** Notes that wait 30 ms for more ranges, and the writes they made. */
+function recording() {
+  const writes: LateRange[][] = [];
+  const notes = new LateNotes(
+    async (ranges) => {
+      writes.push([...ranges]);
+    },
+    () => {},
+    30,
+  );
+  return { writes, notes };
+}
+
 describe('LateNotes', () => {
   it('waits for more ranges before a write and merges them per topic', async () => {
-    const writes: LateRange[][] = [];
-    const notes = new LateNotes(
-      async (ranges) => {
-        writes.push([...ranges]);
-      },
-      () => {},
-      30,
-    );
+    const { writes, notes } = recording();
     notes.add([range('a', 50)], 1);
     notes.add([range('a', 10), range('b', 7)], 2);
     notes.add([range('a', 90)], 3);
@@ -30,14 +36,7 @@ describe('LateNotes', () => {
   });
 
   it('keeps the number of the latest commit of a merged range, and none once one of them had none', async () => {
-    const writes: LateRange[][] = [];
-    const notes = new LateNotes(
-      async (ranges) => {
-        writes.push([...ranges]);
-      },
-      () => {},
-      30,
-    );
+    const { writes, notes } = recording();
     notes.add(
       [
         { ...range('a', 50), seq: 4 },
