@@ -178,15 +178,12 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
   const announceLate = storage.dialect === 'postgres';
   const writeAndMark = (jobs: readonly CommitJob[]) => {
     const written = writer.write(jobs);
-    // This commit's number, where the writer numbers them (write counts it as it is called).
-    const seq = writer.handedOver;
+    const seq = writer.handedOver; // this commit's number, where the writer numbers them
     return written.then(() => {
       rollups.committed(jobs);
       // Values declared before the rollup job's horizon are noted for it (none in live traffic), with
-      // their commit's number: the job tells by it a note whose values it has counted already.
-      const late = lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000);
-      if (seq !== undefined) for (const range of late) range.seq = seq;
-      rollups.noteLate(late, clock.now() * 1000);
+      // the commit's number: the job tells by it a note whose values it counted already.
+      rollups.noteLate(lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000, seq), clock.now() * 1000);
       // Values into days that may be compressed already are merged into their segments at once.
       lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
       if (!announceLate) return;

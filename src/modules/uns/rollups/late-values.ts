@@ -67,10 +67,10 @@ export interface LateRange {
 
 /**
  * The values of a commit declared before `beforeUs` (the rollup job's horizon: units it may have rolled
- * up), per organization and topic with their earliest and latest timestamp. Values after it cost one
- * comparison each.
+ * up), per organization and topic with their earliest and latest timestamp, and the commit's number
+ * where the writer numbers them. Values after it cost one comparison each.
  */
-export function lateRanges(jobs: readonly CommitJob[], beforeUs: number): LateRange[] {
+export function lateRanges(jobs: readonly CommitJob[], beforeUs: number, seq?: number): LateRange[] {
   const out: LateRange[] = [];
   for (const job of jobs) {
     let ranges: Map<string, LateRange> | undefined;
@@ -85,6 +85,7 @@ export function lateRanges(jobs: readonly CommitJob[], beforeUs: number): LateRa
           path: record.topic,
           fromUs: ts,
           toUs: ts,
+          ...(seq === undefined ? {} : { seq }),
         });
       } else {
         if (ts < range.fromUs) range.fromUs = ts;
