@@ -27,9 +27,9 @@ import { publishRoutes } from './publishing/publish.routes.js';
 import { PublishService } from './publishing/publish.service.js';
 import { createReceiptClock } from './publishing/receipt-clock.js';
 import { dataRoutes } from './reading/data.routes.js';
-import { lateRanges } from './rollups/late-values.js';
-import { ROLLUP_GRACE_MS, RollupJob, type RollupJobOptions } from './rollups/rollup-job.js';
-import { HistorianRollups, LATE_VALUES_TOPIC, lateValueAnnouncements } from './rollups/rollups.js';
+import { writeAndMark } from './rollups/commit-marking.js';
+import { RollupJob, type RollupJobOptions } from './rollups/rollup-job.js';
+import { HistorianRollups, LATE_VALUES_TOPIC } from './rollups/rollups.js';
 import { BindingResolver } from './schemas/binding-resolver.js';
 import { schemasRoutes } from './schemas/schemas.routes.js';
 import { SchemasService } from './schemas/schemas.service.js';
@@ -172,34 +172,21 @@ export async function installUns(app: FastifyInstance, deps: UnsDeps): Promise<U
     compressAfterSeconds: config.unsCompressAfter,
     lastRun: () => compaction?.last ?? null,
   });
-  // Once durable, a commit marks rolled-up units its values landed in dirty (an in-memory check). On
-  // PostgreSQL other replicas may have rolled those units up too: late values (in minutes that have
-  // ended) are announced to them over the bus; live values cost one comparison each.
-  const announceLate = storage.dialect === 'postgres';
-  const writeAndMark = (jobs: readonly CommitJob[]) => {
-    const written = writer.write(jobs);
-    const seq = writer.handedOver; // this commit's number, where the writer numbers them
-    return written.then(() => {
-      rollups.committed(jobs);
-      // Values declared before the rollup job's horizon are noted for it (none in live traffic), with
-      // the commit's number: the job tells by it a note whose values it counted already.
-      rollups.noteLate(lateRanges(jobs, (clock.now() - ROLLUP_GRACE_MS) * 1000, seq), clock.now() * 1000);
-      // Values into days that may be compressed already are merged into their segments at once.
-      lateMerges.merge(lateRanges(jobs, (clock.now() - config.unsCompressAfter * 1000) * 1000));
-      if (!announceLate) return;
-      const closedBeforeUs = Math.floor(clock.now() / 60_000) * 60_000_000;
-      for (const id of lateValueAnnouncements(jobs, closedBeforeUs)) {
-        bus
-          .publish({ topic: LATE_VALUES_TOPIC, id })
-          .catch((error) => app.log.warn({ err: error }, 'late values not announced'));
-      }
-    });
-  };
+  const marking = writeAndMark({
+    writer,
+    rollups,
+    lateMerges,
+    clock,
+    compressAfterSeconds: config.unsCompressAfter,
+    announceLate: storage.dialect === 'postgres',
+    bus,
+    log: app.log,
+  });
   const stopHearingLate = bus.subscribe((event) => {
     if (event.topic === LATE_VALUES_TOPIC && event.id) rollups.heard(event.id);
   });
   app.addHook('onClose', async () => stopHearingLate());
-  const committer = new GroupCommitter<CommitJob>(writeAndMark, {
+  const committer = new GroupCommitter<CommitJob>(marking, {
     windowMs: config.unsCommitWindow,
     maxRecords: config.unsCommitMaxRecords,
     // SQLite has one writer: what arrives while the thread commits shares its next transaction (two in

@@ -22,11 +22,14 @@ const MAX_COUNTED_TOPICS = 10_000;
 /** Late marks a pass reads (oldest first), recomputed per topic. */
 const LATE_MARKS_A_PASS = 1000;
 
+/** A mark's topic, as a key. */
+const topicKey = (mark: LateMark) => `${mark.organizationId}\u0000${mark.path}`;
+
 /** Marks of the same topic as one mark spanning them all (with the first one's id), and their ids. */
 function byTopic(marks: readonly LateMark[]): { mark: LateMark; ids: string[] }[] {
   const groups = new Map<string, { mark: LateMark; ids: string[] }>();
   for (const mark of marks) {
-    const key = `${mark.organizationId}\u0000${mark.path}`;
+    const key = topicKey(mark);
     const group = groups.get(key);
     if (!group) groups.set(key, { mark: { ...mark }, ids: [mark.id] });
     else {
@@ -284,7 +287,7 @@ export class RollupJob {
   private countedAlready(mark: LateMark): boolean {
     const seq = this.deps.rollups.noteCommit(mark.id);
     if (seq === undefined) return false;
-    const counted = this.counted.get(`${mark.organizationId}\u0000${mark.path}`);
+    const counted = this.counted.get(topicKey(mark));
     if (!counted || seq > counted.seq || mark.fromUs < counted.fromUs || mark.toUs >= counted.toUs)
       return false;
     this.stats.lateCounted++;
@@ -329,7 +332,7 @@ export class RollupJob {
     // Each series read every value at or after stepFrom up to the end of the unit the mark ends in (the
     // unit it starts in from its last value on, `fillLate`) or to its coverage's end, beyond which the
     // job rolls forward later: the finest series' unit ends first.
-    const key = `${mark.organizationId}\u0000${mark.path}`;
+    const key = topicKey(mark);
     if (seq === undefined) this.counted.delete(key);
     else {
       if (this.counted.size >= MAX_COUNTED_TOPICS) this.counted.clear();
