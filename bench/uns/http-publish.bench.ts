@@ -47,7 +47,7 @@ const plain = await spawnPlainRoute();
 
 // Short rounds, interleaved: the host's load drifts within seconds, and more alternations let a burst
 // of it fall on both sides alike (two rounds of 5 s gave ratios from 0.37x to 0.56x on one afternoon).
-const rounds = 4;
+const rounds = Number(process.env.ROUNDS ?? 4);
 
 const meridianUrl = `${bench.server.url}/api/v1/uns/data/publish`;
 const meridianHeaders = { authorization: `Bearer ${bench.token}`, 'x-organization-id': bench.orgId };

@@ -247,6 +247,10 @@ describe('replicas on PostgreSQL and an external broker [postgres]', {
         const view = await a.get(`/api/v1/uns/topics/${topic}`);
         assert.equal(view.status, 200, 'the node exists again');
         assert.equal(view.body.data.latest?.value, 2);
+        // B's reads resolve the topic from its writer's ids: the new one, not the deleted one's.
+        const latest = await adminB.get(`/api/v1/uns/data/latest?topic=${topic}`);
+        assert.equal(latest.status, 200);
+        assert.equal(latest.body.data.value, 2);
       });
     });
 

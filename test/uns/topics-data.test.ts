@@ -193,9 +193,24 @@ for (const dialect of testDialects()) {
       assert.equal(before.topics - afterCounts.topics, 4);
       assert.equal(before.values - afterCounts.values, 2);
       assert.equal((await api.get('/api/v1/uns/topics/v1/doomed/a/x')).status, 404);
-      // Publishing again recreates the nodes.
+      // The reads resolve topics from the ids the writer knows (it published to this one): the delete
+      // made it forget them, so they answer 404 rather than the empty data of the old id.
+      const range = 'from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z';
+      for (const read of [
+        '/api/v1/uns/data/latest?topic=v1/doomed/a/x',
+        `/api/v1/uns/data/history?topic=v1/doomed/a/x&${range}`,
+        `/api/v1/uns/data/aggregate?topic=v1/doomed/a/x&${range}&interval=1d`,
+      ])
+        assert.equal((await api.get(read)).status, 404, read);
+      // Publishing again recreates the nodes, and the reads find the new topic's values only.
       assert.equal((await api.post(PUBLISH, { topic: 'v1/doomed/a/x', value: 3 })).status, 200);
       assert.equal((await api.get('/api/v1/uns/topics/v1/doomed/a/x')).status, 200);
+      assert.equal((await api.get('/api/v1/uns/data/latest?topic=v1/doomed/a/x')).body.data.value, 3);
+      const history = await api.get(`/api/v1/uns/data/history?topic=v1/doomed/a/x&${range}`);
+      assert.deepEqual(
+        history.body.data.map((v: { value: unknown }) => v.value),
+        [3],
+      );
     });
 
     it('isolates organizations: another organization sees none of these topics', async () => {

@@ -36,6 +36,12 @@ export interface HistorianWrites {
   /** Forgets every cached topic id, after the bus may have missed a delete. */
   forgetAll(): void;
   /**
+   * The id of a topic this writer has committed values to, from its cache (undefined when not known):
+   * reads resolve a topic without a query. The cache holds committed topics only and forgets a deleted
+   * one when the delete is announced (at once on the replica that deleted it).
+   */
+  knownTopicId(organizationId: string, path: string): number | undefined;
+  /**
    * Resolves once every committed value is in `uns_values`, for reads of history (the SQLite thread
    * stages small commits; elsewhere there is nothing to do).
    */
@@ -167,6 +173,10 @@ export class HistorianWriter implements HistorianWrites {
   /** Forgets every cached topic id, after the bus may have missed a delete. */
   forgetAll(): void {
     this.topicIds.clear();
+  }
+
+  knownTopicId(organizationId: string, path: string): number | undefined {
+    return this.topicIds.of(organizationId).get(path);
   }
 
   async settle(): Promise<void> {}

@@ -181,6 +181,10 @@ export class SqliteHistorianThread implements HistorianWrites {
     this.topicIds.clear();
   }
 
+  knownTopicId(organizationId: string, path: string): number | undefined {
+    return this.topicIds.of(organizationId).get(path);
+  }
+
   /** Writes every job in one transaction on the thread; resolves once it is committed and on disk. */
   write(jobs: readonly CommitJob[]): Promise<void> {
     const created: CreatedTopics = new Map();

@@ -163,6 +163,9 @@ export class TopicsService {
 
   /** Id of a node, or 404. */
   async resolve(organizationId: string, path: string): Promise<number> {
+    // A topic published to through this replica is known to its writer: no query (one per read before).
+    const known = this.deps.writer.knownTopicId(organizationId, path);
+    if (known !== undefined) return known;
     const row = await this.deps.db
       .selectFrom('uns_topics')
       .select('id')
