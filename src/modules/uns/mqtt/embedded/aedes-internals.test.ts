@@ -12,6 +12,7 @@ import {
   EMITTER_CONCURRENCY,
   emitToSubscriptions,
   replaceAedesPublish,
+  SPLIT_TOPICS_CACHED,
   watchPersistedSubscriptions,
 } from './aedes-internals.js';
 
@@ -106,6 +107,33 @@ describe('aedes internals the embedded broker relies on', () => {
       await new Promise<void>((resolve) => emitter.emit({ topic: 'a//c' }, () => resolve()));
       assert.deepEqual(heard, ['a//c']);
     }
+  });
+
+  it("keeps the emitter's topic splits in qlobber's own cache, bounded, and matches from it", async () => {
+    const emitter = createAedesEmitter();
+    const matcher = (emitter as unknown as { _matcher: { _split_cache: Map<string, string[]> } })._matcher;
+    const heard: string[] = [];
+    emitter.on('org/+/temp', (message, done) => {
+      heard.push(message.topic);
+      done();
+    });
+    const emit = (topic: string) =>
+      new Promise<void>((resolve) => emitter.emit({ topic }, () => resolve()));
+    await emit('org/press1/temp');
+    assert.deepEqual(matcher._split_cache.get('org/press1/temp'), ['org', 'press1', 'temp']);
+    await emit('org/press1/temp');
+    await emit('org/press1/speed');
+    assert.deepEqual(heard, ['org/press1/temp', 'org/press1/temp']);
+    // The matcher reads the cached split, not the topic: a planted one decides the match.
+    matcher._split_cache.set('planted', ['org', 'x', 'temp']);
+    await emit('planted');
+    assert.deepEqual(heard.at(-1), 'planted');
+    heard.length = 2;
+    for (let i = 0; i < SPLIT_TOPICS_CACHED + 10; i++) await emit(`org/m${i}/speed`);
+    assert.equal(matcher._split_cache.size, SPLIT_TOPICS_CACHED);
+    assert.equal(matcher._split_cache.has('org/press1/temp'), false);
+    await emit('org/press1/temp');
+    assert.equal(heard.length, 3);
   });
 
   it("numbers a packet by the broker as aedes' publish does", async () => {
