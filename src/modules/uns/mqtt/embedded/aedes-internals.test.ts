@@ -117,8 +117,7 @@ describe('aedes internals the embedded broker relies on', () => {
       heard.push(message.topic);
       done();
     });
-    const emit = (topic: string) =>
-      new Promise<void>((resolve) => emitter.emit({ topic }, () => resolve()));
+    const emit = (topic: string) => new Promise<void>((resolve) => emitter.emit({ topic }, () => resolve()));
     await emit('org/press1/temp');
     assert.deepEqual(matcher._split_cache.get('org/press1/temp'), ['org', 'press1', 'temp']);
     await emit('org/press1/temp');
