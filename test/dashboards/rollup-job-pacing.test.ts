@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RollupJob } from '../../src/modules/uns/rollups/rollup-job.js';
+import { PIECE_ROWS } from '../../src/modules/uns/rollups/rollup-store.js';
 import { testDialects } from '../helpers/dialects.js';
 import type { TestClient } from '../helpers/http-client.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
@@ -69,9 +70,9 @@ for (const dialect of testDialects()) {
       // The event loop's turns counted while the tick runs; each step (a fill) notes the turn it began in.
       const turns = countTurns();
       const store = server.app.uns.rollups.store;
-      const fill = store.fill.bind(store);
+      const fill = store.fillInPieces.bind(store);
       const stepTurns: number[] = [];
-      store.fill = (...args) => {
+      store.fillInPieces = (...args) => {
         stepTurns.push(turns.now());
         return fill(...args);
       };
@@ -79,13 +80,89 @@ for (const dialect of testDialects()) {
         await job.tick();
       } finally {
         turns.stop();
-        store.fill = fill;
+        store.fillInPieces = fill;
       }
       assert.ok(stepTurns.length >= 8, `${stepTurns.length} steps (two days in six-hour steps of each unit)`);
       // On SQLite every statement holds the loop: without pauses, steps followed each other in one turn.
       const sameTurn = stepTurns.filter((turn, i) => i > 0 && turn === stepTurns[i - 1]).length;
       assert.equal(sameTurn, 0, `steps begun in the same turn as the one before: ${stepTurns.join(' ')}`);
       await job.stop();
+    });
+
+    it('rolls a dense minute forward in pieces, the event loop turning between them', async () => {
+      const deps = jobDeps();
+      const caughtUp = new RollupJob(deps);
+      await caughtUp.runUntilIdle();
+      await caughtUp.stop();
+      // A new topic: 20,000 values a millisecond apart in a minute before the job's horizon, which the
+      // job rolls forward (never rolled up, so not late).
+      const topic = 'v1/acme/pacing/press/dense';
+      const minuteMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 20 * MINUTE_MS;
+      const values = Array.from({ length: 20_000 }, (_, i) => (i * 13) % 1000);
+      for (let i = 0; i < values.length; i += 5000) {
+        const res = await api.post('/api/v1/uns/data/publish/batch', {
+          records: values.slice(i, i + 5000).map((value, j) => ({
+            topic,
+            value,
+            timestamp: new Date(minuteMs + 10 + i + j).toISOString(),
+          })),
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+      await server.app.uns.writer.settle();
+
+      const turns = countTurns();
+      const store = server.app.uns.rollups.store;
+      const rawInto = store.rawInto.bind(store);
+      const minuteUs = MINUTE_MS * 1000;
+      const denseFromUs = (minuteMs + 10) * 1000;
+      const denseToUs = (minuteMs + 10 + values.length) * 1000;
+      // Each unit's reads that overlap the dense stretch, with the turn each began in.
+      const pieces = new Map<number, { turn: number; fromUs: number; toUs: number }[]>();
+      store.rawInto = (parts, series, fromUs, toUs, widthUs) => {
+        if (fromUs < denseToUs && toUs > denseFromUs) {
+          const list = pieces.get(widthUs) ?? [];
+          list.push({ turn: turns.now(), fromUs, toUs });
+          pieces.set(widthUs, list);
+        }
+        return rawInto(parts, series, fromUs, toUs, widthUs);
+      };
+      const job = new RollupJob({ ...deps, sliceMs: 0 });
+      try {
+        await job.runUntilIdle();
+      } finally {
+        turns.stop();
+        store.rawInto = rawInto;
+      }
+      await job.stop();
+      const minutePieces = pieces.get(minuteUs) ?? [];
+      // 20,000 rows in pieces of at most PIECE_ROWS.
+      assert.ok(
+        minutePieces.length >= values.length / PIECE_ROWS,
+        `the dense minute read in ${minutePieces.length} piece(s)`,
+      );
+      for (const [unit, list] of pieces) {
+        const sameTurn = list.filter((p, i) => i > 0 && p.turn === list[i - 1]!.turn).length;
+        assert.equal(sameTurn, 0, `unit ${unit}: pieces read in the same turn: ${list.map((p) => p.turn)}`);
+      }
+      // The minute and its five minutes (both over by now) counted every value once, whatever the pieces.
+      const topicId = await server.app.uns.rollups.coverage.topicId(server.orgId, topic);
+      const rows = await server.storage.db
+        .selectFrom('uns_rollups')
+        .select(['width_us', 'cnt', 'sum_v', 'min_v', 'max_v', 'first_v', 'last_v'])
+        .where('topic_id', '=', topicId!)
+        .where('field', '=', '')
+        .execute();
+      const sum = values.reduce((a, b) => a + b, 0);
+      for (const width of [minuteUs, 5 * minuteUs]) {
+        const units = rows.filter((r) => Number(r.width_us) === width && Number(r.cnt) > 0);
+        assert.equal(units.length, 1, `one unit of ${width} µs holds the values`);
+        const unit = units[0]!;
+        assert.deepEqual(
+          [unit.cnt, unit.sum_v, unit.min_v, unit.max_v, unit.first_v, unit.last_v].map(Number),
+          [20_000, sum, 0, 999, values[0], values.at(-1)],
+        );
+      }
     });
 
     it('reads a dense minute of late values in pieces, the event loop turning between them', async () => {

@@ -45,8 +45,11 @@ function within(dialect: DialectName, alias: string, fromUs: number, toUs: numbe
   return sql`and ${sql.ref(`${alias}.ts_us`)} >= ${sql.lit(fromUs)} and ${sql.ref(`${alias}.ts_us`)} < ${sql.lit(toUs)}`;
 }
 
-/** The first piece `fillInPieces` reads: ten seconds. */
-const FIRST_PIECE_US = 10_000_000;
+/**
+ * Most stored rows one read of raw values covers (fillInPieces): a statement over them takes a few
+ * milliseconds on SQLite, where each statement holds the event loop.
+ */
+export const PIECE_ROWS = 5000;
 
 export const floorTo = (us: number, unit: number) => Math.floor(us / unit) * unit;
 export const ceilTo = (us: number, unit: number) => Math.ceil(us / unit) * unit;
@@ -82,33 +85,44 @@ export class RollupStore {
   }
 
   /**
-   * `fill` from the raw values read in pieces that each take about `pieceMs`, `between` awaited between
+   * `fill` from the raw values read in pieces of at most PIECE_ROWS stored rows, `between` awaited between
    * two pieces: on SQLite each read is a synchronous statement on the event loop, and one over a unit of
-   * dense values (a minute of a 1 kHz backfill: 60,000 rows) held every request for 20-30 ms. The first
-   * piece is ten seconds; each next one is scaled by how long the last took (at most eightfold), so sparse
-   * values are read in a few statements.
+   * dense values (a minute of a 1 kHz backfill: 60,000 rows) held every request for 20-30 ms. Each piece
+   * ends where an index walk from its start finds its PIECE_ROWS-th row, so a sparse stretch is one read
+   * however long, and a dense one after it is still cut (pieces sized by how long the last one took grew
+   * eightfold a piece over an empty stretch, and then read the dense minute after it whole).
    */
   async fillInPieces(
     series: RollupSeries,
     unit: number,
     fromUs: number,
     toUs: number,
-    pieceMs: number,
     between: () => Promise<unknown>,
   ): Promise<void> {
     if (toUs <= fromUs) return;
     const parts = new Map<number, PartialBucket>();
-    let pieceUs = FIRST_PIECE_US;
     for (let at = fromUs; at < toUs; ) {
       if (at > fromUs) await between();
-      const end = Math.min(at + pieceUs, toUs);
-      const started = performance.now();
+      const end = await this.pieceEnd(series.topicId, at, toUs);
       await this.rawInto(parts, series, at, end, unit);
-      const tookMs = Math.max(performance.now() - started, 0.05);
-      pieceUs = Math.max(1000, Math.round(pieceUs * Math.min(8, pieceMs / tookMs)));
       at = end;
     }
     await this.store(series, unit, fromUs, toUs, parts);
+  }
+
+  /** Where a piece of raw values from `fromUs` ends: at its PIECE_ROWS-th stored row after the first, or `toUs`. */
+  private async pieceEnd(topicId: number, fromUs: number, toUs: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('uns_values')
+      .select('ts_us')
+      .where('topic_id', '=', topicId)
+      .where('ts_us', '>=', fromUs)
+      .where('ts_us', '<', toUs)
+      .orderBy('ts_us')
+      .limit(1)
+      .offset(PIECE_ROWS)
+      .executeTakeFirst();
+    return row === undefined ? toUs : Number(row.ts_us);
   }
 
   /**
@@ -127,21 +141,20 @@ export class RollupStore {
     fromUs: number,
     toUs: number,
     lateFromUs: number,
-    pieceMs: number,
     between: () => Promise<unknown>,
   ): Promise<boolean> {
     if (toUs <= fromUs) return false;
     const start = floorTo(lateFromUs, unit);
     const stored = start >= fromUs && start < toUs ? await this.storedUnit(series, unit, start) : undefined;
     if (!stored || stored.lastTs >= lateFromUs) {
-      await this.fillInPieces(series, unit, fromUs, toUs, pieceMs, between);
+      await this.fillInPieces(series, unit, fromUs, toUs, between);
       return false;
     }
-    await this.fillInPieces(series, unit, fromUs, start, pieceMs, between);
+    await this.fillInPieces(series, unit, fromUs, start, between);
     const parts = new Map([[start, stored]]);
     await this.rawInto(parts, series, stored.lastTs + 1, start + unit, unit);
     await this.store(series, unit, start, start + unit, parts);
-    await this.fillInPieces(series, unit, start + unit, toUs, pieceMs, between);
+    await this.fillInPieces(series, unit, start + unit, toUs, between);
     return true;
   }
 
