@@ -61,6 +61,28 @@ for (const dialect of testDialects()) {
       replicaId: 'pacing',
     });
 
+    /** The app's rollups caught up by a job of its own (the app's job is stopped). */
+    async function catchUp(): Promise<void> {
+      const job = new RollupJob(jobDeps());
+      await job.runUntilIdle();
+      await job.stop();
+    }
+
+    /** Publishes `values` to `topic` a millisecond apart from `fromMs`, in batches, and waits for them. */
+    async function publishDense(topic: string, fromMs: number, values: number[]): Promise<void> {
+      for (let i = 0; i < values.length; i += 5000) {
+        const res = await api.post('/api/v1/uns/data/publish/batch', {
+          records: values.slice(i, i + 5000).map((value, j) => ({
+            topic,
+            value,
+            timestamp: new Date(fromMs + i + j).toISOString(),
+          })),
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+      await server.app.uns.writer.settle();
+    }
+
     it('lets the event loop take a turn between its steps, however large its budget', async () => {
       const job = new RollupJob({
         ...jobDeps(),
@@ -91,25 +113,13 @@ for (const dialect of testDialects()) {
 
     it('rolls a dense minute forward in pieces, the event loop turning between them', async () => {
       const deps = jobDeps();
-      const caughtUp = new RollupJob(deps);
-      await caughtUp.runUntilIdle();
-      await caughtUp.stop();
+      await catchUp();
       // A new topic: 20,000 values a millisecond apart in a minute before the job's horizon, which the
       // job rolls forward (never rolled up, so not late).
       const topic = 'v1/acme/pacing/press/dense';
       const minuteMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 20 * MINUTE_MS;
       const values = Array.from({ length: 20_000 }, (_, i) => (i * 13) % 1000);
-      for (let i = 0; i < values.length; i += 5000) {
-        const res = await api.post('/api/v1/uns/data/publish/batch', {
-          records: values.slice(i, i + 5000).map((value, j) => ({
-            topic,
-            value,
-            timestamp: new Date(minuteMs + 10 + i + j).toISOString(),
-          })),
-        });
-        assert.equal(res.status, 200, res.text);
-      }
-      await server.app.uns.writer.settle();
+      await publishDense(topic, minuteMs + 10, values);
 
       const turns = countTurns();
       const store = server.app.uns.rollups.store;
@@ -167,24 +177,12 @@ for (const dialect of testDialects()) {
 
     it('reads a dense minute of late values in pieces, the event loop turning between them', async () => {
       const deps = jobDeps();
-      const caughtUp = new RollupJob(deps);
-      await caughtUp.runUntilIdle();
-      await caughtUp.stop();
+      await catchUp();
       // 20,000 values a millisecond apart in a minute the job has rolled up: late values.
       const topic = 'v1/acme/pacing/press/speed';
       const minuteMs = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 30 * MINUTE_MS;
       const values = Array.from({ length: 20_000 }, (_, i) => (i * 7) % 1000);
-      for (let i = 0; i < values.length; i += 5000) {
-        const res = await api.post('/api/v1/uns/data/publish/batch', {
-          records: values.slice(i, i + 5000).map((value, j) => ({
-            topic,
-            value,
-            timestamp: new Date(minuteMs + 10 + i + j).toISOString(),
-          })),
-        });
-        assert.equal(res.status, 200, res.text);
-      }
-      await server.app.uns.writer.settle();
+      await publishDense(topic, minuteMs + 10, values);
       await server.app.uns.rollups.notesWritten();
 
       const turns = countTurns();
