@@ -91,10 +91,13 @@ for (const dialect of testDialects()) {
     it('writes a value published on replica B into a topic that replica A deleted, under the topic created anew', async () => {
       const topic = 'v1/deleted/l1/speed';
       // B caches the topic's id.
-      assert.equal((await b.post(PUBLISH, { topic, value: 1 })).status, 200);
-      assert.equal((await a.delete('/api/v1/uns/topics/v1/deleted?recursive=true')).status, 200);
+      const first = await b.post(PUBLISH, { topic, value: 1 });
+      assert.equal(first.status, 200, first.text);
+      const deleted = await a.delete('/api/v1/uns/topics/v1/deleted?recursive=true');
+      assert.equal(deleted.status, 200, deleted.text);
       assert.equal((await a.get(`/api/v1/uns/topics/${topic}`)).status, 404);
-      assert.equal((await b.post(PUBLISH, { topic, value: 2 })).status, 200);
+      const again = await b.post(PUBLISH, { topic, value: 2 });
+      assert.equal(again.status, 200, again.text);
       const view = await a.get(`/api/v1/uns/topics/${topic}`);
       assert.equal(view.status, 200, 'the node exists again');
       assert.equal(view.body.data.latest?.value, 2);

@@ -94,6 +94,70 @@ describe('SQLite storage beside a second writer', () => {
     other.exec('rollback');
   });
 
+  describe('a busy lock inside a transaction', () => {
+    // A file in rollback-journal mode, attached: its COMMIT needs every reader gone, so a reader on another
+    // connection makes the COMMIT (a statement of the open transaction) fail with SQLITE_BUSY.
+    let reader: SQLite.Database;
+    before(async () => {
+      const file = join(database.dataDir, 'rollback-mode.db');
+      await sql`attach database ${file} as side`.execute(storage.db);
+      await sql`create table side.entries (id integer primary key)`.execute(storage.db);
+      reader = new SQLite(file);
+    });
+    after(async () => {
+      reader?.close();
+      await sql`detach database side`.execute(storage.db);
+    });
+    beforeEach(async () => {
+      if (reader.inTransaction) reader.exec('rollback');
+      await sql`delete from side.entries`.execute(storage.db);
+    });
+
+    it('a transaction begun IMMEDIATE retries its statement on timers and commits once the reader is gone', async () => {
+      reader.exec('begin');
+      reader.prepare('select count(*) from entries').get();
+      const transaction = storage.db.transaction().execute(async (trx) => {
+        await sql`insert into side.entries (id) values (1)`.execute(trx);
+        await sql`insert into probe (id, label) values (1, 'beside')`.execute(trx);
+      });
+      let settled = false;
+      void transaction.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      assert.equal(settled, false, 'the COMMIT waits while the reader holds its lock');
+      const { turns } = await turnsWhile(transaction, 20, () => reader.exec('commit'));
+      assert.ok(turns >= 5, `the event loop kept running while the COMMIT waited (${turns} timer turns)`);
+      const side = await sql<{ id: number }>`select id from side.entries`.execute(storage.db);
+      assert.deepEqual(side.rows, [{ id: 1 }]);
+      const probe = await sql<{ id: number }>`select id from probe`.execute(storage.db);
+      assert.deepEqual(probe.rows, [{ id: 1 }], 'both files committed, once');
+    });
+
+    it('a deferred transaction (a read snapshot) is not retried: its busy lock fails at once', async () => {
+      reader.exec('begin');
+      reader.prepare('select count(*) from entries').get();
+      const started = Date.now();
+      await assert.rejects(
+        storage.db.connection().execute(async (held) => {
+          await sql`begin deferred`.execute(held);
+          try {
+            await sql`insert into side.entries (id) values (2)`.execute(held);
+            await sql`commit`.execute(held);
+          } finally {
+            await sql`rollback`.execute(held).catch(() => {});
+          }
+        }),
+        { code: 'SQLITE_BUSY' },
+      );
+      assert.ok(Date.now() - started < 1000, 'refused without waiting for the reader');
+      reader.exec('commit');
+      const side = await sql<{ n: number }>`select count(*) as n from side.entries`.execute(storage.db);
+      assert.equal(side.rows[0]!.n, 0);
+    });
+  });
+
   it('an error other than a busy lock is not retried', async () => {
     await sql`insert into probe (id, label) values (1, 'one')`.execute(storage.db);
     await assert.rejects(sql`insert into probe (id, label) values (1, 'again')`.execute(storage.db), {
