@@ -57,6 +57,8 @@ try {
   await drive(plain.url, {}, 2);
   await drive(meridianUrl, meridianHeaders, 2);
   const warm = { ...bench.server.app.uns.committer.stats };
+  const { latency } = bench.server.app.uns.committer;
+  const warmLatency = { commit: meanParts(latency.commit), wait: meanParts(latency.wait) };
   // Interleaved, so that a burst of other load on the machine hits both alike. CPU is read over
   // Meridian's rounds only.
   const baselines: WrkResult[] = [];
@@ -91,6 +93,13 @@ try {
   console.log(
     `  group commit:  ${stats.transactions} transactions for ${stats.jobs} publishes (${(stats.jobs / Math.max(1, stats.transactions)).toFixed(1)} per commit)`,
   );
+  // Where a commit's cycle goes: from the hand-over to the writer until committed (the thread's transaction,
+  // its fsync and the answer back), and how long a publish waited for its transaction to begin.
+  const commitMs = meanMsSince(latency.commit, warmLatency.commit);
+  const waitMs = meanMsSince(latency.wait, warmLatency.wait);
+  console.log(
+    `  commit cycle:  ${commitMs.toFixed(2)} ms a transaction from hand-over to commit, ${waitMs.toFixed(2)} ms a publish waited for its own to begin`,
+  );
   // Publishes committed in the measured rounds.
   const perPublish = (ms: number) => ((ms * 1000) / Math.max(1, stats.jobs)).toFixed(0);
   console.log(
@@ -100,4 +109,13 @@ try {
 } finally {
   await plain.stop();
   await bench.close();
+}
+
+function meanParts(counts: { sum: number; count: number }) {
+  return { sum: counts.sum, count: counts.count };
+}
+
+/** Mean of the observations since `before`, in milliseconds. */
+function meanMsSince(counts: { sum: number; count: number }, before: { sum: number; count: number }): number {
+  return ((counts.sum - before.sum) * 1000) / Math.max(1, counts.count - before.count);
 }
