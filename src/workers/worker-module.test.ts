@@ -7,6 +7,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { profilingFlags } from './worker-module.js';
 
+// Run from the sources (`.ts`, under tsx) or compiled (`.js`): the child script is the same kind.
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 describe('worker threads', () => {
   it('take the profiling flags of the process, and none of its other flags', () => {
     assert.deepEqual(
@@ -52,5 +55,3 @@ describe('worker threads', () => {
     }
   });
 });
-
-const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

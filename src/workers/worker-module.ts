@@ -44,12 +44,17 @@ export function profilingFlags(execArgv: readonly string[]): string[] {
   const flags: string[] = [];
   for (let i = 0; i < execArgv.length; i++) {
     const flag = execArgv[i]!;
-    if (!PROFILING_FLAG.test(flag)) continue;
-    const separateValue = /-(dir|interval)$/.test(flag) && i + 1 < execArgv.length;
+    const match = PROFILING_FLAG.exec(flag);
+    if (!match) continue;
+    // A `-dir` or `-interval` without `=` takes the next argument as its value.
+    const separateValue = match[2] !== undefined && match[3] === '' && i + 1 < execArgv.length;
     flags.push(separateValue ? `${flag}=${execArgv[++i]}` : flag);
   }
   return flags;
 }
+
+/** The process's profiling flags: its command line does not change once it runs. */
+const PROCESS_PROFILING_FLAGS = profilingFlags(process.execArgv);
 
 /**
  * Starts a thread running `module`. It inherits no command-line flags of the process (`execArgv: []`
@@ -61,10 +66,9 @@ export function profilingFlags(execArgv: readonly string[]): string[] {
  */
 export function startWorker(module: WorkerModule, options: WorkerOptions = {}): Worker {
   const { url, argv } = workerEntry(module);
-  const profiling = profilingFlags(process.execArgv);
   return new Worker(url, {
     ...options,
-    execArgv: [...(options.execArgv ?? []), ...profiling],
+    execArgv: [...(options.execArgv ?? []), ...PROCESS_PROFILING_FLAGS],
     argv: [...argv, ...(options.argv ?? [])],
   });
 }
