@@ -211,6 +211,60 @@ for (const dialect of testDialects()) {
       }
     });
 
+    it('a new execution claimed in its own turn is written once: inserted running, never updated from queued', async () => {
+      // Every change of an execution from queued to running, as the database makes it.
+      const db = server.storage.db;
+      await sql`create table test_queued_to_running (id text)`.execute(db);
+      if (dialect === 'postgres') {
+        await sql`create function test_log_claim() returns trigger language plpgsql as
+          $$ begin insert into test_queued_to_running values (new.id); return new; end $$`.execute(db);
+        await sql`create trigger test_log_claim after update on engine_executions for each row
+          when (old.status = 'queued' and new.status = 'running') execute function test_log_claim()`.execute(
+          db,
+        );
+      } else {
+        await sql`create trigger test_log_claim after update on engine_executions for each row
+          when old.status = 'queued' and new.status = 'running'
+          begin insert into test_queued_to_running values (new.id); end`.execute(db);
+      }
+      const logged = async () =>
+        (await sql<{ id: string }>`select id from test_queued_to_running`.execute(db)).rows.map((r) => r.id);
+      try {
+        for (const [i, turns] of turnPaths().entries()) {
+          const once = await pipelineOf(`Written once ${i}`, { concurrency: { mode: 'parallel', max: 10 } });
+          await burstTurn(turns, [], 1000);
+          // A stored one is claimed by an update (the log sees that it can see one), the new ones are not.
+          await turns.enqueueMany([{ ...input(60), pipeline: once }]);
+          const { claimed } = await burstTurn(
+            turns,
+            [61, 62].map((n) => ({ ...input(n), pipeline: once })),
+            1000,
+          );
+          const ours = claimed.filter((e) => e.pipelineId === once.id);
+          assert.deepEqual(
+            ours.map((e) => [e.input, e.status, e.claims, e.fromQueue]),
+            [
+              [{ value: 60 }, 'running', 1, true],
+              [{ value: 61 }, 'running', 1, true],
+              [{ value: 62 }, 'running', 1, true],
+            ],
+          );
+          const updated = new Set(await logged());
+          assert.deepEqual(
+            ours.map((e) => updated.has(e.id)),
+            [true, false, false],
+          );
+          assert.deepEqual(await statuses(once.id), { 60: 'running', 61: 'running', 62: 'running' });
+        }
+      } finally {
+        await sql`drop trigger test_log_claim${sql.raw(dialect === 'postgres' ? ' on engine_executions' : '')}`.execute(
+          db,
+        );
+        if (dialect === 'postgres') await sql`drop function test_log_claim()`.execute(db);
+        await sql`drop table test_queued_to_running`.execute(db);
+      }
+    });
+
     it('a turn records each end with its own time, status and error, and leaves an execution the replica no longer holds as it was', async () => {
       const ended = await createPipelineRow(api, server.orgId, {
         name: 'Ends in one turn',

@@ -1,6 +1,6 @@
 // The engine's bookkeeping thread on SQLite (sqlite-engine-thread.ts says why and what): one message is
-// one transaction, the new executions first (a claim in the same turn may take them), then the turn:
-// node runs stored, ends recorded, executions claimed.
+// one transaction, the new executions and then the turn: node runs stored, ends recorded, executions
+// claimed, the new ones among them (inserted as the claim leaves them).
 import {
   openFile,
   prepareTemplate,
@@ -21,6 +21,8 @@ interface Candidate {
   status: string;
   pipeline_id: string;
   pipeline_version: number;
+  priority: number;
+  queued_at: number;
 }
 interface Version {
   text: string;
@@ -43,15 +45,14 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
   const finish = prepareTemplate(db, data.templates.finish);
   const skip = prepareTemplate(db, data.templates.skip);
   const claim = prepareTemplate(db, data.templates.claim);
-  const CANDIDATE = 'select id, status, pipeline_id, pipeline_version from engine_executions where ';
-  const RESUMABLE =
+  const CANDIDATE =
     'select id, status, pipeline_id, pipeline_version, priority, queued_at from engine_executions where ';
   // As readCandidates (execution-claims.ts): the longest expired leases and the longest due waits, each
   // in its index's order, then in claim order.
   const resumable = db.prepare<unknown[], Candidate>(
-    'select id, status, pipeline_id, pipeline_version from (' +
-      `select * from (${RESUMABLE}status = 'running' and lease_until < ? order by lease_until limit ?) ` +
-      `union all select * from (${RESUMABLE}status = 'waiting' and run_at <= ? order by run_at limit ?)` +
+    'select * from (' +
+      `select * from (${CANDIDATE}status = 'running' and lease_until < ? order by lease_until limit ?) ` +
+      `union all select * from (${CANDIDATE}status = 'waiting' and run_at <= ? order by run_at limit ?)` +
       ') order by priority, queued_at limit ?',
   );
   const due = db.prepare<unknown[], Candidate>(
@@ -88,6 +89,9 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
   let chars = 0;
   const COLUMN: Record<string, number> = Object.fromEntries(data.executionColumns.map((c, i) => [c, i]));
   const at = (values: unknown[], column: string) => values[COLUMN[column]!];
+  const set = (values: unknown[], column: string, value: unknown) => {
+    values[COLUMN[column]!] = value;
+  };
   const charsOf = (values: unknown[]) =>
     ((at(values, 'trigger') as string | null) ?? '').length +
     ((at(values, 'input') as string | null) ?? '').length;
@@ -119,13 +123,17 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     const values = candidate.status === 'queued' ? inserted.get(candidate.id) : undefined;
     if (values === undefined) return claimedRow.get(candidate.id)!;
     claimedNow.push(candidate.id);
-    const row: Record<string, unknown> = {};
-    for (const c of CLAIMED) row[c] = at(values, c);
+    const row = rowOf(values);
     row.status = 'running';
     row.locked_by = replica;
     row.lease_until = now + leaseMs;
     row.claims = (at(values, 'claims') as number) + 1;
-    row.started_at = at(values, 'started_at') ?? now;
+    row.started_at = (at(values, 'started_at') as number | null) ?? now;
+    return row;
+  }
+  function rowOf(values: unknown[]): ClaimedRow {
+    const row: Record<string, unknown> = {};
+    for (const c of CLAIMED) row[c] = at(values, c);
     return row as unknown as ClaimedRow;
   }
 
@@ -155,15 +163,58 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     return { text, mode, limit: mode === 'parallel' ? max : 1 };
   }
 
-  function claimUpTo(replica: string, now: number, leaseMs: number, max: number) {
+  /** Whether `a` comes before `b` in the queue: higher priority (a lower number), then queued earlier. */
+  const ahead = (a: Candidate, b: Candidate) =>
+    a.priority < b.priority || (a.priority === b.priority && a.queued_at < b.queued_at);
+  const candidateOf = (values: unknown[]): Candidate => ({
+    id: at(values, 'id') as string,
+    status: 'queued',
+    pipeline_id: at(values, 'pipeline_id') as string,
+    pipeline_version: at(values, 'pipeline_version') as number,
+    priority: at(values, 'priority') as number,
+    queued_at: at(values, 'queued_at') as number,
+  });
+
+  /**
+   * As claimExecutions (execution-claims.ts), with `fresh`, the queued rows of this transaction's bursts,
+   * not yet inserted: they join the stored candidates in queue order, and each is inserted as the claim
+   * leaves it (running, skipped, or queued), written once. Inserted queued and then claimed, each was
+   * written twice, the claim moving it from one partial index to another.
+   */
+  function claimUpTo(replica: string, now: number, leaseMs: number, max: number, fresh: unknown[][]) {
     const claimed: ClaimedRow[] = [];
     const definitions: Record<string, string> = {};
-    if (max <= 0) return { claimed, definitions };
+    if (max <= 0) {
+      for (const values of fresh) insert(values);
+      return { claimed, definitions };
+    }
     const limit = Math.max(20, max * 2);
-    const candidates = resumable.all(now, limit, now, limit, limit);
-    if (candidates.length < limit) candidates.push(...due.all(limit - candidates.length));
+    const stored = resumable.all(now, limit, now, limit, limit);
+    const queued = stored.length < limit ? due.all(limit - stored.length) : [];
+    // If the read stopped at its limit, stored executions it did not reach may come before any new one
+    // after its last row: those wait for a later claim, queued.
+    const full = stored.length + queued.length >= limit;
+    const last = queued.at(-1);
+    const newcomers = new Map<string, unknown[]>();
+    const joining: Candidate[] = [];
+    for (const values of fresh) {
+      const candidate = candidateOf(values);
+      if (full && (last === undefined || !ahead(candidate, last))) continue;
+      newcomers.set(candidate.id, values);
+      joining.push(candidate);
+    }
+    joining.sort((a, b) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0));
+    // The new ones after the stored of the same place.
+    const candidates = stored;
+    for (let i = 0, j = 0; i < queued.length || j < joining.length; )
+      candidates.push(
+        j >= joining.length || (i < queued.length && !ahead(joining[j]!, queued[i]!))
+          ? queued[i++]!
+          : joining[j++]!,
+      );
     const running = new Map<string, number>();
     const chosen: Candidate[] = [];
+    const skipped = new Set<string>();
     for (const candidate of candidates) {
       if (chosen.length >= max) break;
       const version = versionOf(candidate);
@@ -172,15 +223,39 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
         const pipeline = candidate.pipeline_id;
         if (!running.has(pipeline)) running.set(pipeline, runningOf.get(pipeline, now)!);
         const busy = running.get(pipeline)! >= version.limit;
-        if (busy && version.mode === 'skip') skip({ now, id: candidate.id });
+        if (busy && version.mode === 'skip') {
+          if (newcomers.has(candidate.id)) skipped.add(candidate.id);
+          else skip({ now, id: candidate.id });
+        }
         if (busy) continue;
         running.set(pipeline, running.get(pipeline)! + 1);
       }
       chosen.push(candidate);
     }
+    const taken = new Set(chosen.map((c) => c.id));
+    for (const values of fresh) {
+      const id = at(values, 'id') as string;
+      if (taken.has(id)) {
+        // No other replica sees it before the commit: the claim needs no condition.
+        set(values, 'status', 'running');
+        set(values, 'locked_by', replica);
+        set(values, 'lease_until', now + leaseMs);
+        set(values, 'claims', (at(values, 'claims') as number) + 1);
+        set(values, 'started_at', at(values, 'started_at') ?? now);
+      } else if (skipped.has(id)) {
+        set(values, 'status', 'skipped');
+        set(values, 'reason', 'overlap');
+        set(values, 'finished_at', now);
+      }
+      insert(values);
+    }
     for (const candidate of chosen) {
-      if (claim({ replica, leaseUntil: now + leaseMs, now, id: candidate.id }).changes !== 1) continue;
-      const row = rowAfterClaim(candidate, replica, now, leaseMs);
+      const values = newcomers.get(candidate.id);
+      let row: ClaimedRow;
+      if (values !== undefined) row = rowOf(values);
+      else if (claim({ replica, leaseUntil: now + leaseMs, now, id: candidate.id }).changes === 1)
+        row = rowAfterClaim(candidate, replica, now, leaseMs);
+      else continue;
       // No other claim came between the read and the update: this is the execution's first.
       row.fromQueue = candidate.status === 'queued' && row.claims === 1;
       claimed.push(row);
@@ -199,19 +274,24 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     `insert into engine_executions (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`,
   );
 
-  function enqueue({ definitions, executions }: EnqueueBurst): void {
-    for (const definition of definitions) storeDefinition.run(definition);
-    for (const execution of executions) {
-      insertExecution.run(execution);
-      remember(execution);
-    }
+  function insert(values: unknown[]): void {
+    insertExecution.run(values);
+    remember(values);
   }
 
-  function turn({ replica, runs, finishes, now, leaseMs, max }: TurnMessage): TurnAnswer {
+  /** Stores a burst; its queued rows go to `held` instead, if given (a claim in this turn inserts them). */
+  function enqueue({ definitions, executions }: EnqueueBurst, held: unknown[][] | undefined): void {
+    for (const definition of definitions) storeDefinition.run(definition);
+    for (const values of executions)
+      if (held !== undefined && at(values, 'status') === 'queued') held.push(values);
+      else insert(values);
+  }
+
+  function turn({ replica, runs, finishes, now, leaseMs, max }: TurnMessage, fresh: unknown[][]): TurnAnswer {
     for (const run of runs) saveRun.run(run);
     const finished: string[] = [];
     for (const f of finishes) if (finish({ replica, ...f }).changes === 1) finished.push(f.id);
-    return { finished, ...claimUpTo(replica, now, leaseMs, max) };
+    return { finished, ...claimUpTo(replica, now, leaseMs, max, fresh) };
   }
 
   return {
@@ -220,8 +300,9 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     run({ enqueues, turn: next }) {
       begin.run();
       try {
-        for (const burst of enqueues) enqueue(burst);
-        const answer = next ? turn(next) : null;
+        const fresh: unknown[][] = [];
+        for (const burst of enqueues) enqueue(burst, next ? fresh : undefined);
+        const answer = next ? turn(next, fresh) : null;
         commit.run();
         settle(true);
         return answer;

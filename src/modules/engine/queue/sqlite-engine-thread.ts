@@ -24,10 +24,10 @@ import { RUN_COLUMNS, RUN_CONFLICT } from './node-run-writes.js';
  * replica) never both take an execution, and a pipeline's concurrency holds (transactions begin
  * IMMEDIATE: one at a time).
  * The thread waits for another connection's write lock in SQLite's busy handler, which blocks only it.
- * New executions are inserted queued and then claimed here, with the same outcome as claimExecutions,
- * which inserts those it takes as running instead (sparing PostgreSQL an update, which writes a new copy
- * of the row); here the claim answers them from what was inserted (engine-bookkeeping.worker.ts, the
- * thread's program).
+ * As in claimExecutions, the new executions of a turn's transaction join the claim's candidates and are
+ * inserted as it leaves them (running, skipped or queued): written once, not inserted queued and then
+ * updated. A claim of one stored queued by this thread answers it from what was inserted instead of
+ * reading it back (engine-bookkeeping.worker.ts, the thread's program).
  */
 /** Every column of an execution row, in the order the thread's insert binds them. */
 export const EXECUTION_COLUMNS = [...CLAIMED_COLUMNS, 'definition'] as const;
