@@ -123,13 +123,16 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     const values = candidate.status === 'queued' ? inserted.get(candidate.id) : undefined;
     if (values === undefined) return claimedRow.get(candidate.id)!;
     claimedNow.push(candidate.id);
-    const row = rowOf(values);
-    row.status = 'running';
-    row.locked_by = replica;
-    row.lease_until = now + leaseMs;
-    row.claims = (at(values, 'claims') as number) + 1;
-    row.started_at = (at(values, 'started_at') as number | null) ?? now;
-    return row;
+    return rowOf(claimValues([...values], replica, now, leaseMs));
+  }
+  /** Sets in `values` what a claim sets (claimUpdate, execution-claims.ts); answers them. */
+  function claimValues(values: unknown[], replica: string, now: number, leaseMs: number): unknown[] {
+    set(values, 'status', 'running');
+    set(values, 'locked_by', replica);
+    set(values, 'lease_until', now + leaseMs);
+    set(values, 'claims', (at(values, 'claims') as number) + 1);
+    set(values, 'started_at', at(values, 'started_at') ?? now);
+    return values;
   }
   function rowOf(values: unknown[]): ClaimedRow {
     const row: Record<string, unknown> = {};
@@ -204,8 +207,8 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
       joining.push(candidate);
     }
     joining.sort((a, b) => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0));
-    // The new ones after the stored of the same place.
-    const candidates = stored;
+    // Those to resume first, then the queue: the new ones after the stored of the same place.
+    const candidates = [...stored];
     for (let i = 0, j = 0; i < queued.length || j < joining.length; )
       candidates.push(
         j >= joining.length || (i < queued.length && !ahead(joining[j]!, queued[i]!))
@@ -235,14 +238,9 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
     const taken = new Set(chosen.map((c) => c.id));
     for (const values of fresh) {
       const id = at(values, 'id') as string;
-      if (taken.has(id)) {
-        // No other replica sees it before the commit: the claim needs no condition.
-        set(values, 'status', 'running');
-        set(values, 'locked_by', replica);
-        set(values, 'lease_until', now + leaseMs);
-        set(values, 'claims', (at(values, 'claims') as number) + 1);
-        set(values, 'started_at', at(values, 'started_at') ?? now);
-      } else if (skipped.has(id)) {
+      // No other replica sees it before the commit: the claim needs no condition.
+      if (taken.has(id)) claimValues(values, replica, now, leaseMs);
+      else if (skipped.has(id)) {
         set(values, 'status', 'skipped');
         set(values, 'reason', 'overlap');
         set(values, 'finished_at', now);
