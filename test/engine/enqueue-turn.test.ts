@@ -211,6 +211,52 @@ for (const dialect of testDialects()) {
       }
     });
 
+    it("a claim reads on past a busy pipeline's queue, a few rows at a time, and stops at twice its slots", async () => {
+      for (const [i, turns] of turnPaths().entries()) {
+        // Whatever earlier tests left that can run goes first: what is left queued here is busy.
+        await burstTurn(turns, [], 1000);
+        const one = await pipelineOf(`Busy one at a time ${i}`, { concurrency: { mode: 'queue' } });
+        const many = await pipelineOf(`Behind the busy ${i}`, { concurrency: { mode: 'parallel', max: 10 } });
+        const of = (pipeline: PipelineRow, ...ns: number[]) => ns.map((n) => ({ ...input(n), pipeline }));
+        await burstTurn(turns, of(one, 60), 1);
+        // Six of the busy pipeline, then one of another: the claim of two reads them two at a time.
+        await turns.enqueueMany([...of(one, 61, 62, 63, 64, 65, 66), ...of(many, 68)]);
+        // New ones between and after: 67 comes before the stored 68, 69 after it.
+        const { claimed } = await burstTurn(turns, of(many, 67, 69), 2);
+        assert.deepEqual(
+          claimed.map((e) => [e.pipelineId, e.input]),
+          [
+            [many.id, { value: 67 }],
+            [many.id, { value: 68 }],
+          ],
+        );
+        assert.deepEqual(await statuses(many.id), { 67: 'running', 68: 'running', 69: 'queued' });
+        assert.equal((await statuses(one.id))[61], 'queued');
+
+        // Past twice its slots (20 at least) of busy ones, the claim stops reading: what is behind them,
+        // stored or new, waits queued for a later claim.
+        await burstTurn(turns, [], 1000);
+        const more = Array.from({ length: 20 }, (_, k) => 70 + k);
+        await turns.enqueueMany([...of(one, ...more), ...of(many, 91)]);
+        const stopped = await burstTurn(turns, of(many, 92), 2);
+        assert.deepEqual(stopped.claimed, []);
+        assert.deepEqual(await statuses(many.id), {
+          67: 'running',
+          68: 'running',
+          69: 'running',
+          91: 'queued',
+          92: 'queued',
+        });
+        // Out of the way of later claims here.
+        await server.storage.db
+          .updateTable('engine_executions')
+          .set({ status: 'cancelled', finished_at: Date.now() })
+          .where('pipeline_id', 'in', [one.id, many.id])
+          .where('status', 'in', ['queued', 'running'])
+          .execute();
+      }
+    });
+
     it('a new execution claimed in its own turn is written once: inserted running, never updated from queued', async () => {
       // Every change of an execution from queued to running, as the database makes it.
       const db = server.storage.db;
