@@ -192,9 +192,11 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
    * written twice, the claim moving it from one partial index to another.
    *
    * The stored queue is read as the claim goes, as many rows as it still has room for, and again only
-   * if some it read were passed over (their pipeline busy), up to `2 × max` rows in all (20 at least),
-   * as claimExecutions' one read. Read `2 × max` at once, claims read 75,783 queued rows for 20,000 taken
-   * in the pipeline bench (20 at least when a turn had 3 slots free), each row a lookup in the table.
+   * if some it read were passed over (their pipeline busy), up to `2 × max` queued rows in all (20 at
+   * least), the limit of claimExecutions' one read. Read `2 × max` at once, claims read 75,783 queued
+   * rows for 20,000 taken in the pipeline bench (20 at least when a turn had 3 slots free), each row a
+   * lookup in the table; read as they go, in a profile of the bench the claim's own time fell from 607 to
+   * 496 ms and the thread's busy time did not move (3,126 against 3,164 ms).
    */
   function claimUpTo(replica: string, now: number, leaseMs: number, max: number, fresh: unknown[][]) {
     const claimed: ClaimedRow[] = [];
