@@ -219,7 +219,8 @@ for (const dialect of testDialects()) {
         const many = await pipelineOf(`Behind the busy ${i}`, { concurrency: { mode: 'parallel', max: 10 } });
         const of = (pipeline: PipelineRow, ...ns: number[]) => ns.map((n) => ({ ...input(n), pipeline }));
         await burstTurn(turns, of(one, 60), 1);
-        // Six of the busy pipeline, then one of another: the claim of two reads them two at a time.
+        // Six of the busy pipeline, then one of another: on SQLite's thread the claim of two reads them
+        // two at a time, elsewhere 20 at once.
         await turns.enqueueMany([...of(one, 61, 62, 63, 64, 65, 66), ...of(many, 68)]);
         // New ones between and after: 67 comes before the stored 68, 69 after it.
         const { claimed } = await burstTurn(turns, of(many, 67, 69), 2);

@@ -47,8 +47,8 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
   const finish = prepareTemplate(db, data.templates.finish);
   const skip = prepareTemplate(db, data.templates.skip);
   const claim = prepareTemplate(db, data.templates.claim);
-  const CANDIDATE =
-    'select id, status, pipeline_id, pipeline_version, priority, queued_at from engine_executions where ';
+  const CANDIDATE_COLUMNS = 'id, status, pipeline_id, pipeline_version, priority, queued_at';
+  const CANDIDATE = `select ${CANDIDATE_COLUMNS} from engine_executions where `;
   // As readCandidates (execution-claims.ts): the longest expired leases and the longest due waits, each
   // in its index's order, then in claim order.
   const resumable = db.prepare<unknown[], Candidate>(
@@ -58,7 +58,7 @@ serveSqliteThread<ThreadMessage, TurnAnswer | null, EngineThreadData & SqliteThr
       ') order by priority, queued_at limit ?',
   );
   // The queue in claim order, read a part at a time: the first `?`, then the `?` after a row read.
-  const QUEUED = `select rowid as k, ${CANDIDATE.slice('select '.length)}status = 'queued'`;
+  const QUEUED = `select rowid as k, ${CANDIDATE_COLUMNS} from engine_executions where status = 'queued'`;
   const queueStart = db.prepare<unknown[], Candidate>(
     `${QUEUED} order by priority, queued_at, rowid limit ?`,
   );
